@@ -1,0 +1,86 @@
+-- operator views and functions: queue_depth, failed, retry_failed, discard_failed, purge_log,
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+-- pause, resume, request_reload
+SET timezone = 'UTC';
+-- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
+CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
+END
+$$;
+CREATE FUNCTION regress_fail(payload text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    IF payload LIKE 'bad%' THEN RAISE EXCEPTION 'cannot %', payload; END IF;
+END
+$$;
+SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)');
+SELECT channel FROM pgrelay.register('a_two', 'sql', handler => 'regress_fail(text)', active => false);
+DELETE FROM pgrelay.queue;
+
+-- queue_depth: queued, due, retrying and the age of the oldest due event, per channel
+BEGIN;
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, attempt, run_at) VALUES
+    (0, 'a_one', 'sql', '1', 1, now() - interval '10 minutes'),
+    (0, 'a_one', 'sql', '2', 2, now() - interval '1 minute'),
+    (0, 'a_one', 'sql', '3', 1, now() + interval '1 hour'),
+    (0, 'a_two', 'sql', '4', 1, now());
+SELECT channel, action_type, active, queued, due, retrying, oldest_due_age,
+       next_run_at - now() AS next_in
+FROM pgrelay.queue_depth WHERE channel LIKE 'a_%' ORDER BY channel;
+COMMIT;
+DELETE FROM pgrelay.queue;
+
+-- failed events are listed, can be re-queued with a fresh attempt budget, or discarded
+SELECT pgrelay.notify('a_one', 'bad one') AS e1 \gset
+SELECT pgrelay.notify('a_one', 'bad two') AS e2 \gset
+SELECT outcome FROM pgrelay.process_one(:e1);
+SELECT outcome FROM pgrelay.process_one(:e2);
+SELECT payload, attempts, error FROM pgrelay.failed ORDER BY payload;
+SELECT pgrelay.retry_failed(:e1) AS requeued \gset
+SELECT id = :requeued AS new_row, event_id = :e1 AS same_event, attempt, payload FROM pgrelay.queue;
+SELECT payload FROM pgrelay.failed;
+-- it fails again and comes back to the list; its history stays linked by event_id
+SELECT outcome FROM pgrelay.process_one(:requeued);
+SELECT payload, attempts FROM pgrelay.failed ORDER BY payload;
+SELECT count(*) AS log_rows_of_event FROM pgrelay.log WHERE event_id = :e1;
+SELECT pgrelay.discard_failed(:e2);
+SELECT payload FROM pgrelay.failed;
+-- events that are not in the list (error)
+SELECT regress_error(format('SELECT pgrelay.retry_failed(%s)', :e2));
+SELECT regress_error(format('SELECT pgrelay.discard_failed(%s)', :e2));
+-- an event whose channel is gone cannot be re-queued (error)
+SELECT pgrelay.unregister('a_one');
+SELECT regress_error(format('SELECT pgrelay.retry_failed(%s)', :e1));
+SELECT count(*) FROM pgrelay.failed WHERE event_id = :e1;
+SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)');
+SELECT pgrelay.discard_failed(:e1);
+
+-- purge_log: removes rows written before now - older_than, keeps the rest
+INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, attempt, outcome, node_id,
+                         started_at, finished_at)
+SELECT pgrelay._id_floor(now() - interval '40 days') + n, 0, 0, 'a_one', 'sql', 1, 'ok', 0, now(), now()
+FROM generate_series(1, 5) n;
+SELECT count(*) AS old_rows FROM pgrelay.log WHERE id < pgrelay._id_floor(now() - interval '30 days');
+SELECT count(*) AS recent_rows FROM pgrelay.log WHERE id >= pgrelay._id_floor(now() - interval '30 days') \gset
+SELECT pgrelay.purge_log('30 days');
+SELECT count(*) = :recent_rows AS recent_kept FROM pgrelay.log;
+SELECT pgrelay.purge_log('30 days');
+-- a negative or NULL interval (error)
+SELECT pgrelay.purge_log('-1 day');
+SELECT pgrelay.purge_log(NULL);
+
+-- pause / resume / request_reload as the probe reports them
+SELECT pgrelay.pause();
+SELECT pgrelay.pause();
+SELECT paused, paused_at IS NOT NULL AS since FROM pgrelay.control;
+SELECT paused FROM pgrelay.queue_probe();
+SELECT pgrelay.resume();
+SELECT paused, paused_at FROM pgrelay.control;
+SELECT reload_generation AS gen FROM pgrelay.control \gset
+SELECT pgrelay.request_reload() - :gen AS step;
+SELECT reload_requested FROM pgrelay.queue_probe(:gen);
+DROP FUNCTION regress_error(text);

@@ -1,0 +1,3 @@
+CREATE EXTENSION pg_relay;
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;

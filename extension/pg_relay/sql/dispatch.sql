@@ -1,0 +1,100 @@
+-- queue_probe(), queue_has_work(), queue_pending_ids() and the dispatch rule
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+CREATE FUNCTION regress_noop(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+DELETE FROM pgrelay.queue;
+
+-- empty queue: no work
+SELECT has_work, paused FROM pgrelay.queue_probe();
+SELECT pgrelay.queue_has_work();
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+
+-- an event that is not yet due is not work and is never offered
+SELECT channel FROM pgrelay.register('d_a', 'sql', handler => 'regress_noop(text)');
+SELECT pgrelay.notify('d_a', 'future', now() + interval '1 hour') > 0 AS queued;
+SELECT has_work FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+
+-- a due event is
+SELECT pgrelay.notify('d_a', 'due') > 0 AS queued;
+SELECT pgrelay.queue_has_work(), (SELECT has_work FROM pgrelay.queue_probe());
+SELECT action_type, channel, timeout_ms, attempt FROM pgrelay.queue_pending_ids();
+DELETE FROM pgrelay.queue;
+
+-- reload_requested compares the generation with the one the caller has seen
+SELECT reload_generation AS gen FROM pgrelay.queue_probe() \gset
+SELECT reload_requested FROM pgrelay.queue_probe(:gen);
+SELECT pgrelay.request_reload() = :gen + 1 AS bumped;
+SELECT reload_requested FROM pgrelay.queue_probe(:gen);
+SELECT reload_requested FROM pgrelay.queue_probe(:gen + 1);
+SELECT reload_requested FROM pgrelay.queue_probe();
+
+-- ordering: action_types.run_order NULLS LAST, then run_at, then queued_at (then id)
+INSERT INTO pgrelay.action_types (action_type, run_order) VALUES ('regress_first', 1), ('regress_last', NULL);
+INSERT INTO pgrelay.channels (channel, action_type) VALUES ('d_first', 'regress_first'), ('d_last', 'regress_last');
+UPDATE pgrelay.action_types SET run_order = 30 WHERE action_type = 'notify';
+SELECT channel FROM pgrelay.register('d_mail', 'notify');
+SELECT channel FROM pgrelay.register('d_b', 'sql', handler => 'regress_noop(text)');
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, run_at, queued_at) VALUES
+    (0, 'd_last',  'regress_last',  'last, due earliest', now() - interval '9 minutes', now() - interval '9 minutes'),
+    (0, 'd_mail',  'notify',        'mail',               now() - interval '8 minutes', now() - interval '8 minutes'),
+    (0, 'd_a',     'sql',           'sql, run_at -1m',    now() - interval '1 minute',  now() - interval '5 minutes'),
+    (0, 'd_b',     'sql',           'sql, run_at -2m, queued -1m', now() - interval '2 minutes', now() - interval '1 minute'),
+    (0, 'd_a',     'sql',           'sql, run_at -2m, queued -3m', now() - interval '2 minutes', now() - interval '3 minutes'),
+    (0, 'd_first', 'regress_first', 'first',              now(),                        now()),
+    (0, 'd_a',     'sql',           'sql, not due',       now() + interval '1 minute',  now() - interval '9 minutes');
+UPDATE pgrelay.queue SET event_id = id;
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id);
+-- a limit takes the head of that order
+SELECT q.payload FROM pgrelay.queue_pending_ids(2) p JOIN pgrelay.queue q USING (id);
+-- a limit must be positive (error)
+SELECT * FROM pgrelay.queue_pending_ids(0);
+
+-- an inactive channel's events stay queued but are not offered
+SELECT active FROM pgrelay.register('d_a', active => false);
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id);
+SELECT active FROM pgrelay.register('d_a', active => true);
+
+-- pause: nothing is offered; the probe says so; resume
+SELECT pgrelay.pause();
+SELECT has_work, paused FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+SELECT pgrelay.resume();
+SELECT has_work, paused FROM pgrelay.queue_probe();
+
+-- concurrency_mode 'channel' offers only the first due event of the channel
+SELECT concurrency_mode FROM pgrelay.register('d_a', concurrency_mode => 'channel');
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) WHERE p.channel = 'd_a';
+SELECT concurrency_mode FROM pgrelay.register('d_a', concurrency_mode => 'parallel');
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.channels WHERE channel IN ('d_first', 'd_last');
+DELETE FROM pgrelay.action_types WHERE action_type LIKE 'regress_%';
+UPDATE pgrelay.action_types SET run_order = 20 WHERE action_type = 'notify';
+
+-- the dispatch rule (SPEC section 6), as seen through queue_pending_ids()
+SELECT node_restricted FROM pgrelay.register('d_b', node_restricted => true);
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted) VALUES
+    (0, 'd_a', 'sql', 'node 1, free',       1, false),
+    (0, 'd_a', 'sql', 'node 2, free',       2, false),
+    (0, 'd_b', 'sql', 'node 1, restricted', 1, true),
+    (0, 'd_b', 'sql', 'node 2, restricted', 2, true);
+SET pg_relay.node_id = 1;
+-- single: everything
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) ORDER BY 1;
+-- multi-node: only this node's rows
+SET pg_relay.mode = 'multi-node';
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) ORDER BY 1;
+-- leader: own restricted rows plus every free row
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = on;
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) ORDER BY 1;
+-- non-leader: own restricted rows only
+SET pg_relay.is_leader = off;
+SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) ORDER BY 1;
+-- an unknown mode (error)
+SET pg_relay.mode = 'everything';
+SELECT * FROM pgrelay.queue_pending_ids();
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+RESET pg_relay.node_id;
+DELETE FROM pgrelay.queue;

@@ -1,0 +1,54 @@
+-- pgrelay.notify()
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+CREATE FUNCTION regress_sink(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+SELECT channel FROM pgrelay.register('n_orders', 'sql', handler => 'regress_sink(text)');
+
+-- success: the id is returned, the row is queued in the caller's transaction
+BEGIN;
+SELECT pgrelay.notify('n_orders', '{"order": 1}') AS id \gset
+SELECT id = :id AS same_id, event_id = :id AS event_is_id, channel, action_type, payload,
+       attempt, owner_node, node_restricted, run_at = now() AS due_now, queued_at = now() AS queued_now
+FROM pgrelay.queue;
+COMMIT;
+SELECT count(*) FROM pgrelay.queue;
+
+-- rollback discards the event
+BEGIN;
+SELECT pgrelay.notify('n_orders', 'gone') > 0 AS queued;
+ROLLBACK;
+SELECT count(*) FROM pgrelay.queue WHERE payload = 'gone';
+
+-- so does the rollback of a savepoint
+BEGIN;
+SAVEPOINT s;
+SELECT pgrelay.notify('n_orders', 'gone too') > 0 AS queued;
+ROLLBACK TO SAVEPOINT s;
+SELECT pgrelay.notify('n_orders', 'kept') > 0 AS queued;
+COMMIT;
+SELECT payload FROM pgrelay.queue WHERE payload LIKE 'gone%' OR payload = 'kept';
+
+-- run_at in the future; named arguments; the empty payload
+SELECT pgrelay.notify(channel => 'n_orders', payload => 'later', run_at => now() + interval '1 hour') > 0 AS queued;
+SELECT run_at > now() AS in_future FROM pgrelay.queue WHERE payload = 'later';
+SELECT pgrelay.notify('n_orders', '') > 0 AS queued;
+
+-- the owner node is this node's id
+SET pg_relay.node_id = 3;
+SELECT pgrelay.notify('n_orders', 'node3') > 0 AS queued;
+RESET pg_relay.node_id;
+SELECT owner_node FROM pgrelay.queue WHERE payload = 'node3';
+
+-- a channel that does not exist (error)
+SELECT pgrelay.notify('no_such_channel', 'x');
+-- an inactive channel (error)
+SELECT channel, active FROM pgrelay.register('n_orders', active => false);
+SELECT pgrelay.notify('n_orders', 'x');
+SELECT channel, active FROM pgrelay.register('n_orders', active => true);
+-- NULL channel and NULL payload (error)
+SELECT pgrelay.notify(NULL, 'x');
+SELECT pgrelay.notify('n_orders', NULL);
+-- an error leaves nothing behind
+SELECT count(*) FROM pgrelay.queue WHERE payload = 'x';
+
+DELETE FROM pgrelay.queue;

@@ -1,0 +1,177 @@
+-- process_one(), the three steps _queue_claim / _write_log / _queue_mark_done, retries, backoff
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+SET timezone = 'UTC';
+-- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
+CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    EXECUTE stmt;
+    RETURN 'no error';
+EXCEPTION WHEN OTHERS THEN
+    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
+END
+$$;
+CREATE TABLE regress_calls (payload text, at timestamptz DEFAULT clock_timestamp());
+CREATE FUNCTION regress_work(payload text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO regress_calls (payload) VALUES (payload);
+    CASE payload
+        WHEN 'permanent' THEN RAISE EXCEPTION 'bad payload';
+        WHEN 'deadlock' THEN RAISE EXCEPTION 'simulated deadlock' USING ERRCODE = 'deadlock_detected';
+        WHEN 'ask retry' THEN RAISE EXCEPTION 'try me later' USING ERRCODE = 'PGRTY';
+        WHEN 'slow' THEN PERFORM pg_sleep(5);
+        WHEN 'assert' THEN ASSERT false, 'assertion in handler';
+        ELSE NULL;
+    END CASE;
+END
+$$;
+SELECT channel FROM pgrelay.register('p_work', 'sql', handler => 'regress_work(text)',
+                                     max_attempts => 3, backoff_base => '10 seconds', backoff_max => '15 seconds');
+
+-- _backoff: exponential from base, capped, scaled by 0.5 + jitter / 2
+SELECT a, pgrelay._backoff(a, '10 seconds', '1 hour', 1) AS full_delay,
+       pgrelay._backoff(a, '10 seconds', '1 hour', 0) AS half_delay
+FROM unnest(ARRAY[1, 2, 3, 5, 9, 10, 1000]) a;
+SELECT pgrelay._backoff(3, '10 seconds', '1 hour') BETWEEN '20 seconds' AND '40 seconds' AS random_jitter_in_range;
+
+-- _classify_error
+SELECT s, pgrelay._classify_error(s)
+FROM unnest(ARRAY['40001', '40P01', '55P03', '57014', '08006', '53200', 'PGRTY', 'P0001', '23505', '42883']) s;
+
+-- success: the handler ran once, one log row, the queue is empty
+SELECT pgrelay.notify('p_work', 'fine') AS id \gset
+SELECT outcome, log_id > 0 AS logged, retry_id, error FROM pgrelay.process_one(:id);
+SELECT payload FROM regress_calls;
+SELECT queue_id = :id AS same_queue_id, event_id = :id AS same_event, channel, payload, attempt,
+       outcome, error, sqlstate, node_id, started_at <= finished_at AS timed, retry_at
+FROM pgrelay.log WHERE event_id = :id;
+SELECT count(*) FROM pgrelay.queue;
+
+-- skipped: an id that does not exist, an event not yet due, an inactive channel
+SELECT outcome FROM pgrelay.process_one(-1);
+SELECT outcome FROM pgrelay.process_one(NULL);
+SELECT pgrelay.notify('p_work', 'later', now() + interval '1 hour') AS later \gset
+SELECT outcome FROM pgrelay.process_one(:later);
+SELECT pgrelay.notify('p_work', 'paused channel') AS inactive \gset
+SELECT active FROM pgrelay.register('p_work', active => false);
+SELECT outcome FROM pgrelay.process_one(:inactive);
+SELECT active FROM pgrelay.register('p_work', active => true);
+DELETE FROM pgrelay.queue;
+SELECT count(*) AS calls_so_far FROM regress_calls;
+
+-- a permanent error: failed at once, in pgrelay.failed
+SELECT pgrelay.notify('p_work', 'permanent') AS id \gset
+SELECT outcome, retry_id, error FROM pgrelay.process_one(:id);
+SELECT attempt, outcome, error, sqlstate FROM pgrelay.log WHERE event_id = :id;
+SELECT event_id = :id AS same_event, channel, payload, attempts, error, sqlstate FROM pgrelay.failed;
+SELECT count(*) FROM pgrelay.queue;
+
+-- an ASSERT in the handler is a permanent error too
+SELECT pgrelay.notify('p_work', 'assert') AS id \gset
+SELECT outcome, error FROM pgrelay.process_one(:id);
+
+-- a transient error: a retry row with attempt + 1, the same event id, run_at after the backoff
+SELECT pgrelay.notify('p_work', 'deadlock') AS id \gset
+SELECT outcome, retry_id > 0 AS has_retry, error FROM pgrelay.process_one(:id);
+SELECT id <> :id AS new_row, event_id = :id AS same_event, attempt, last_error,
+       run_at BETWEEN now() + interval '5 seconds' AND clock_timestamp() + interval '10 seconds' AS backoff_1
+FROM pgrelay.queue;
+SELECT l.outcome, l.retry_at = q.run_at AS logged_retry_at FROM pgrelay.log l, pgrelay.queue q WHERE l.event_id = :id;
+-- not due yet: skipped
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue));
+-- make it due; attempt 2 retries again with a longer (capped) backoff; attempt 3 is the last
+UPDATE pgrelay.queue SET run_at = now();
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue));
+SELECT attempt, run_at BETWEEN now() + interval '7.5 seconds' AND clock_timestamp() + interval '15 seconds' AS backoff_2_capped
+FROM pgrelay.queue;
+UPDATE pgrelay.queue SET run_at = now();
+SELECT outcome, retry_id FROM pgrelay.process_one((SELECT id FROM pgrelay.queue));
+SELECT attempt, outcome, sqlstate FROM pgrelay.log WHERE event_id = :id ORDER BY attempt;
+SELECT attempts, error FROM pgrelay.failed WHERE event_id = :id;
+SELECT count(*) FROM pgrelay.queue;
+
+-- a handler may ask for a retry with SQLSTATE PGRTY
+SELECT pgrelay.notify('p_work', 'ask retry') AS id \gset
+SELECT outcome, error FROM pgrelay.process_one(:id);
+DELETE FROM pgrelay.queue;
+
+-- timeout: statement_timeout cancels the handler; the attempt is logged as a timeout and retried;
+-- the session stays usable
+SELECT pgrelay.notify('p_work', 'slow') AS id \gset
+SET statement_timeout = '300ms';
+SELECT outcome, retry_id > 0 AS has_retry, error FROM pgrelay.process_one(:id);
+RESET statement_timeout;
+SELECT outcome, sqlstate FROM pgrelay.log WHERE event_id = :id;
+SELECT attempt FROM pgrelay.queue WHERE event_id = :id;
+SELECT 1 AS still_usable;
+DELETE FROM pgrelay.queue;
+
+-- a handler dropped after registration: a permanent failure of the event, not a stuck row
+CREATE FUNCTION regress_doomed(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+SELECT channel FROM pgrelay.register('p_doomed', 'sql', handler => 'regress_doomed(text)');
+SELECT pgrelay.notify('p_doomed', 'x') AS id \gset
+DROP FUNCTION regress_doomed(text);
+SELECT outcome, error FROM pgrelay.process_one(:id);
+SELECT sqlstate FROM pgrelay.log WHERE event_id = :id;
+
+-- process_one() runs sql actions only (error)
+SELECT channel FROM pgrelay.register('p_mail', 'notify');
+SELECT pgrelay.notify('p_mail', '42') AS mail \gset
+SELECT regress_error(format('SELECT pgrelay.process_one(%s)', :mail));
+
+-- the three steps one by one, as the Processor runs them for notify events
+BEGIN;
+SELECT queue_id = :mail AS claimed, channel, action_type, payload, attempt, max_attempts, timeout_ms, handler
+FROM pgrelay._queue_claim(:mail);
+-- claiming again in the same transaction still works (our own lock)
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+-- mark_done before the log row (error)
+SELECT regress_error(format('SELECT pgrelay._queue_mark_done(%s)', :mail));
+-- an unknown result (error)
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L)', :mail, 'great'));
+SELECT outcome, next_run_at FROM pgrelay._write_log(:mail, 'ok', detail => '{"reply": "250 ok"}');
+-- a second log row for the same attempt (error)
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L)', :mail, 'ok'));
+SELECT pgrelay._queue_mark_done(:mail) AS retry_id;
+COMMIT;
+SELECT outcome, detail FROM pgrelay.log WHERE queue_id = :mail;
+SELECT count(*) FROM pgrelay.queue WHERE id = :mail;
+-- finishing a row that is gone (error)
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L)', :mail, 'ok'));
+SELECT regress_error(format('SELECT pgrelay._queue_mark_done(%s)', :mail));
+
+-- a provider's Retry-After wins over the backoff; partial and cancelled finish the event
+SELECT pgrelay.notify('p_mail', '43') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+SELECT outcome, next_run_at = '2030-01-01 00:00:00+00' AS retry_after_used
+FROM pgrelay._write_log(:mail, 'transient', error => '429 Too Many Requests', retry_at => '2030-01-01 00:00:00+00');
+SELECT pgrelay._queue_mark_done(:mail) > 0 AS has_retry;
+COMMIT;
+SELECT attempt, run_at, last_error FROM pgrelay.queue WHERE channel = 'p_mail';
+UPDATE pgrelay.queue SET run_at = now() WHERE channel = 'p_mail';
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim((SELECT id FROM pgrelay.queue WHERE channel = 'p_mail'));
+SELECT outcome FROM pgrelay._write_log((SELECT id FROM pgrelay.queue WHERE channel = 'p_mail'), 'partial');
+SELECT pgrelay._queue_mark_done((SELECT id FROM pgrelay.queue WHERE channel = 'p_mail')) AS retry_id;
+COMMIT;
+SELECT pgrelay.notify('p_mail', '44') AS mail \gset
+BEGIN;
+SELECT outcome FROM pgrelay._write_log(:mail, 'cancelled');
+SELECT pgrelay._queue_mark_done(:mail) AS retry_id;
+COMMIT;
+SELECT count(*) FROM pgrelay.queue;
+
+-- _queue_defer: a later run_at, no attempt spent, no log row
+SELECT pgrelay.notify('p_mail', '45') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+SELECT pgrelay._queue_defer(:mail, now() + interval '30 seconds');
+COMMIT;
+SELECT attempt, run_at > now() + interval '20 seconds' AS deferred FROM pgrelay.queue WHERE id = :mail;
+SELECT count(*) FROM pgrelay.log WHERE queue_id = :mail;
+SELECT pgrelay._queue_defer(:mail, NULL);
+SELECT pgrelay._queue_defer(-1, now());
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.failed_events;
+DROP FUNCTION regress_error(text);
