@@ -1,0 +1,294 @@
+/*
+ * tool_deliver.c - deliver fetch() documents with the SMTP transport, outside any database.
+ *
+ * For tests and for trying a profile by hand: reads each FILE (a pgrelay_notifier.fetch()
+ * document), resolves its secrets, delivers it --repeat times on ONE transport session (so the
+ * connection is reused), and prints one set_status-style JSON document per delivery on stdout.
+ */
+#include <curl/curl.h>
+#include <getopt.h>
+#include <jansson.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/time.h>
+#include <time.h>
+
+#include "message.h"
+#include "mime.h"
+#include "secrets.h"
+#include "smtp.h"
+#include "transport.h"
+
+static const char usage_text[] =
+	"Usage: tool_deliver [OPTION]... FILE...\n"
+	"Deliver pgrelay_notifier.fetch() documents through SMTP; print one result per delivery.\n"
+	"\n"
+	"  -s, --secrets-dir=DIR   where file:NAME secrets live\n"
+	"  -n, --repeat=N          deliver each file N times on the same session (default 1)\n"
+	"  -t, --max-time-ms=MS    cap on one attempt (default 300000)\n"
+	"  -e, --ehlo=NAME         EHLO name when the profile has none\n"
+	"  -m, --print-mime        print the MIME message of each file instead of delivering\n"
+	"  -h, --help              this text\n";
+
+struct ToolOptions {
+	const char *secrets_dir;
+	int repeat;
+	struct DeliveryOptions dopt;
+	bool print_mime;
+};
+
+/* read_file returns the whole file as a NUL-terminated string, or NULL. */
+static char *
+read_file(const char *path)
+{
+	FILE *f = fopen(path, "rb");
+	char *data = NULL;
+	long len;
+
+	if (f == NULL)
+		return NULL;
+	if (fseek(f, 0, SEEK_END) == 0 && (len = ftell(f)) >= 0 && fseek(f, 0, SEEK_SET) == 0 &&
+		(data = malloc((size_t) len + 1)) != NULL) {
+		if (fread(data, 1, (size_t) len, f) != (size_t) len) {
+			free(data);
+			data = NULL;
+		} else
+			data[len] = '\0';
+	}
+	fclose(f);
+	return data;
+}
+
+/* iso_now formats the current time like PostgreSQL's timestamptz output, in UTC. */
+static void
+iso_now(char *buf, size_t len)
+{
+	struct timeval tv;
+	struct tm tm;
+
+	gettimeofday(&tv, NULL);
+	gmtime_r(&tv.tv_sec, &tm);
+	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00", tm.tm_year + 1900, tm.tm_mon + 1,
+			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (tv.tv_usec / 1000));
+}
+
+static const char *
+outcome_name(enum DeliveryStatus st)
+{
+	switch (st) {
+	case DS_SENT:
+		return "sent";
+	case DS_PARTIAL:
+		return "partially_sent";
+	case DS_TRANSIENT:
+		return "retrying";
+	case DS_PERMANENT:
+		break;
+	}
+	return "failed";
+}
+
+static const char *
+rcpt_status_name(enum RcptStatus st)
+{
+	return st == RS_SENT ? "sent" : st == RS_FAILED ? "failed" : st == RS_RETRYING ? "retrying"
+		: "pending";
+}
+
+/* str_or_null makes a JSON string, or null for NULL / "". */
+static json_t *
+str_or_null(const char *s)
+{
+	return s && s[0] ? json_string(s) : json_null();
+}
+
+/* print_result writes the set_status document of one attempt as one line. */
+static void
+print_result(int attempt, const char *started, const struct DeliveryResult *r, bool debug)
+{
+	json_t *doc = json_object(), *rcpts = json_array();
+	char finished[64], *text;
+	int i;
+
+	iso_now(finished, sizeof(finished));
+	for (i = 0; i < r->n_rcpt; i++)
+		json_array_append_new(rcpts, json_pack("{s:I, s:s, s:i, s:o}", "id",
+											   (json_int_t) r->rcpt[i].id, "status",
+											   rcpt_status_name(r->rcpt[i].status), "code",
+											   r->rcpt[i].code, "reply",
+											   str_or_null(r->rcpt[i].reply)));
+	json_object_set_new(doc, "attempt", json_integer(attempt));
+	json_object_set_new(doc, "outcome", json_string(outcome_name(r->status)));
+	json_object_set_new(doc, "transport", json_string("smtp"));
+	json_object_set_new(doc, "started_at", json_string(started));
+	json_object_set_new(doc, "finished_at", json_string(finished));
+	json_object_set_new(doc, "reply_code", r->reply_code ? json_integer(r->reply_code)
+						: json_null());
+	json_object_set_new(doc, "reply", str_or_null(r->reply));
+	json_object_set_new(doc, "provider_message_id", str_or_null(r->provider_message_id));
+	json_object_set_new(doc, "error", r->status == DS_SENT ? json_null() : json_string(r->error));
+	json_object_set_new(doc, "unknown_outcome", json_boolean(r->unknown_outcome));
+	json_object_set_new(doc, "next_attempt_at", json_null());
+	json_object_set_new(doc, "recipients", rcpts);
+	if (debug)
+		json_object_set_new(doc, "trace", json_string(r->trace.data ? r->trace.data : ""));
+	text = json_dumps(doc, JSON_COMPACT);
+	if (text != NULL)
+		printf("%s\n", text);
+	fflush(stdout);
+	free(text);
+	json_decref(doc);
+}
+
+/* print_failure reports a document that could not be delivered at all (parse, secrets). */
+static void
+print_failure(int attempt, const char *reason)
+{
+	struct DeliveryResult r;
+	char started[64];
+
+	iso_now(started, sizeof(started));
+	delivery_result_init(&r);
+	r.status = DS_PERMANENT;
+	snprintf(r.error, sizeof(r.error), "%s", reason);
+	print_result(attempt, started, &r, false);
+	delivery_result_free(&r);
+}
+
+/* print_mime writes the MIME bytes mime_build makes for m. */
+static bool
+print_mime(const struct Message *m)
+{
+	struct MimeOptions mo = {time(NULL), mime_boundary_seed()};
+	struct Buf b = BUF_INIT;
+	char err[256];
+	bool ok = mime_build(m, &mo, &b, err, sizeof(err));
+
+	if (ok)
+		fwrite(b.data, 1, b.len, stdout);
+	else
+		fprintf(stderr, "tool_deliver: %s\n", err);
+	buf_free(&b);
+	return ok;
+}
+
+/* deliver_file delivers one document opt->repeat times on session s; false on a usage error. */
+static bool
+deliver_file(struct TransportSession *s, const char *path, const struct ToolOptions *opt,
+			 int *attempt)
+{
+	char *json = read_file(path), err[1024], started[64];
+	struct Message m;
+	int i;
+
+	if (json == NULL) {
+		fprintf(stderr, "tool_deliver: cannot read %s\n", path);
+		return false;
+	}
+	if (!message_parse(json, &m, err, sizeof(err))) {
+		free(json);
+		print_failure(++*attempt, err);
+		return true;
+	}
+	free(json);
+	if (opt->print_mime) {
+		bool ok = print_mime(&m);
+
+		message_free(&m);
+		return ok;
+	}
+	if (!secrets_resolve_profile(&m.profile, opt->secrets_dir, err, sizeof(err))) {
+		print_failure(++*attempt, err);
+		message_free(&m);
+		return true;
+	}
+	for (i = 0; i < opt->repeat; i++) {
+		struct DeliveryResult r;
+
+		delivery_result_init(&r);
+		iso_now(started, sizeof(started));
+		if (!smtp_transport.deliver(s, &m, &opt->dopt, &r)) {
+			/* out of memory: say so, the result may be half filled */
+			r.status = DS_TRANSIENT;
+			snprintf(r.error, sizeof(r.error), "deliver could not describe the result");
+		}
+		print_result(++*attempt, started, &r, m.profile.debug);
+		delivery_result_free(&r);
+	}
+	message_free(&m);
+	return true;
+}
+
+/* parse_args fills opt; returns the index of the first file, or -1 after printing a usage error. */
+static int
+parse_args(int argc, char **argv, struct ToolOptions *opt)
+{
+	static const struct option longopts[] = {
+		{"secrets-dir", required_argument, NULL, 's'}, {"repeat", required_argument, NULL, 'n'},
+		{"max-time-ms", required_argument, NULL, 't'}, {"ehlo", required_argument, NULL, 'e'},
+		{"print-mime", no_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0}};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "s:n:t:e:mh", longopts, NULL)) != -1) {
+		switch (c) {
+		case 's':
+			opt->secrets_dir = optarg;
+			break;
+		case 'n':
+			opt->repeat = atoi(optarg);
+			break;
+		case 't':
+			opt->dopt.max_time_ms = atol(optarg);
+			break;
+		case 'e':
+			opt->dopt.ehlo_fallback = optarg;
+			break;
+		case 'm':
+			opt->print_mime = true;
+			break;
+		case 'h':
+			fputs(usage_text, stdout);
+			exit(0);
+		default:
+			fprintf(stderr, "Try \"tool_deliver --help\" for more information.\n");
+			return -1;
+		}
+	}
+	if (optind >= argc || opt->repeat < 1 || opt->dopt.max_time_ms < 1) {
+		fprintf(stderr, "tool_deliver: need FILE, --repeat >= 1, --max-time-ms >= 1\n"
+				"Try \"tool_deliver --help\" for more information.\n");
+		return -1;
+	}
+	return optind;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct ToolOptions opt = {NULL, 1, {300000, NULL}, false};
+	struct TransportSession *s;
+	int first = parse_args(argc, argv, &opt), attempt = 0, rc = 0, i;
+
+	if (first < 0)
+		return 2;
+	signal(SIGPIPE, SIG_IGN);
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
+		fprintf(stderr, "tool_deliver: curl_global_init failed\n");
+		return 1;
+	}
+	s = smtp_transport.session_new();
+	if (s == NULL) {
+		fprintf(stderr, "tool_deliver: out of memory\n");
+		curl_global_cleanup();
+		return 1;
+	}
+	for (i = first; i < argc; i++)
+		if (!deliver_file(s, argv[i], &opt, &attempt))
+			rc = 2;
+	smtp_transport.session_free(s);
+	curl_global_cleanup();
+	return rc;
+}
