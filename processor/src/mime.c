@@ -274,13 +274,25 @@ write_body(struct Build *b)
 	return multipart_end(b, id);
 }
 
+/*
+ * end_with_crlf: a message ends with the CRLF of its last line. libcurl would add one before
+ * the final "." anyway; without it the server would store other bytes than we built.
+ */
+static bool
+end_with_crlf(struct Buf *out)
+{
+	if (out->len >= 2 && memcmp(out->data + out->len - 2, "\r\n", 2) == 0)
+		return true;
+	return buf_puts(out, "\r\n");
+}
+
 bool
 mime_build(const struct Message *m, const struct MimeOptions *o, struct Buf *out, char *err,
 		   size_t errlen)
 {
 	struct Build b = {m, o, out, 0};
 
-	if (!write_top_header(&b) || !write_body(&b) || out->oom) {
+	if (!write_top_header(&b) || !write_body(&b) || !end_with_crlf(out) || out->oom) {
 		snprintf(err, errlen, "out of memory building the message");
 		return false;
 	}
