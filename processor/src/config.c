@@ -1,0 +1,621 @@
+/*
+ * config.c - settings from defaults, a config file and command-line flags, all described by one
+ * table (params[]), in alphabetical order.
+ */
+#include "config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <getopt.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+
+#include <curl/curl.h>
+#include <jansson.h>
+
+#include "pgconn.h"
+
+enum ConfType {
+	CT_STRING,
+	CT_INT,
+	CT_DURATION,
+	CT_BOOL,
+	CT_ENUM
+};
+
+struct ConfParam {
+	const char *name;              /* long flag and config-file key */
+	int short_flag;                /* 0 when there is none */
+	enum ConfType type;
+	size_t offset;                 /* of the field in struct Config */
+	const char *def;               /* default, as it would be written in the file */
+	bool reloadable;               /* applied on SIGHUP; else needs a restart */
+	const char *const *choices;    /* CT_ENUM: the names, index = enum value */
+	long min, max;                 /* CT_INT and CT_DURATION (milliseconds) */
+	const char *metavar;
+	const char *help;
+};
+
+static const char *const mode_names[] = {"single", "multi-node", "leader", NULL};
+static const char *const format_names[] = {"text", "json", NULL};
+static const char *const level_names[] = {"error", "warn", "info", "debug", "trace", NULL};
+
+#define F(field) offsetof(struct Config, field)
+
+static const struct ConfParam params[] = {
+	{"batch-size", 0, CT_INT, F(batch_size), "1000", true, NULL, 1, 100000, "N",
+	 "most events taken from the queue per fetch"},
+	{"dbname", 'd', CT_STRING, F(dbname), "", false, NULL, 0, 0, "CONNINFO",
+	 "libpq connection string or URI (default: the PG* environment variables)"},
+	{"log-format", 0, CT_ENUM, F(log_format), "text", true, format_names, 0, 0, "text|json",
+	 "log line format"},
+	{"log-level", 0, CT_ENUM, F(log_level), "info", true, level_names, 0, 0, "LEVEL",
+	 "error, warn, info, debug or trace"},
+	{"max-delivery-time", 0, CT_DURATION, F(max_delivery_time_ms), "300s", true, NULL, 1000,
+	 3600000, "DURATION", "hard cap on one email delivery attempt"},
+	{"mode", 'm', CT_ENUM, F(mode), "single", false, mode_names, 0, 0, "MODE",
+	 "high-availability mode: single, multi-node or leader"},
+	{"once", 0, CT_BOOL, F(once), "off", false, NULL, 0, 0, NULL,
+	 "drain what is due, then exit 0 (for cron and tests)"},
+	{"poll-interval", 'i', CT_DURATION, F(poll_interval_ms), "1s", true, NULL, 10, 3600000,
+	 "DURATION", "time between two probes of an idle queue"},
+	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000,
+	 "DURATION", "longest wait between two reconnection attempts"},
+	{"secrets-dir", 0, CT_STRING, F(secrets_dir), "", true, NULL, 0, 0, "DIR",
+	 "directory of file: secrets named by email profiles"},
+	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000,
+	 "DURATION", "how long in-flight events may finish after SIGTERM"},
+	{"workers", 'w', CT_INT, F(workers), "4", false, NULL, 1, 64, "N",
+	 "worker connections (events processed in parallel)"},
+};
+
+#define NPARAMS ((int) (sizeof params / sizeof params[0]))
+
+static const char usage_head[] =
+	"pg_relay - the pg_relay Processor: polls pgrelay.queue and runs each event's action.\n"
+	"\n"
+	"Usage: pg_relay [OPTION]...\n"
+	"\n"
+	"Options:\n";
+
+static const char usage_tail[] =
+	"  -c, --config=FILE            read settings from FILE (same keys as the long options)\n"
+	"      --sample-config          print an example config file and exit\n"
+	"  -v, --verbose                more log output (repeatable)\n"
+	"  -V, --version                print version information and exit\n"
+	"  -h, --help                   show this help and exit\n"
+	"\n"
+	"Durations take a unit: ms, s, min or h (a bare number is seconds).\n"
+	"SIGHUP reloads the config file; SIGTERM or SIGINT stop after in-flight events finish.\n"
+	"Documentation: docs/processor.md\n";
+
+const char *
+config_mode_name(enum Mode m)
+{
+	return mode_names[m];
+}
+
+static void *
+field(struct Config *cf, const struct ConfParam *p)
+{
+	return (char *) cf + p->offset;
+}
+
+static const void *
+cfield(const struct Config *cf, const struct ConfParam *p)
+{
+	return (const char *) cf + p->offset;
+}
+
+bool
+config_parse_duration(const char *s, long *ms)
+{
+	static const struct {
+		const char *unit;
+		double scale;
+	} units[] = {{"ms", 1}, {"s", 1000}, {"sec", 1000}, {"min", 60000}, {"m", 60000}, {"h", 3600000}, {"", 1000}};
+	char *end;
+	double v;
+	size_t i;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	if (!isdigit((unsigned char) *s))
+		return false;
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno != 0 || end == s)
+		return false;
+	while (isspace((unsigned char) *end))
+		end++;
+	for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+		size_t ulen = strlen(units[i].unit);
+
+		if (strncmp(end, units[i].unit, ulen) == 0) {
+			const char *rest = end + ulen;
+
+			while (isspace((unsigned char) *rest))
+				rest++;
+			if (*rest != '\0')
+				continue;
+			v *= units[i].scale;
+			if (v > 1e12)
+				return false;
+			*ms = (long) (v + 0.5);
+			return true;
+		}
+	}
+	return false;
+}
+
+static bool
+parse_bool(const char *s, bool *out)
+{
+	static const char *const yes[] = {"on", "true", "yes", "1"};
+	static const char *const no[] = {"off", "false", "no", "0"};
+	size_t i;
+
+	for (i = 0; i < 4; i++) {
+		if (strcasecmp(s, yes[i]) == 0) {
+			*out = true;
+			return true;
+		}
+		if (strcasecmp(s, no[i]) == 0) {
+			*out = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* describe_expected says in words what a setting accepts, for error messages. */
+static void
+describe_expected(const struct ConfParam *p, char *buf, size_t len)
+{
+	size_t n = 0;
+	int i;
+
+	switch (p->type) {
+	case CT_INT:
+		snprintf(buf, len, "an integer from %ld to %ld", p->min, p->max);
+		break;
+	case CT_DURATION:
+		snprintf(buf, len, "a duration from %ldms to %lds", p->min, p->max / 1000);
+		break;
+	case CT_BOOL:
+		snprintf(buf, len, "on or off");
+		break;
+	case CT_ENUM:
+		for (i = 0; p->choices[i] && n < len; i++)
+			n += (size_t) snprintf(buf + n, len - n, "%s%s", i ? ", " : "one of ", p->choices[i]);
+		break;
+	case CT_STRING:
+		snprintf(buf, len, "a string");
+		break;
+	}
+}
+
+/* set_param stores text as the value of p in cf, or explains in err why it cannot. */
+static bool
+set_param(struct Config *cf, const struct ConfParam *p, const char *text, const char *dashes,
+		  char *err, size_t errlen)
+{
+	char expected[128];
+	char *end;
+	long v;
+	int i;
+
+	switch (p->type) {
+	case CT_STRING: {
+		char **slot = field(cf, p);
+
+		free(*slot);
+		*slot = (*text != '\0') ? strdup(text) : NULL;
+		return true;
+	}
+	case CT_INT:
+		errno = 0;
+		v = strtol(text, &end, 10);
+		if (errno == 0 && end != text && *end == '\0' && v >= p->min && v <= p->max) {
+			*(int *) field(cf, p) = (int) v;
+			return true;
+		}
+		break;
+	case CT_DURATION:
+		if (config_parse_duration(text, &v) && v >= p->min && v <= p->max) {
+			*(long *) field(cf, p) = v;
+			return true;
+		}
+		break;
+	case CT_BOOL:
+		if (parse_bool(text, (bool *) field(cf, p)))
+			return true;
+		break;
+	case CT_ENUM:
+		for (i = 0; p->choices[i]; i++) {
+			if (strcmp(text, p->choices[i]) == 0) {
+				*(int *) field(cf, p) = i;
+				return true;
+			}
+		}
+		break;
+	}
+	describe_expected(p, expected, sizeof expected);
+	snprintf(err, errlen, "invalid value \"%s\" for %s%s: expected %s", text, dashes, p->name, expected);
+	return false;
+}
+
+static const struct ConfParam *
+find_param(const char *name)
+{
+	char key[64];
+	size_t i;
+	int k;
+
+	/* Config files may spell keys with underscores (poll_interval) or dashes (poll-interval). */
+	for (i = 0; name[i] && i < sizeof key - 1; i++)
+		key[i] = (name[i] == '_') ? '-' : name[i];
+	key[i] = '\0';
+	for (k = 0; k < NPARAMS; k++)
+		if (strcmp(params[k].name, key) == 0)
+			return &params[k];
+	return NULL;
+}
+
+void
+config_defaults(struct Config *cf)
+{
+	char err[256];
+	int i;
+
+	memset(cf, 0, sizeof *cf);
+	for (i = 0; i < NPARAMS; i++) {
+		/* The table's defaults are valid by construction; a unit test holds it to that. */
+		if (!set_param(cf, &params[i], params[i].def, "", err, sizeof err))
+			abort();
+	}
+}
+
+void
+config_free(struct Config *cf)
+{
+	int i;
+
+	if (cf == NULL)
+		return;
+	for (i = 0; i < NPARAMS; i++) {
+		if (params[i].type == CT_STRING) {
+			char **slot = field(cf, &params[i]);
+
+			free(*slot);
+			*slot = NULL;
+		}
+	}
+	free(cf->config_file);
+	cf->config_file = NULL;
+}
+
+static char *
+trim(char *s)
+{
+	char *e;
+
+	while (isspace((unsigned char) *s))
+		s++;
+	e = s + strlen(s);
+	while (e > s && isspace((unsigned char) e[-1]))
+		*--e = '\0';
+	return s;
+}
+
+/* load_file applies "key = value" lines; '#' starts a comment; values may be single-quoted. */
+static bool
+load_file(struct Config *cf, const char *path, char *err, size_t errlen)
+{
+	char line[4096], perr[512];
+	FILE *f = fopen(path, "r");
+	int lineno = 0;
+	bool ok = true;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "could not open config file \"%s\": %s", path, strerror(errno));
+		return false;
+	}
+	while (ok && fgets(line, sizeof line, f) != NULL) {
+		char *key, *val, *eq;
+		const struct ConfParam *p;
+		size_t vlen;
+
+		lineno++;
+		key = trim(line);
+		if (*key == '\0' || *key == '#' || *key == ';')
+			continue;
+		eq = strchr(key, '=');
+		if (eq == NULL) {
+			snprintf(err, errlen, "%s line %d: expected key = value", path, lineno);
+			ok = false;
+			break;
+		}
+		*eq = '\0';
+		key = trim(key);
+		val = trim(eq + 1);
+		vlen = strlen(val);
+		if (vlen >= 2 && val[0] == '\'' && val[vlen - 1] == '\'') {
+			val[vlen - 1] = '\0';
+			val++;
+		}
+		p = find_param(key);
+		if (p == NULL) {
+			snprintf(err, errlen, "%s line %d: unknown setting \"%s\"", path, lineno, key);
+			ok = false;
+		} else if (!set_param(cf, p, val, "", perr, sizeof perr)) {
+			snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
+			ok = false;
+		}
+	}
+	fclose(f);
+	return ok;
+}
+
+static void
+print_help(struct Buf *out)
+{
+	char left[64];
+	int i;
+
+	buf_puts(out, usage_head);
+	for (i = 0; i < NPARAMS; i++) {
+		const struct ConfParam *p = &params[i];
+
+		if (p->metavar)
+			snprintf(left, sizeof left, "--%s=%s", p->name, p->metavar);
+		else
+			snprintf(left, sizeof left, "--%s", p->name);
+		if (p->short_flag)
+			buf_printf(out, "  -%c, %-25s", p->short_flag, left);
+		else
+			buf_printf(out, "      %-25s", left);
+		buf_printf(out, "%s%s", strlen(left) > 25 ? "\n                               " : "", p->help);
+		if (*p->def)
+			buf_printf(out, " (default: %s)", p->def);
+		buf_putc(out, '\n');
+	}
+	buf_puts(out, usage_tail);
+}
+
+void
+config_sample(struct Buf *out)
+{
+	int i;
+
+	buf_puts(out, "# pg_relay Processor configuration (pg_relay --config=FILE).\n"
+				  "# Every key is also a command-line flag; flags win over this file.\n"
+				  "# SIGHUP re-reads the file; keys marked (restart) need a restart.\n\n");
+	for (i = 0; i < NPARAMS; i++) {
+		buf_printf(out, "# %s%s\n", params[i].help, params[i].reloadable ? "" : " (restart)");
+		buf_printf(out, "#%s = %s\n\n", params[i].name, *params[i].def ? params[i].def : "''");
+	}
+}
+
+static void
+print_version(struct Buf *out)
+{
+	buf_printf(out, "pg_relay %s\n", PGRELAY_VERSION);
+	pgconn_describe_versions(out);
+	buf_printf(out, "libcurl %s\n", curl_version());
+	buf_printf(out, "jansson %s\n", JANSSON_VERSION);
+}
+
+/* build_longopts turns the table into getopt_long options; the extras follow. */
+static void
+build_longopts(struct option *lo, char *shortopts)
+{
+	int i, n = 0;
+	char *s = shortopts;
+
+	for (i = 0; i < NPARAMS; i++) {
+		lo[n].name = params[i].name;
+		lo[n].has_arg = params[i].type == CT_BOOL ? optional_argument : required_argument;
+		lo[n].flag = NULL;
+		lo[n].val = 1000 + i;
+		n++;
+		if (params[i].short_flag) {
+			*s++ = (char) params[i].short_flag;
+			if (params[i].type != CT_BOOL)
+				*s++ = ':';
+		}
+	}
+	lo[n++] = (struct option){"config", required_argument, NULL, 'c'};
+	lo[n++] = (struct option){"sample-config", no_argument, NULL, 900};
+	lo[n++] = (struct option){"verbose", no_argument, NULL, 'v'};
+	lo[n++] = (struct option){"version", no_argument, NULL, 'V'};
+	lo[n++] = (struct option){"help", no_argument, NULL, 'h'};
+	lo[n] = (struct option){NULL, 0, NULL, 0};
+	strcpy(s, "c:vVh");
+}
+
+/* short_to_param maps a short flag to its table row. */
+static const struct ConfParam *
+short_to_param(int c)
+{
+	int i;
+
+	for (i = 0; i < NPARAMS; i++)
+		if (params[i].short_flag == c)
+			return &params[i];
+	return NULL;
+}
+
+/* find_config_file scans argv for -c/--config before the real parse, so that flags win. */
+static const char *
+find_config_file(int argc, char **argv)
+{
+	const char *file = NULL;
+	int i;
+
+	for (i = 1; i < argc; i++) {
+		if (strcmp(argv[i], "--") == 0)
+			break;
+		if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc)
+			file = argv[++i];
+		else if (strncmp(argv[i], "--config=", 9) == 0)
+			file = argv[i] + 9;
+		else if (strncmp(argv[i], "-c", 2) == 0 && argv[i][2] != '\0')
+			file = argv[i] + 2;
+	}
+	return file;
+}
+
+int
+config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
+{
+	struct option lo[NPARAMS + 6];
+	char shortopts[2 * NPARAMS + 8];
+	const char *file;
+	int c, idx, verbose = 0;
+
+	config_defaults(cf);
+	file = find_config_file(argc, argv);
+	if (file != NULL) {
+		cf->config_file = strdup(file);
+		if (!load_file(cf, file, err, errlen))
+			return 2;
+	}
+
+	build_longopts(lo, shortopts);
+	optind = 0; /* GNU: start a fresh scan (config_load runs again on SIGHUP) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
+		const struct ConfParam *p = NULL;
+
+		if (c >= 1000)
+			p = &params[c - 1000];
+		else if (c != '?' && c != ':')
+			p = short_to_param(c);
+		if (p != NULL) {
+			const char *val = optarg ? optarg : (p->type == CT_BOOL ? "on" : "");
+
+			if (!set_param(cf, p, val, "--", err, errlen))
+				return 2;
+			continue;
+		}
+		switch (c) {
+		case 'c':
+			break; /* read above */
+		case 'v':
+			verbose++;
+			break;
+		case 'V':
+			print_version(out);
+			return 1;
+		case 'h':
+			print_help(out);
+			return 1;
+		case 900:
+			config_sample(out);
+			return 1;
+		case ':':
+			snprintf(err, errlen, "option \"%s\" needs a value", argv[optind - 1]);
+			return 2;
+		default:
+			snprintf(err, errlen, "unknown option \"%s\"", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		return 2;
+	}
+	while (verbose-- > 0 && cf->log_level < LL_TRACE)
+		cf->log_level++;
+	return 0;
+}
+
+/* format_value writes the current value of p in the same syntax the file takes. */
+static void
+format_value(const struct Config *cf, const struct ConfParam *p, char *buf, size_t len)
+{
+	const void *f = cfield(cf, p);
+	long ms;
+
+	switch (p->type) {
+	case CT_STRING:
+		snprintf(buf, len, "%s", *(char *const *) f ? *(char *const *) f : "");
+		break;
+	case CT_INT:
+		snprintf(buf, len, "%d", *(const int *) f);
+		break;
+	case CT_DURATION:
+		ms = *(const long *) f;
+		if (ms % 1000 == 0)
+			snprintf(buf, len, "%lds", ms / 1000);
+		else
+			snprintf(buf, len, "%ldms", ms);
+		break;
+	case CT_BOOL:
+		snprintf(buf, len, "%s", *(const bool *) f ? "on" : "off");
+		break;
+	case CT_ENUM:
+		snprintf(buf, len, "%s", p->choices[*(const int *) f]);
+		break;
+	}
+}
+
+void
+config_describe(const struct Config *cf, struct Buf *out)
+{
+	char val[1024], q[1100];
+	int i;
+
+	for (i = 0; i < NPARAMS; i++) {
+		const struct ConfParam *p = &params[i];
+
+		if (p->offset == offsetof(struct Config, dbname)) {
+			struct Buf safe = BUF_INIT;
+
+			pgconn_describe_conninfo(cf->dbname, &safe);
+			snprintf(val, sizeof val, "%s", safe.data ? safe.data : "");
+			buf_free(&safe);
+		} else
+			format_value(cf, p, val, sizeof val);
+		buf_printf(out, "%s%s=%s", i ? " " : "", p->name, log_quote(q, sizeof q, val));
+	}
+}
+
+bool
+config_apply_reload(struct Config *cf, const struct Config *fresh, struct Buf *changed)
+{
+	char a[1024], b[1024];
+	bool any = false;
+	int i;
+
+	for (i = 0; i < NPARAMS; i++) {
+		const struct ConfParam *p = &params[i];
+
+		format_value(cf, p, a, sizeof a);
+		format_value(fresh, p, b, sizeof b);
+		if (strcmp(a, b) == 0)
+			continue;
+		if (!p->reloadable) {
+			buf_printf(changed, "%s%s", changed->len ? "," : "", p->name);
+			continue;
+		}
+		if (p->type == CT_STRING) {
+			char **dst = field(cf, p);
+			char *const *src = cfield(fresh, p);
+
+			free(*dst);
+			*dst = *src ? strdup(*src) : NULL;
+		} else if (p->type == CT_INT || p->type == CT_ENUM)
+			*(int *) field(cf, p) = *(const int *) cfield(fresh, p);
+		else if (p->type == CT_DURATION)
+			*(long *) field(cf, p) = *(const long *) cfield(fresh, p);
+		else
+			*(bool *) field(cf, p) = *(const bool *) cfield(fresh, p);
+		any = true;
+	}
+	return any;
+}

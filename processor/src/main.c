@@ -1,0 +1,400 @@
+/*
+ * main.c - the pg_relay Processor: setup, the main loop, shutdown.
+ *
+ * Glossary
+ *   event    one row of pgrelay.queue: a channel, an action type and a payload
+ *   channel  a named kind of event with its settings (pgrelay.channels)
+ *   tick     one probe of the queue, every --poll-interval while idle
+ *   round    one queue_pending_ids() fetch and the events it returned
+ *   claim    a worker locks an event for its transaction and re-validates it (_queue_claim)
+ *   drain    rounds that follow one another without waiting for a tick, while events get done
+ *   batch    one drain from its first round until the pool is empty again (the "batch" log line)
+ *
+ * Threads: the main thread owns the control connection and the loop below; --workers threads own
+ * one connection each and run events (worker.c). Polling only: no LISTEN/NOTIFY anywhere.
+ */
+#include <curl/curl.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "config.h"
+#include "log.h"
+#include "pgconn.h"
+#include "pgrelay.h"
+#include "pool.h"
+#include "tick.h"
+
+struct Config cf;
+volatile sig_atomic_t shutdown_requested;
+volatile sig_atomic_t reload_requested;
+static volatile sig_atomic_t signals_received;
+
+static struct Ticker ticker;
+static int saved_argc;
+static char **saved_argv;
+static long settings_generation;
+
+/* The loop's state: what to do next, and the counters of the batch under way. */
+static struct {
+	bool want_probe;        /* probe again as soon as a worker is free (drain) */
+	long long next_tick_us; /* when the next tick is due */
+	bool ticked;            /* at least one probe ran (for --once) */
+	bool batch_active;
+	long long batch_start_us;
+	int rounds, processed, ok, retried, failed, skipped, deferred, lost;
+} loop;
+
+long long
+now_us(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long long) ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
+}
+
+static const char *const outcome_names[] = {"skipped", "ok", "partial", "cancelled", "retry",
+											"timeout", "failed", "deferred", "lost"};
+
+const char *
+outcome_name(enum Outcome o)
+{
+	return outcome_names[o];
+}
+
+enum Outcome
+outcome_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 0; s && i < sizeof outcome_names / sizeof outcome_names[0]; i++)
+		if (strcmp(s, outcome_names[i]) == 0)
+			return (enum Outcome) i;
+	return OC_LOST;
+}
+
+/*
+ * handle_signal only records the signal and wakes the loop. A second SIGTERM/SIGINT while
+ * stopping exits at once: the database rolls back whatever was in flight.
+ */
+static void
+handle_signal(int sig)
+{
+	if (sig == SIGHUP) {
+		reload_requested = 1;
+	} else {
+		if (signals_received++ > 0) {
+			static const char msg[] = "pg_relay: second signal, exiting at once\n";
+
+			if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+			}
+			_exit(1);
+		}
+		shutdown_requested = 1;
+	}
+	pool_wake();
+}
+
+static void
+setup_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handle_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static void
+worker_settings(const struct Config *c, struct WorkerSettings *ws)
+{
+	memset(ws, 0, sizeof *ws);
+	snprintf(ws->secrets_dir, sizeof ws->secrets_dir, "%s", c->secrets_dir ? c->secrets_dir : "");
+	ws->max_delivery_time_ms = c->max_delivery_time_ms;
+	ws->reconnect_max_ms = c->reconnect_max_ms;
+	ws->generation = settings_generation;
+}
+
+/*
+ * reload re-reads the config file and the flags into a fresh struct, validates it and swaps the
+ * reloadable settings in. A broken file keeps the old configuration. Channel settings need no
+ * reload here: every fetched event carries its channel's current settings.
+ */
+static void
+reload(const char *source)
+{
+	struct Config fresh;
+	struct Buf out = BUF_INIT, restart = BUF_INIT;
+	struct WorkerSettings ws;
+	char err[512], q[600];
+
+	reload_requested = 0;
+	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
+		log_warn("reload_failed", "source=%s error=%s", source, log_quote(q, sizeof q, err));
+	} else {
+		config_apply_reload(&cf, &fresh, &restart);
+		log_configure(cf.log_level, cf.log_format);
+		settings_generation++;
+		worker_settings(&cf, &ws);
+		pool_update_settings(&ws);
+		log_info("reloaded", "source=%s needs_restart=%s", source, restart.len ? restart.data : "none");
+	}
+	config_free(&fresh);
+	buf_free(&out);
+	buf_free(&restart);
+}
+
+/* end_batch writes the "batch" line of a drain and resets its counters. */
+static void
+end_batch(void)
+{
+	long long ms = (now_us() - loop.batch_start_us) / 1000;
+
+	log_info("batch", "rounds=%d processed=%d ok=%d retried=%d failed=%d skipped=%d deferred=%d lost=%d duration_ms=%lld",
+			 loop.rounds, loop.processed, loop.ok, loop.retried, loop.failed, loop.skipped,
+			 loop.deferred, loop.lost, ms);
+	loop.batch_active = false;
+	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
+	loop.skipped = loop.deferred = loop.lost = 0;
+}
+
+/* collect_finished counts the events the workers finished; any real work means "drain on". */
+static void
+collect_finished(void)
+{
+	struct Job *j, *next;
+
+	for (j = pool_collect(); j; j = next) {
+		next = j->next;
+		switch (j->outcome) {
+		case OC_SKIPPED:
+			loop.skipped++;
+			break;
+		case OC_DEFERRED:
+			loop.deferred++;
+			break;
+		case OC_LOST:
+			loop.lost++;
+			break;
+		case OC_OK:
+		case OC_PARTIAL:
+		case OC_CANCELLED:
+			loop.ok++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		case OC_RETRY:
+		case OC_TIMEOUT:
+			loop.retried++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		case OC_FAILED:
+			loop.failed++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		}
+		free(j);
+	}
+}
+
+/* run_tick: probe (with the mode gate), reload or pause if asked, then fetch and dispatch. */
+static void
+run_tick(void)
+{
+	struct ProbeResult r;
+	struct Job *jobs;
+	int n;
+
+	loop.ticked = true;
+	if (!ticker_probe(&ticker, &r))
+		goto failed;
+	if (r.reload_requested) {
+		ticker.seen_generation = r.generation;
+		reload("database");
+	}
+	if (!r.dispatch || r.paused || !r.has_work)
+		return;
+	n = ticker_fetch(&ticker, cf.batch_size, &jobs);
+	if (n < 0)
+		goto failed;
+	if (n == 0 || pool_submit(jobs) == 0)
+		return;
+	if (!loop.batch_active) {
+		loop.batch_active = true;
+		loop.batch_start_us = now_us();
+	}
+	loop.rounds++;
+	return;
+
+failed:
+	if (ticker.pg.lost) {
+		ticker_lost(&ticker, &cf);
+	} else {
+		char q[1100];
+
+		log_error("tick_failed", "sqlstate=%s error=%s", ticker.pg.sqlstate,
+				  log_quote(q, sizeof q, ticker.pg.error));
+	}
+}
+
+/* once_finished: with --once, stop when a probe found nothing more to do and the pool is empty. */
+static bool
+once_finished(void)
+{
+	return loop.ticked && !loop.want_probe && !loop.batch_active && pool_busy() == 0;
+}
+
+/*
+ * main_loop_once: reload if asked, account for finished events, keep the control connection up,
+ * probe on each tick or at once while draining, then sleep until something happens.
+ */
+static void
+main_loop_once(void)
+{
+	long long now;
+	long wait_ms;
+
+	if (reload_requested)
+		reload("signal");
+	collect_finished();
+	now = now_us();
+
+	if (!pgconn_is_up(&ticker.pg)) {
+		if (now >= ticker.next_connect_us && !ticker_connect(&ticker, &cf) && cf.once) {
+			shutdown_requested = 1;
+			return;
+		}
+		if (!pgconn_is_up(&ticker.pg)) {
+			pool_wait((ticker.next_connect_us - now) / 1000 + 1);
+			return;
+		}
+	}
+	if (now >= loop.next_tick_us) {
+		loop.want_probe = true;
+		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
+	}
+	if (loop.want_probe && pool_queued() == 0 && pool_idle() > 0) {
+		loop.want_probe = false;
+		run_tick();
+	}
+	/* pool_busy() counts finished events not collected yet, so the batch line misses none. */
+	if (loop.batch_active && !loop.want_probe && pool_busy() == 0)
+		end_batch();
+	if (cf.once && once_finished()) {
+		shutdown_requested = 1;
+		return;
+	}
+	wait_ms = (loop.next_tick_us - now_us()) / 1000 + 1;
+	if (loop.want_probe && pool_queued() == 0 && pool_idle() > 0)
+		wait_ms = 0;
+	pool_wait(wait_ms);
+}
+
+/* startup_connect: the first connection; retried with backoff unless --once. */
+static bool
+startup_connect(void)
+{
+	while (!shutdown_requested) {
+		long long now = now_us();
+
+		if (now >= ticker.next_connect_us && ticker_connect(&ticker, &cf))
+			return true;
+		if (cf.once)
+			return false;
+		pool_wait((ticker.next_connect_us - now_us()) / 1000 + 1);
+	}
+	return false;
+}
+
+static int
+usage_error(const char *msg)
+{
+	fprintf(stderr, "pg_relay: %s\nTry \"pg_relay --help\" for more information.\n", msg);
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct Buf out = BUF_INIT, desc = BUF_INIT;
+	struct WorkerSettings ws;
+	char err[512], hint[256], q1[600], q2[300];
+	int rc, left;
+
+	saved_argc = argc;
+	saved_argv = argv;
+	rc = config_load(&cf, argc, argv, &out, err, sizeof err);
+	if (rc == 1) {
+		fputs(out.data ? out.data : "", stdout);
+		buf_free(&out);
+		config_free(&cf);
+		return 0;
+	}
+	if (rc == 2)
+		return usage_error(err);
+	if (cf.mode != MODE_SINGLE) {
+		snprintf(err, sizeof err, "--mode=%s is not available in this version; use --mode=single",
+				 config_mode_name(cf.mode));
+		return usage_error(err);
+	}
+	if (!pgconn_check_conninfo(cf.dbname, err, sizeof err))
+		return usage_error(err);
+
+	log_configure(cf.log_level, cf.log_format);
+	setup_signals();
+	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
+		log_error("startup_failed", "error=\"libcurl initialisation failed\"");
+		return 1;
+	}
+	ticker_init(&ticker);
+
+	rc = 0;
+	if (!startup_connect()) {
+		if (!shutdown_requested) {
+			log_error("startup_failed", "error=%s", log_quote(q1, sizeof q1, ticker.pg.error));
+			rc = 1;
+		}
+	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
+		log_error("startup_failed", "error=%s hint=%s", log_quote(q1, sizeof q1, err),
+				  log_quote(q2, sizeof q2, hint));
+		rc = 1;
+	} else if (worker_settings(&cf, &ws),
+			   !pool_start(cf.workers, cf.dbname, config_mode_name(cf.mode), &ws)) {
+		log_error("startup_failed", "error=\"could not start the worker threads\"");
+		rc = 1;
+	} else {
+		config_describe(&cf, &desc);
+		log_info("started", "version=%s %s", PGRELAY_VERSION, desc.data);
+		loop.next_tick_us = now_us();
+		while (!shutdown_requested)
+			main_loop_once();
+	}
+
+	log_info("stopping", "reason=%s in_flight=%d", rc ? "startup_failed" : (cf.once ? "once" : "signal"),
+			 pool_in_flight());
+	left = pool_stop(cf.shutdown_timeout_ms);
+	collect_finished();
+	if (loop.batch_active)
+		end_batch();
+	ticker_free(&ticker);
+	pool_free();
+	curl_global_cleanup();
+	log_info("stopped", "unfinished=%d", left);
+	config_free(&cf);
+	buf_free(&out);
+	buf_free(&desc);
+	return rc;
+}

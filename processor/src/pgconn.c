@@ -1,0 +1,261 @@
+/*
+ * pgconn.c - libpq behind a small API: connect with keyword arrays, parameterised statements,
+ * one-line errors, notices into our log, cancel from another thread.
+ */
+#include "pgconn.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+
+void
+pgconn_init(struct PgConn *c, const char *label)
+{
+	memset(c, 0, sizeof *c);
+	pthread_mutex_init(&c->cancel_mu, NULL);
+	snprintf(c->label, sizeof c->label, "%s", label);
+	c->timeout_ms = -1;
+}
+
+void
+pgconn_destroy(struct PgConn *c)
+{
+	if (c == NULL)
+		return;
+	pgconn_close(c);
+	pthread_mutex_destroy(&c->cancel_mu);
+}
+
+/* set_error keeps a one-line copy of a libpq message (they end in newlines and tabs). */
+static void
+set_error(struct PgConn *c, const char *msg, const char *sqlstate)
+{
+	size_t i, n = 0;
+	bool space = false;
+
+	for (i = 0; msg && msg[i] && n < sizeof c->error - 1; i++) {
+		char ch = msg[i];
+
+		if (ch == '\n' || ch == '\t' || ch == '\r' || ch == ' ') {
+			space = n > 0;
+			continue;
+		}
+		if (space && n < sizeof c->error - 2)
+			c->error[n++] = ' ';
+		space = false;
+		c->error[n++] = ch;
+	}
+	c->error[n] = '\0';
+	snprintf(c->sqlstate, sizeof c->sqlstate, "%s", sqlstate ? sqlstate : "");
+}
+
+static void
+notice_receiver(void *arg, const PGresult *res)
+{
+	struct PgConn *c = arg;
+	char q[1024];
+	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+
+	log_debug("notice", "conn=%s message=%s", c->label, log_quote(q, sizeof q, msg ? msg : ""));
+}
+
+bool
+pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
+{
+	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
+	const char *keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle",
+						  "keepalives_interval", "keepalives_count", "dbname", NULL};
+	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", conninfo, NULL};
+	const char *params[1];
+	PGconn *conn;
+
+	pgconn_close(c);
+	if (conninfo == NULL)
+		keys[6] = NULL; /* PG* environment variables only */
+	conn = PQconnectdbParams(keys, vals, 1);
+	if (conn == NULL) {
+		set_error(c, "out of memory", NULL);
+		c->lost = true;
+		return false;
+	}
+	if (PQstatus(conn) != CONNECTION_OK) {
+		set_error(c, PQerrorMessage(conn), NULL);
+		c->lost = true;
+		PQfinish(conn);
+		return false;
+	}
+	PQsetNoticeReceiver(conn, notice_receiver, c);
+	c->conn = conn;
+	c->timeout_ms = -1;
+	pthread_mutex_lock(&c->cancel_mu);
+	c->cancel = PQgetCancel(conn);
+	pthread_mutex_unlock(&c->cancel_mu);
+
+	params[0] = mode;
+	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('pg_relay.mode', $1, false)", 1, params)) {
+		pgconn_close(c);
+		return false;
+	}
+	return true;
+}
+
+void
+pgconn_close(struct PgConn *c)
+{
+	pthread_mutex_lock(&c->cancel_mu);
+	if (c->cancel)
+		PQfreeCancel(c->cancel);
+	c->cancel = NULL;
+	pthread_mutex_unlock(&c->cancel_mu);
+	if (c->conn)
+		PQfinish(c->conn);
+	c->conn = NULL;
+	c->timeout_ms = -1;
+}
+
+bool
+pgconn_is_up(const struct PgConn *c)
+{
+	return c->conn != NULL && PQstatus(c->conn) == CONNECTION_OK;
+}
+
+PGresult *
+pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+{
+	PGresult *res;
+	ExecStatusType st;
+
+	c->lost = false;
+	c->sqlstate[0] = '\0';
+	c->error[0] = '\0';
+	if (c->conn == NULL) {
+		set_error(c, "not connected", NULL);
+		c->lost = true;
+		return NULL;
+	}
+	res = PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0);
+	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
+		return res;
+
+	if (res != NULL && PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY) != NULL)
+		set_error(c, PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY),
+				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
+	else
+		set_error(c, PQerrorMessage(c->conn), NULL);
+	c->lost = PQstatus(c->conn) != CONNECTION_OK;
+	/* 57P01..57P03: the server is shutting down or restarting; the session is gone with it. */
+	if (strncmp(c->sqlstate, "57P0", 4) == 0 && strcmp(c->sqlstate, "57P04") != 0)
+		c->lost = true;
+	PQclear(res);
+	return NULL;
+}
+
+bool
+pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+{
+	PGresult *res = pgconn_query(c, sql, nparams, values);
+
+	if (res == NULL)
+		return false;
+	PQclear(res);
+	return true;
+}
+
+void
+pgconn_clear(PGresult *res)
+{
+	PQclear(res);
+}
+
+const char *
+pgconn_value(const PGresult *res, int row, int col)
+{
+	if (PQgetisnull(res, row, col))
+		return NULL;
+	return PQgetvalue(res, row, col);
+}
+
+bool
+pgconn_set_timeout(struct PgConn *c, long ms)
+{
+	char val[32];
+	const char *params[1] = {val};
+
+	if (c->timeout_ms == ms)
+		return true;
+	snprintf(val, sizeof val, "%ld", ms);
+	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, params))
+		return false;
+	c->timeout_ms = ms;
+	return true;
+}
+
+void
+pgconn_cancel(struct PgConn *c)
+{
+	char err[256];
+
+	pthread_mutex_lock(&c->cancel_mu);
+	if (c->cancel && !PQcancel(c->cancel, err, sizeof err))
+		log_warn("cancel_failed", "conn=%s error=\"%s\"", c->label, err);
+	pthread_mutex_unlock(&c->cancel_mu);
+}
+
+bool
+pgconn_check_conninfo(const char *conninfo, char *err, size_t errlen)
+{
+	PQconninfoOption *opts;
+	char *errmsg = NULL;
+	size_t n;
+
+	if (conninfo == NULL)
+		return true;
+	opts = PQconninfoParse(conninfo, &errmsg);
+	if (opts != NULL) {
+		PQconninfoFree(opts);
+		return true;
+	}
+	snprintf(err, errlen, "invalid --dbname: %s", errmsg ? errmsg : "out of memory");
+	n = strlen(err);
+	while (n > 0 && (err[n - 1] == '\n' || err[n - 1] == ' '))
+		err[--n] = '\0';
+	PQfreemem(errmsg);
+	return false;
+}
+
+void
+pgconn_describe_conninfo(const char *conninfo, struct Buf *out)
+{
+	PQconninfoOption *opts, *o;
+	char *errmsg = NULL;
+	bool first = true;
+
+	if (conninfo == NULL) {
+		buf_puts(out, "(PG environment)");
+		return;
+	}
+	opts = PQconninfoParse(conninfo, &errmsg);
+	if (opts == NULL) {
+		PQfreemem(errmsg);
+		buf_puts(out, "(invalid connection string)");
+		return;
+	}
+	for (o = opts; o->keyword; o++) {
+		if (o->val == NULL || strstr(o->keyword, "password") != NULL)
+			continue;
+		buf_printf(out, "%s%s=%s", first ? "" : " ", o->keyword, o->val);
+		first = false;
+	}
+	PQconninfoFree(opts);
+}
+
+void
+pgconn_describe_versions(struct Buf *out)
+{
+	int v = PQlibVersion();
+
+	buf_printf(out, "libpq %d.%d\n", v / 10000, v % 10000);
+}

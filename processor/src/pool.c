@@ -1,0 +1,382 @@
+/*
+ * pool.c - the worker threads and the job hand-over between them and the main thread.
+ *
+ * Note that there is no barrier between rounds: the main thread submits the ids of one fetch, and
+ * each worker takes the next job as soon as it is free. A slow event occupies one worker; the
+ * others keep taking jobs, and the main thread fetches more as soon as the queue is empty and a
+ * worker is idle (tick.c).
+ */
+#include "pool.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "log.h"
+#include "worker.h"
+
+static struct {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;          /* workers wait here for a job or for stop */
+	struct Job *head, *tail;    /* submitted, not taken */
+	struct Job *done_head, *done_tail; /* finished, not collected */
+	int queued, in_flight, idle, done;
+	bool stopping;
+	int wake_fd;                /* eventfd: the main thread sleeps on it */
+	struct Worker *workers;
+	int n;
+	char *conninfo;
+	struct WorkerSettings settings;
+} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, NULL, 0, 0, 0, 0,
+		  false, -1, NULL, 0, NULL, {{0}, 0, 0, 0}};
+
+bool
+pool_start(int nworkers, const char *conninfo, const char *mode, const struct WorkerSettings *ws)
+{
+	sigset_t all, old;
+	int i;
+
+	pool.wake_fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+	if (pool.wake_fd < 0)
+		return false;
+	pool.conninfo = conninfo ? strdup(conninfo) : NULL;
+	pool.settings = *ws;
+	pool.workers = calloc((size_t) nworkers, sizeof *pool.workers);
+	if (pool.workers == NULL)
+		return false;
+	pool.n = nworkers;
+
+	/* Workers block every signal: only the main thread handles them. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	for (i = 0; i < nworkers; i++) {
+		struct Worker *w = &pool.workers[i];
+		char label[32];
+
+		w->no = i + 1;
+		snprintf(label, sizeof label, "worker-%d", w->no);
+		pgconn_init(&w->pg, label);
+		snprintf(w->conninfo_mode, sizeof w->conninfo_mode, "%s", mode);
+		w->conninfo = pool.conninfo;
+		atomic_store(&w->state, W_STARTING);
+		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+			pthread_sigmask(SIG_SETMASK, &old, NULL);
+			return false;
+		}
+		w->started = true;
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return true;
+}
+
+void
+pool_update_settings(const struct WorkerSettings *ws)
+{
+	pthread_mutex_lock(&pool.mu);
+	pool.settings = *ws;
+	pthread_mutex_unlock(&pool.mu);
+}
+
+void
+pool_settings(struct WorkerSettings *out)
+{
+	pthread_mutex_lock(&pool.mu);
+	*out = pool.settings;
+	pthread_mutex_unlock(&pool.mu);
+}
+
+void
+pool_wake(void)
+{
+	uint64_t one = 1;
+
+	/* Only async-signal-safe calls here; a full counter already means "wake up". */
+	if (write(pool.wake_fd, &one, sizeof one) < 0) {
+	}
+}
+
+/* in_flight_id: is a worker running the event id right now? Called with pool.mu held. */
+static bool
+in_flight_id(long long id)
+{
+	int i;
+
+	for (i = 0; i < pool.n; i++)
+		if (pool.workers[i].job_id == id)
+			return true;
+	return false;
+}
+
+int
+pool_submit(struct Job *jobs)
+{
+	int n = 0;
+	struct Job *j, *next, *head = NULL, *last = NULL;
+
+	pthread_mutex_lock(&pool.mu);
+	/*
+	 * A worker may have taken an event and not yet claimed it (locked its row), so a fetch can
+	 * return it again; drop such twins here rather than have a second worker skip them.
+	 */
+	for (j = jobs; j; j = next) {
+		next = j->next;
+		j->next = NULL;
+		if (in_flight_id(j->id)) {
+			free(j);
+			continue;
+		}
+		if (last)
+			last->next = j;
+		else
+			head = j;
+		last = j;
+		n++;
+	}
+	if (head == NULL) {
+		pthread_mutex_unlock(&pool.mu);
+		return 0;
+	}
+	jobs = head;
+	if (pool.tail)
+		pool.tail->next = jobs;
+	else
+		pool.head = jobs;
+	pool.tail = last;
+	pool.queued += n;
+	pthread_cond_broadcast(&pool.cv);
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+struct Job *
+pool_collect(void)
+{
+	struct Job *list;
+
+	pthread_mutex_lock(&pool.mu);
+	list = pool.done_head;
+	pool.done_head = pool.done_tail = NULL;
+	pool.done = 0;
+	pthread_mutex_unlock(&pool.mu);
+	return list;
+}
+
+int
+pool_queued(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = pool.queued;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+int
+pool_in_flight(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = pool.in_flight;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+int
+pool_busy(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = pool.queued + pool.in_flight + pool.done;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+int
+pool_idle(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = pool.idle;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+bool
+pool_stopping(void)
+{
+	bool s;
+
+	pthread_mutex_lock(&pool.mu);
+	s = pool.stopping;
+	pthread_mutex_unlock(&pool.mu);
+	return s;
+}
+
+struct Job *
+pool_take(struct Worker *w)
+{
+	struct Job *j = NULL;
+
+	pthread_mutex_lock(&pool.mu);
+	pool.idle++;
+	atomic_store(&w->state, W_IDLE);
+	pool_wake(); /* the main thread may be waiting for an idle worker */
+	while (!pool.stopping && pool.head == NULL)
+		pthread_cond_wait(&pool.cv, &pool.mu);
+	pool.idle--;
+	if (!pool.stopping) {
+		j = pool.head;
+		pool.head = j->next;
+		if (pool.head == NULL)
+			pool.tail = NULL;
+		j->next = NULL;
+		pool.queued--;
+		pool.in_flight++;
+		w->job_id = j->id;
+		w->settings = pool.settings;
+	}
+	pthread_mutex_unlock(&pool.mu);
+	return j;
+}
+
+void
+pool_finish(struct Worker *w, struct Job *j)
+{
+	pthread_mutex_lock(&pool.mu);
+	w->job_id = 0;
+	if (pool.done_tail)
+		pool.done_tail->next = j;
+	else
+		pool.done_head = j;
+	pool.done_tail = j;
+	pool.done++;
+	pool.in_flight--;
+	pthread_mutex_unlock(&pool.mu);
+	pool_wake();
+}
+
+void
+pool_sleep(long ms)
+{
+	struct timespec until;
+
+	clock_gettime(CLOCK_REALTIME, &until);
+	until.tv_sec += ms / 1000;
+	until.tv_nsec += (ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&pool.mu);
+	while (!pool.stopping) {
+		if (pthread_cond_timedwait(&pool.cv, &pool.mu, &until) == ETIMEDOUT)
+			break;
+	}
+	pthread_mutex_unlock(&pool.mu);
+}
+
+void
+pool_wait(long timeout_ms)
+{
+	struct pollfd pfd = {pool.wake_fd, POLLIN, 0};
+	uint64_t v;
+
+	if (timeout_ms < 0)
+		timeout_ms = 0;
+	if (timeout_ms > 60000)
+		timeout_ms = 60000;
+	/* Before pool_start there is no eventfd: a plain sleep, cut short by signals (no SA_RESTART). */
+	if (poll(&pfd, pool.wake_fd >= 0 ? 1 : 0, (int) timeout_ms) > 0 && read(pool.wake_fd, &v, sizeof v) < 0) {
+	}
+}
+
+/* wait_in_flight waits until nothing is in flight or the deadline (in microseconds) passes. */
+static int
+wait_in_flight(long long deadline_us)
+{
+	int n;
+
+	while ((n = pool_in_flight()) > 0) {
+		long long left = deadline_us - now_us();
+
+		if (left <= 0)
+			break;
+		pool_wait(left / 1000 + 1);
+	}
+	return n;
+}
+
+int
+pool_stop(long timeout_ms)
+{
+	struct Job *j, *next;
+	int i, left;
+
+	pthread_mutex_lock(&pool.mu);
+	pool.stopping = true;
+	/* Events not yet taken hold no lock in the database: dropping them loses nothing. */
+	for (j = pool.head; j; j = next) {
+		next = j->next;
+		free(j);
+	}
+	pool.head = pool.tail = NULL;
+	pool.queued = 0;
+	pthread_cond_broadcast(&pool.cv);
+	pthread_mutex_unlock(&pool.mu);
+
+	left = wait_in_flight(now_us() + timeout_ms * 1000LL);
+	if (left > 0) {
+		log_warn("stopping", "reason=shutdown_timeout in_flight=%d action=cancel", left);
+		for (i = 0; i < pool.n; i++) {
+			int st = atomic_load(&pool.workers[i].state);
+
+			if (st == W_SQL || st == W_NOTIFY)
+				pgconn_cancel(&pool.workers[i].pg);
+		}
+		left = wait_in_flight(now_us() + 5000000LL);
+	}
+	for (i = 0; i < pool.n; i++) {
+		struct Worker *w = &pool.workers[i];
+
+		if (!w->started)
+			continue;
+		if (atomic_load(&w->state) == W_STOPPED || left == 0) {
+			pthread_join(w->thread, NULL);
+			w->started = false;
+		}
+	}
+	return left;
+}
+
+void
+pool_free(void)
+{
+	struct Job *j, *next;
+	int i;
+
+	for (j = pool_collect(); j; j = next) {
+		next = j->next;
+		free(j);
+	}
+	for (i = 0; i < pool.n; i++)
+		if (pool.workers[i].started)
+			return; /* a worker is still stuck in a call: leave everything to process exit */
+	for (i = 0; i < pool.n; i++)
+		pgconn_destroy(&pool.workers[i].pg);
+	free(pool.workers);
+	pool.workers = NULL;
+	free(pool.conninfo);
+	pool.conninfo = NULL;
+	if (pool.wake_fd >= 0)
+		close(pool.wake_fd);
+	pool.wake_fd = -1;
+}

@@ -1,0 +1,62 @@
+/*
+ * pool.h - the worker threads and the hand-over of events between the ticker (main thread) and
+ * them: a queue of submitted jobs, a list of finished ones, and an eventfd that wakes the main
+ * thread when a job finishes, a worker becomes idle or a signal arrives.
+ */
+#ifndef PGRELAY_POOL_H
+#define PGRELAY_POOL_H
+
+#include <limits.h>
+#include <stdbool.h>
+
+#include "buf.h"
+#include "pgrelay.h"
+
+/* What workers need from the configuration; copied with each job, so reloads are race-free. */
+struct WorkerSettings {
+	char secrets_dir[PATH_MAX];  /* "" when none */
+	long max_delivery_time_ms;
+	long reconnect_max_ms;       /* cap of the reconnect backoff */
+	long generation;             /* bumped on every reload: transports drop cached connections */
+};
+
+bool pool_start(int nworkers, const char *conninfo, const char *mode,
+				const struct WorkerSettings *ws) MUSTCHECK;
+void pool_update_settings(const struct WorkerSettings *ws);
+
+/*
+ * pool_submit hands a list of jobs to the workers (the pool owns them until collected), minus
+ * those a worker is running already. Returns how many were queued.
+ */
+int pool_submit(struct Job *jobs);
+/* pool_collect returns the finished jobs, oldest first; the caller frees them. */
+struct Job *pool_collect(void);
+
+int pool_queued(void);    /* submitted, not yet taken */
+int pool_in_flight(void); /* taken, not yet finished */
+int pool_idle(void);      /* connected workers waiting for a job */
+int pool_busy(void);      /* queued + in flight + finished but not collected */
+
+/* pool_wait sleeps until something happens in the pool, a signal arrives, or timeout_ms. */
+void pool_wait(long timeout_ms);
+/* pool_wake wakes pool_wait; async-signal-safe. */
+void pool_wake(void);
+
+/*
+ * pool_stop drops the jobs not yet taken, lets in-flight ones finish for up to timeout_ms, then
+ * cancels the statements still running and waits a short grace period. Returns the number of
+ * events still unfinished (their transactions roll back when the process exits).
+ */
+int pool_stop(long timeout_ms);
+void pool_free(void);
+
+/* For worker.c: block until a job is available (NULL: stop); report it finished. */
+struct Worker;
+struct Job *pool_take(struct Worker *w);
+void pool_finish(struct Worker *w, struct Job *j);
+bool pool_stopping(void);
+/* pool_sleep waits up to ms, returning early when the pool stops. */
+void pool_sleep(long ms);
+void pool_settings(struct WorkerSettings *out);
+
+#endif

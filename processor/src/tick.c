@@ -1,0 +1,216 @@
+/*
+ * tick.c - what the main thread asks the database each tick: is there work, may this node
+ * dispatch, which events are eligible. One connection ("control"), separate from the workers'.
+ */
+#include "tick.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "log.h"
+
+void
+ticker_init(struct Ticker *t)
+{
+	memset(t, 0, sizeof *t);
+	pgconn_init(&t->pg, "control");
+	t->gate = -1;
+	t->paused = -1;
+	t->seen_generation = -1;
+}
+
+void
+ticker_free(struct Ticker *t)
+{
+	pgconn_destroy(&t->pg);
+}
+
+bool
+ticker_connect(struct Ticker *t, const struct Config *c)
+{
+	char q[1100];
+	long sleep_ms;
+
+	if (pgconn_connect(&t->pg, c->dbname, config_mode_name(c->mode)) &&
+		/* The control connection's statements are all short; never let one hang forever. */
+		pgconn_set_timeout(&t->pg, 60000)) {
+		if (t->reconnect_attempt > 0)
+			log_info("reconnected", "conn=control attempts=%d", t->reconnect_attempt);
+		t->reconnect_attempt = 0;
+		t->backoff_ms = 0;
+		return true;
+	}
+	t->reconnect_attempt++;
+	t->backoff_ms = backoff_next(t->backoff_ms, 100, c->reconnect_max_ms);
+	sleep_ms = backoff_jitter(t->backoff_ms, backoff_random());
+	t->next_connect_us = now_us() + sleep_ms * 1000LL;
+	if (!c->once) /* with --once there is no retry: main reports the failure */
+		log_warn("reconnecting", "conn=control attempt=%d retry_in_ms=%ld error=%s", t->reconnect_attempt,
+				 sleep_ms, log_quote(q, sizeof q, t->pg.error));
+	return false;
+}
+
+void
+ticker_lost(struct Ticker *t, const struct Config *c)
+{
+	char q[1100];
+
+	log_warn("reconnecting", "conn=control reason=connection_lost error=%s",
+			 log_quote(q, sizeof q, t->pg.error));
+	pgconn_close(&t->pg);
+	t->reconnect_attempt = 0;
+	t->backoff_ms = 0;
+	t->next_connect_us = now_us(); /* the first attempt at once, then back off */
+	(void) c;
+}
+
+/* one_value runs a one-row query and copies its first column; false on error or no row. */
+static bool
+one_value(struct Ticker *t, const char *sql, char *out, size_t outlen, bool *isnull)
+{
+	PGresult *res = pgconn_query(&t->pg, sql, 0, NULL);
+	const char *v;
+
+	if (res == NULL)
+		return false;
+	if (PQntuples(res) < 1) {
+		pgconn_clear(res);
+		*isnull = true;
+		return true;
+	}
+	v = pgconn_value(res, 0, 0);
+	*isnull = (v == NULL);
+	snprintf(out, outlen, "%s", v ? v : "");
+	pgconn_clear(res);
+	return true;
+}
+
+bool
+ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen)
+{
+	char v[256], who[256];
+	bool isnull;
+
+	if (!one_value(t, "SELECT current_user || ' in database ' || pg_catalog.current_database()",
+				   who, sizeof who, &isnull))
+		goto sqlerr;
+	if (!one_value(t, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'",
+				   v, sizeof v, &isnull))
+		goto sqlerr;
+	if (isnull) {
+		snprintf(err, errlen, "extension pg_relay is not installed (connected as %s)", who);
+		snprintf(hint, hintlen, "run CREATE EXTENSION pg_relay in that database");
+		return false;
+	}
+	if (!one_value(t,
+				   "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
+				   " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
+				   " AND pg_catalog.has_function_privilege('pgrelay.queue_pending_ids(integer)', 'EXECUTE')"
+				   " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')",
+				   v, sizeof v, &isnull))
+		goto sqlerr;
+	if (strcmp(v, "t") != 0) {
+		snprintf(err, errlen, "permission denied: %s may not run the pg_relay dispatch functions", who);
+		snprintf(hint, hintlen, "GRANT pgrelay_processor TO the Processor's role");
+		return false;
+	}
+	if (!one_value(t, "SELECT pgrelay.interface_version()", v, sizeof v, &isnull))
+		goto sqlerr;
+	if (strcmp(v, "1") != 0) {
+		snprintf(err, errlen, "pg_relay interface version %s is not supported (this Processor speaks version 1)", v);
+		snprintf(hint, hintlen, "install a Processor that matches the extension");
+		return false;
+	}
+	return true;
+
+sqlerr:
+	snprintf(err, errlen, "startup check failed: %s", t->pg.error);
+	snprintf(hint, hintlen, "%s", t->pg.lost ? "the connection was lost" : "see the server log");
+	return false;
+}
+
+/* apply_probe logs the edges of the gate and the pause flag, once each. */
+static void
+apply_probe(struct Ticker *t, const struct ProbeResult *r)
+{
+	if (r->dispatch && t->gate != 1) {
+		if (t->gate == 0)
+			log_info("primary_active", "mode=single reason=promoted");
+		t->gate = 1;
+	} else if (!r->dispatch && t->gate != 0) {
+		log_info("standby_waiting", "mode=single reason=in_recovery");
+		t->gate = 0;
+	}
+	if (r->paused && t->paused != 1)
+		log_info("paused", "reason=pgrelay.pause");
+	else if (!r->paused && t->paused == 1)
+		log_info("resumed", "reason=pgrelay.resume");
+	t->paused = r->paused ? 1 : 0;
+}
+
+bool
+ticker_probe(struct Ticker *t, struct ProbeResult *r)
+{
+	char gen[32];
+	const char *params[1] = {gen};
+	PGresult *res;
+	const char *v;
+
+	snprintf(gen, sizeof gen, "%lld", t->seen_generation);
+	res = pgconn_query(&t->pg,
+					   "SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
+					   " pgrelay.should_dispatch_single()"
+					   " FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
+					   1, params);
+	if (res == NULL)
+		return false;
+	r->has_work = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
+	r->reload_requested = strcmp(PQgetvalue(res, 0, 1), "t") == 0;
+	r->paused = strcmp(PQgetvalue(res, 0, 2), "t") == 0;
+	v = pgconn_value(res, 0, 3);
+	r->generation = v ? atoll(v) : 0;
+	r->dispatch = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+	pgconn_clear(res);
+	if (t->seen_generation < 0)
+		t->seen_generation = r->generation;
+	apply_probe(t, r);
+	return true;
+}
+
+int
+ticker_fetch(struct Ticker *t, int limit, struct Job **out)
+{
+	char lim[16];
+	const char *params[1] = {lim};
+	struct Job *head = NULL, **tail = &head;
+	PGresult *res;
+	int i, n;
+
+	*out = NULL;
+	snprintf(lim, sizeof lim, "%d", limit);
+	res = pgconn_query(&t->pg,
+					   "SELECT id, action_type, channel, timeout_ms, attempt"
+					   " FROM pgrelay.queue_pending_ids($1::integer)",
+					   1, params);
+	if (res == NULL)
+		return -1;
+	n = PQntuples(res);
+	for (i = 0; i < n; i++) {
+		struct Job *j = calloc(1, sizeof *j);
+
+		if (j == NULL)
+			break; /* the rest stays queued for the next round */
+		j->id = atoll(PQgetvalue(res, i, 0));
+		snprintf(j->action_type, sizeof j->action_type, "%s", PQgetvalue(res, i, 1));
+		snprintf(j->channel, sizeof j->channel, "%s", PQgetvalue(res, i, 2));
+		j->timeout_ms = atoi(PQgetvalue(res, i, 3));
+		j->attempt = atoi(PQgetvalue(res, i, 4));
+		*tail = j;
+		tail = &j->next;
+	}
+	pgconn_clear(res);
+	*out = head;
+	return i;
+}

@@ -1,0 +1,145 @@
+/*
+ * worker.c - a worker thread: keeps its connection up, takes one event at a time from the pool
+ * and runs it: process_one() for SQL actions, the held transaction of notify.c for notify.
+ */
+#include "worker.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "backoff.h"
+#include "log.h"
+#include "notify.h"
+
+static const char *const state_names[] = {"starting", "down", "idle", "sql", "notify", "stopped"};
+
+const char *
+worker_state_name(enum WorkerState s)
+{
+	return state_names[s];
+}
+
+/*
+ * worker_connect makes one connection attempt. On failure it logs "reconnecting" with the delay
+ * before the next attempt (capped exponential backoff with jitter).
+ */
+static bool
+worker_connect(struct Worker *w)
+{
+	char q[1100];
+
+	if (pgconn_connect(&w->pg, w->conninfo, w->conninfo_mode)) {
+		if (w->reconnect_attempt > 0)
+			log_info("reconnected", "conn=%s attempts=%d", w->pg.label, w->reconnect_attempt);
+		w->reconnect_attempt = 0;
+		w->backoff_ms = 0;
+		return true;
+	}
+	atomic_store(&w->state, W_DOWN);
+	pool_settings(&w->settings);
+	w->reconnect_attempt++;
+	w->backoff_ms = backoff_next(w->backoff_ms, 100, w->settings.reconnect_max_ms);
+	w->sleep_ms = backoff_jitter(w->backoff_ms, backoff_random());
+	log_warn("reconnecting", "conn=%s attempt=%d retry_in_ms=%ld error=%s", w->pg.label,
+			 w->reconnect_attempt, w->sleep_ms, log_quote(q, sizeof q, w->pg.error));
+	return false;
+}
+
+/* connection_failed: the session broke under an event; reconnect at once on the next loop. */
+static void
+connection_failed(struct Worker *w, const struct Job *j)
+{
+	char q[1100];
+
+	log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost error=%s", w->pg.label, j->id,
+			 log_quote(q, sizeof q, w->pg.error));
+	pgconn_close(&w->pg);
+	atomic_store(&w->state, W_DOWN);
+	w->reconnect_attempt = 1;
+}
+
+/* run_sql runs one SQL event through process_one() under the channel's timeout. */
+static void
+run_sql(struct Worker *w, struct Job *j)
+{
+	char idbuf[24], q[1100];
+	const char *params[1] = {idbuf};
+	PGresult *res;
+
+	atomic_store(&w->state, W_SQL);
+	snprintf(idbuf, sizeof idbuf, "%lld", j->id);
+	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
+	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
+		j->outcome = OC_LOST;
+		if (w->pg.lost)
+			connection_failed(w, j);
+		return;
+	}
+	res = pgconn_query(&w->pg, "SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
+	if (res == NULL) {
+		j->outcome = OC_LOST;
+		if (w->pg.lost)
+			connection_failed(w, j);
+		else
+			log_error("attempt_failed", "conn=%s id=%lld channel=%s outcome=not_finished sqlstate=%s error=%s",
+					  w->pg.label, j->id, j->channel, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
+		return;
+	}
+	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
+	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
+		const char *err = pgconn_value(res, 0, 1);
+
+		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s",
+				 w->pg.label, j->id, j->channel, j->attempt, outcome_name(j->outcome),
+				 log_quote(q, sizeof q, err ? err : ""));
+	}
+	pgconn_clear(res);
+}
+
+/* run_job dispatches on the action type; an action this Processor does not know is skipped. */
+static void
+run_job(struct Worker *w, struct Job *j)
+{
+	long long t0 = now_us();
+
+	if (strcmp(j->action_type, "sql") == 0)
+		run_sql(w, j);
+	else if (strcmp(j->action_type, "notify") == 0) {
+		atomic_store(&w->state, W_NOTIFY);
+		j->outcome = notify_run(w, j);
+	} else {
+		log_warn("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
+				 w->pg.label, j->id, j->channel, j->action_type);
+		j->outcome = OC_SKIPPED;
+	}
+	j->duration_us = now_us() - t0;
+	log_trace("event_done", "conn=%s id=%lld channel=%s outcome=%s duration_us=%lld", w->pg.label,
+			  j->id, j->channel, outcome_name(j->outcome), j->duration_us);
+}
+
+void *
+worker_main(void *arg)
+{
+	struct Worker *w = arg;
+
+	while (!pool_stopping()) {
+		struct Job *j;
+
+		if (!pgconn_is_up(&w->pg) && !worker_connect(w)) {
+			pool_sleep(w->sleep_ms);
+			continue;
+		}
+		j = pool_take(w);
+		if (j == NULL)
+			break;
+		run_job(w, j);
+		pool_finish(w, j);
+	}
+	notify_ctx_free(w->notify);
+	w->notify = NULL;
+	pgconn_close(&w->pg);
+	atomic_store(&w->state, W_STOPPED);
+	pool_wake();
+	return NULL;
+}
