@@ -75,7 +75,7 @@ iso_now(char *buf, size_t len)
 }
 
 static const char *
-outcome_name(enum DeliveryStatus st)
+result_outcome_name(enum DeliveryStatus st)
 {
 	switch (st) {
 	case DS_SENT:
@@ -120,7 +120,7 @@ print_result(int attempt, const char *started, const struct DeliveryResult *r, b
 											   r->rcpt[i].code, "reply",
 											   str_or_null(r->rcpt[i].reply)));
 	json_object_set_new(doc, "attempt", json_integer(attempt));
-	json_object_set_new(doc, "outcome", json_string(outcome_name(r->status)));
+	json_object_set_new(doc, "outcome", json_string(result_outcome_name(r->status)));
 	json_object_set_new(doc, "transport", json_string("smtp"));
 	json_object_set_new(doc, "started_at", json_string(started));
 	json_object_set_new(doc, "finished_at", json_string(finished));
