@@ -399,6 +399,9 @@ parse_smtp(struct Parse *p, json_t *v, struct SmtpProfile *s)
 		return parse_fail(p, "profile.smtp.helo_name is not a valid host name");
 	if (s->username != NULL && !is_header_safe(s->username))
 		return parse_fail(p, "profile.smtp.username contains a control character");
+	/* libcurl only authenticates with a user name: without one the secret would be ignored */
+	if (s->username == NULL && (s->password != NULL || s->oauth_token != NULL))
+		return parse_fail(p, "profile.smtp.password/oauth_token need profile.smtp.username");
 	return true;
 }
 

@@ -15,6 +15,9 @@
  *   html    = multipart/related: text/html, inline parts...    when parts have a content_id
  * Inline parts of a message without HTML cannot be referenced, so they go with the attachments.
  *
+ * Custom header values are written as unstructured text: folded at blanks, or RFC 2047 words
+ * when they are not ASCII (a structured field with non-ASCII would need SMTPUTF8 instead).
+ *
  * Boundaries are "=_pgrelay_<seed>_<n>". They cannot occur in any part body: "=_" is never
  * produced by quoted-printable (after '=' come two hex digits or CRLF) nor by base64 ('=' only
  * pads the end).

@@ -201,6 +201,7 @@ test_rejections(void)
 		{"profile/smtp/port", "70000", "profile.smtp.port is out of range"},
 		{"profile/smtp/security", "\"ssl\"", "profile.smtp.security has an unknown value"},
 		{"profile/smtp/helo_name", "\"a b\"", "helo_name is not a valid host name"},
+		{"profile/smtp/username", "null", "need profile.smtp.username"},
 		{"profile/timeout_ms", "0", "profile.timeout_ms is out of range"},
 		{"profile/debug", "\"yes\"", "profile.debug must be a boolean"},
 	};
