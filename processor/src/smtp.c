@@ -33,6 +33,7 @@ struct TransportSession {
 	char errbuf[CURL_ERROR_SIZE];
 };
 
+/* smtp_session_new makes an empty session: the easy handle is created by the first delivery. */
 static struct TransportSession *
 smtp_session_new(void)
 {
@@ -55,6 +56,7 @@ drop_handle(struct TransportSession *s)
 	s->key = NULL;
 }
 
+/* smtp_session_free closes the cached connection and frees s; NULL is a no-op. */
 static void
 smtp_session_free(struct TransportSession *s)
 {
@@ -401,6 +403,27 @@ fail_all(struct DeliveryResult *r, const struct Recipient *const *env, int n)
 	return true;
 }
 
+/*
+ * scrub_error cuts the secrets out of r->error. libcurl's error text never holds one, but the
+ * reason quotes server replies, and a server may echo what it was sent.
+ */
+static bool
+scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
+{
+	struct Buf e = BUF_INIT;
+	bool ok = buf_puts(&e, r->error) && smtp_scrub(&e, d->secrets, SMTP_DIALOG_SECRETS);
+
+	if (ok)
+		snprintf(r->error, sizeof(r->error), "%s", e.data);
+	buf_free(&e);
+	return ok;
+}
+
+/*
+ * smtp_deliver is smtp_transport.deliver: one attempt (plus at most one immediate repeat on a
+ * fresh connection) to hand m to the profile's server. Returns false only when r could not be
+ * filled for lack of memory.
+ */
 static bool
 smtp_deliver(struct TransportSession *s, const struct Message *m,
 			 const struct DeliveryOptions *opt, struct DeliveryResult *r)
@@ -414,6 +437,9 @@ smtp_deliver(struct TransportSession *s, const struct Message *m,
 	r->error[0] = '\0';
 	if (!envelope(m, &env, &sa.n_env, &a.rcpts) || !build_message(m, &msg, r))
 		goto out;
+	if (m->profile.transport != TRANSPORT_SMTP)
+		snprintf(r->error, sizeof(r->error), "profile %s is not an smtp profile",
+				 m->profile.name ? m->profile.name : "(unnamed)");
 	sa.env = env;
 	a.msg = &msg;
 	if (sa.n_env == 0 || r->error[0] != '\0') {
@@ -429,15 +455,7 @@ smtp_deliver(struct TransportSession *s, const struct Message *m,
 	smtp_dialog_add_secret(&s->dialog, m->profile.smtp.password);
 	smtp_dialog_add_secret(&s->dialog, m->profile.smtp.oauth_token);
 	transact(s, &a, &sa);
-	ok = smtp_result_fill(&sa, r);
-	/* the errbuf never holds a secret, but make sure no reply text smuggles one in */
-	{
-		struct Buf e = BUF_INIT;
-
-		if (buf_puts(&e, r->error) && smtp_scrub(&e, s->dialog.secrets, SMTP_DIALOG_SECRETS))
-			snprintf(r->error, sizeof(r->error), "%s", e.data);
-		buf_free(&e);
-	}
+	ok = smtp_result_fill(&sa, r) && scrub_error(r, &s->dialog);
 out:
 	if (!ok && r->error[0] == '\0')
 		snprintf(r->error, sizeof(r->error), "out of memory");
