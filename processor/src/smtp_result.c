@@ -264,7 +264,9 @@ smtp_result_fill(const struct SmtpAttempt *a, struct DeliveryResult *r)
 	verdict_of(a, &v, r);
 	r->status = v.status;
 	r->unknown_outcome = v.unknown;
-	return fill_rcpts(a, r, false) && set_reply(r, v.reply ? v.reply : &a->d->last);
+	/* the reply that decided, else the last one seen; none when the final one never came */
+	return fill_rcpts(a, r, false) &&
+		   set_reply(r, v.reply ? v.reply : v.unknown ? NULL : &a->d->last);
 }
 
 bool
