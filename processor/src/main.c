@@ -50,35 +50,6 @@ static struct {
 	int rounds, processed, ok, retried, failed, skipped, deferred, lost;
 } loop;
 
-long long
-now_us(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long long) ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
-}
-
-static const char *const outcome_names[] = {"skipped", "ok", "partial", "cancelled", "retry",
-											"timeout", "failed", "deferred", "lost"};
-
-const char *
-outcome_name(enum Outcome o)
-{
-	return outcome_names[o];
-}
-
-enum Outcome
-outcome_parse(const char *s)
-{
-	size_t i;
-
-	for (i = 0; s && i < sizeof outcome_names / sizeof outcome_names[0]; i++)
-		if (strcmp(s, outcome_names[i]) == 0)
-			return (enum Outcome) i;
-	return OC_LOST;
-}
-
 /*
  * handle_signal only records the signal and wakes the loop. A second SIGTERM/SIGINT while
  * stopping exits at once: the database rolls back whatever was in flight.

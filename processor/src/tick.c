@@ -175,6 +175,8 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
+	log_debug("probe", "has_work=%s paused=%s dispatch=%s", r->has_work ? "t" : "f",
+			  r->paused ? "t" : "f", r->dispatch ? "t" : "f");
 	apply_probe(t, r);
 	return true;
 }

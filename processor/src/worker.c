@@ -97,6 +97,29 @@ run_sql(struct Worker *w, struct Job *j)
 	pgconn_clear(res);
 }
 
+/*
+ * unknown_action_first_time: an action type this Processor cannot run is reported once per
+ * process at warn level (its rows come back every tick), then only at debug level.
+ */
+static bool
+unknown_action_first_time(const char *action_type)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char seen[16][32];
+	static int nseen;
+	bool first = true;
+	int i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < nseen; i++)
+		if (strcmp(seen[i], action_type) == 0)
+			first = false;
+	if (first && nseen < 16)
+		snprintf(seen[nseen++], sizeof seen[0], "%s", action_type);
+	pthread_mutex_unlock(&mu);
+	return first;
+}
+
 /* run_job dispatches on the action type; an action this Processor does not know is skipped. */
 static void
 run_job(struct Worker *w, struct Job *j)
@@ -109,8 +132,12 @@ run_job(struct Worker *w, struct Job *j)
 		atomic_store(&w->state, W_NOTIFY);
 		j->outcome = notify_run(w, j);
 	} else {
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
-				 w->pg.label, j->id, j->channel, j->action_type);
+		if (unknown_action_first_time(j->action_type))
+			log_warn("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
+					 w->pg.label, j->id, j->channel, j->action_type);
+		else
+			log_debug("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
+					  w->pg.label, j->id, j->channel, j->action_type);
 		j->outcome = OC_SKIPPED;
 	}
 	j->duration_us = now_us() - t0;

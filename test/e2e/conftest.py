@@ -1,0 +1,48 @@
+"""Fixtures of the end-to-end tests: one shared cluster, a fresh database per test, and a
+factory for Processor child processes that are always stopped (and checked for sanitizer
+reports) at the end of the test.
+
+Run from the repository root after `make -C processor all asan`:
+    /usr/bin/python3 -m pytest test/e2e -q
+"""
+import os
+import sys
+
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+
+import testlib  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def cluster():
+    c = testlib.Cluster(os.path.join(testlib.work_dir("e2e-"), "main"),
+                        conf=("max_connections = 200",))
+    c.start()
+    yield c
+    c.stop("immediate")
+
+
+@pytest.fixture
+def db(cluster):
+    d = testlib.Database(cluster)
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def processors():
+    """processors(args...) starts a Processor; all are stopped after the test."""
+    started = []
+
+    def start(*args, **kw):
+        p = testlib.Processor(list(args), **kw)
+        started.append(p)
+        return p
+
+    yield start
+    for p in started:
+        if p.proc.poll() is None:
+            p.kill()
+        p.check_sanitizers()

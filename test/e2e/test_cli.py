@@ -1,0 +1,167 @@
+"""The Processor's command line and startup checks: --help, --version, bad flags and values,
+config files, missing extension, missing privileges, unreachable server."""
+import os
+import re
+import subprocess
+
+import pytest
+
+import testlib
+
+
+def run(*args, env=None, timeout=60):
+    e = dict(os.environ)
+    if env:
+        e.update(env)
+    return subprocess.run([testlib.PROCESSOR] + list(args), stdout=subprocess.PIPE,
+                          stderr=subprocess.PIPE, text=True, timeout=timeout, env=e)
+
+
+def test_version_names_the_libraries():
+    r = run("--version")
+    assert r.returncode == 0
+    lines = r.stdout.splitlines()
+    assert re.fullmatch(r"pg_relay \d+\.\d+\.\d+", lines[0])
+    assert any(l.startswith("libpq ") for l in lines)
+    assert any(l.startswith("libcurl ") for l in lines)
+
+
+def test_help_lists_every_flag():
+    r = run("--help")
+    assert r.returncode == 0
+    for flag in ("--dbname", "--mode", "--workers", "--poll-interval", "--once", "--log-format",
+                 "--log-level", "--config", "--help", "--version", "--secrets-dir"):
+        assert flag in r.stdout, flag
+
+
+def test_sample_config_is_a_valid_config(tmp_path):
+    r = run("--sample-config")
+    assert r.returncode == 0 and "poll-interval" in r.stdout
+    f = tmp_path / "sample.conf"
+    f.write_text(r.stdout)
+    assert run("--config", str(f), "--help").returncode == 0
+
+
+@pytest.mark.parametrize("args, message", [
+    (["--bogus"], 'unknown option "--bogus"'),
+    (["--workers=0"], 'invalid value "0" for --workers: expected an integer from 1 to 64'),
+    (["--workers=abc"], 'invalid value "abc" for --workers'),
+    (["--poll-interval=fast"], 'invalid value "fast" for --poll-interval: expected a duration'),
+    (["--poll-interval=1ms"], 'invalid value "1ms" for --poll-interval'),
+    (["--mode=cluster"], 'invalid value "cluster" for --mode: expected one of single, multi-node, leader'),
+    (["--log-format=xml"], 'invalid value "xml" for --log-format'),
+    (["--log-level=loud"], 'invalid value "loud" for --log-level'),
+    (["--dbname=host=/tmp port"], "invalid --dbname"),
+    (["extra-argument"], 'unexpected argument "extra-argument"'),
+    (["--mode=leader"], "--mode=leader is not available in this version"),
+])
+def test_bad_flags_exit_2_with_one_clear_line(args, message):
+    r = run(*args)
+    assert r.returncode == 2
+    lines = r.stderr.splitlines()
+    assert lines[0].startswith("pg_relay: ") and message in lines[0], r.stderr
+    assert lines[1] == 'Try "pg_relay --help" for more information.'
+    assert len(lines) == 2
+
+
+def test_config_file_errors_name_file_and_line(tmp_path):
+    f = tmp_path / "bad.conf"
+    f.write_text("# comment\nworkers = 2\nnot_a_key = 1\n")
+    r = run("--config", str(f))
+    assert r.returncode == 2
+    assert "bad.conf line 3: unknown setting \"not_a_key\"" in r.stderr
+    f.write_text("poll_interval = soon\n")
+    r = run("--config", str(f))
+    assert r.returncode == 2 and "bad.conf line 1: invalid value \"soon\" for poll-interval" in r.stderr
+    r = run("--config", str(tmp_path / "missing.conf"))
+    assert r.returncode == 2 and "could not open config file" in r.stderr
+
+
+def test_flags_win_over_the_config_file(tmp_path, db):
+    f = tmp_path / "relay.conf"
+    f.write_text("workers = 3\npoll-interval = 250ms\nlog_level = 'warn'\n")
+    p = testlib.Processor(["--config", str(f), "--log-level=info", "-w", "2", "-d", db.dsn, "--once"])
+    assert p.wait_exit() == 0
+    started = p.lines("started")[0]
+    assert "workers=2" in started and "poll-interval=250ms" in started and "log-level=info" in started
+
+
+def test_missing_extension_is_one_clear_line(cluster):
+    d = testlib.Database(cluster, extensions=())
+    try:
+        p = testlib.Processor(["-d", d.dsn])
+        assert p.wait_exit() == 1
+        err = p.lines("startup_failed")
+        assert len(err) == 1
+        assert "extension pg_relay is not installed" in err[0] and "CREATE EXTENSION pg_relay" in err[0]
+    finally:
+        d.close()
+
+
+def test_missing_privileges_is_one_clear_line(db):
+    db.sql("CREATE ROLE regress_stranger LOGIN")
+    try:
+        p = testlib.Processor(["-d", db.dsn.replace("user=postgres", "user=regress_stranger")])
+        assert p.wait_exit() == 1
+        err = p.lines("startup_failed")
+        assert len(err) == 1 and "permission denied" in err[0] and "GRANT pgrelay_processor" in err[0]
+        # with the role granted it starts
+        db.sql("GRANT pgrelay_processor TO regress_stranger")
+        p = testlib.Processor(["-d", db.dsn.replace("user=postgres", "user=regress_stranger"), "--once"])
+        assert p.wait_exit() == 0
+    finally:
+        db.sql("DROP OWNED BY regress_stranger")
+        db.sql("DROP ROLE regress_stranger")
+
+
+def test_wrong_interface_version_is_refused(db):
+    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 2'")
+    p = testlib.Processor(["-d", db.dsn])
+    assert p.wait_exit() == 1
+    assert "interface version 2 is not supported" in p.lines("startup_failed")[0]
+
+
+def test_unreachable_server_with_once_fails_at_once():
+    port = subprocess.run([testlib.PYTHON, "-c",
+                           "import socket; s=socket.socket(); s.bind(('127.0.0.1',0)); print(s.getsockname()[1])"],
+                          stdout=subprocess.PIPE, text=True).stdout.strip()
+    p = testlib.Processor(["-d", "host=127.0.0.1 port=%s dbname=x connect_timeout=2" % port, "--once"])
+    assert p.wait_exit() == 1
+    err = p.lines("startup_failed")
+    assert len(err) == 1 and "Connection refused" in err[0]
+    assert p.lines("reconnecting") == []
+
+
+def test_unreachable_server_is_retried_until_it_comes_up():
+    c = testlib.Cluster(os.path.join(testlib.work_dir("late-"), "c"))
+    c.start()
+    with c.connect() as conn:
+        conn.execute("CREATE EXTENSION pg_relay")
+        conn.execute("CREATE TABLE done (p text)")
+        conn.execute("CREATE FUNCTION h(p text) RETURNS void LANGUAGE sql AS 'INSERT INTO done VALUES (p)'")
+        conn.execute("SELECT pgrelay.register('late', 'sql', handler => 'h(text)')")
+        conn.execute("SELECT pgrelay.notify('late', 'hello')")
+    port = c.port
+    c.stop()
+    p = testlib.Processor(["-d", "host=127.0.0.1 port=%d dbname=postgres user=postgres" % port,
+                           "--reconnect-max=200ms", "--poll-interval=50ms"])
+    try:
+        p.wait_log(r"reconnecting conn=control attempt=2 ")
+        c.start()
+        assert c.port == port
+        p.wait_log(r" started ")
+        with c.connect() as conn:
+            testlib.wait_for(lambda: conn.execute("SELECT count(*) FROM done").fetchone()[0] == 1,
+                             "the event to be processed")
+        assert p.stop() == 0
+        assert "error=\"connection to server" in p.lines("reconnecting")[0]
+    finally:
+        p.kill()
+        c.stop("immediate")
+
+
+def test_password_never_reaches_the_log(db):
+    p = testlib.Processor(["-d", db.dsn + " password=hunter2secret", "--once"])
+    assert p.wait_exit() == 0
+    assert "hunter2secret" not in p.log()
+    assert "dbname=%s" % db.name in p.lines("started")[0]

@@ -1,0 +1,204 @@
+"""The Processor's poll/drain/dispatch loop with SQL actions: bursts, ordering, concurrency modes,
+retries and timeouts."""
+import re
+
+import testlib
+
+SETUP = """
+CREATE TABLE done (n bigserial PRIMARY KEY, payload text, started timestamptz, finished timestamptz,
+                   peers int, backend int);
+CREATE FUNCTION record(p text) RETURNS void LANGUAGE sql AS $$
+    INSERT INTO done (payload, started, finished, backend)
+    VALUES (p, clock_timestamp(), clock_timestamp(), pg_backend_pid()) $$;
+GRANT INSERT, SELECT ON done TO PUBLIC;
+"""
+
+
+def make_channel(db, channel="jobs", handler="record(text)"):
+    if not db.scalar("SELECT to_regclass('done') IS NOT NULL"):
+        db.conn.execute(SETUP)
+    db.sql("SELECT pgrelay.register(%s, 'sql', handler => %s)", (channel, handler))
+
+
+def batch_lines(p):
+    return [dict(re.findall(r"(\w+)=(\S+)", l)) for l in p.lines("batch")]
+
+
+def test_burst_of_1000_is_drained_in_one_batch(db, processors):
+    make_channel(db)
+    p = processors("-d", db.dsn, "--log-level=debug", "--workers=4")
+    p.wait_log(r" probe has_work=f")
+    db.sql("SELECT count(pgrelay.notify('jobs', n::text)) FROM generate_series(1, 1000) n")
+    p.wait_log(r" batch ")
+    batches = batch_lines(p)
+    assert len(batches) == 1
+    assert batches[0]["processed"] == "1000" and batches[0]["ok"] == "1000"
+    assert batches[0]["failed"] == "0" and batches[0]["retried"] == "0"
+    assert db.scalar("SELECT count(*) FROM done") == 1000
+    assert db.scalar("SELECT count(DISTINCT payload) FROM done") == 1000
+    assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 1000
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+    # the work was spread over the workers, not run by one
+    assert db.scalar("SELECT count(DISTINCT backend) FROM done") > 1
+    assert p.stop() == 0
+
+
+def test_once_drains_what_is_due_and_exits_0(db, processors):
+    make_channel(db)
+    db.sql("SELECT pgrelay.notify('jobs', n::text) FROM generate_series(1, 50) n")
+    db.sql("SELECT pgrelay.notify('jobs', 'tomorrow', now() + interval '1 day')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert db.scalar("SELECT count(*) FROM done") == 50
+    assert db.sql("SELECT payload FROM pgrelay.queue") == [("tomorrow",)]
+    assert p.lines("stopping")[0].find("reason=once") > 0
+
+
+def test_one_worker_follows_run_at_then_queued_at(db, processors):
+    make_channel(db)
+    db.sql("""INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, run_at, queued_at) VALUES
+                (0, 'jobs', 'sql', 'c', now() - interval '1 minute', now() - interval '9 minutes'),
+                (0, 'jobs', 'sql', 'a', now() - interval '3 minutes', now() - interval '1 minute'),
+                (0, 'jobs', 'sql', 'b', now() - interval '2 minutes', now() - interval '8 minutes'),
+                (0, 'jobs', 'sql', 'a2', now() - interval '3 minutes', now() - interval '2 seconds');
+              UPDATE pgrelay.queue SET event_id = id""")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert [r[0] for r in db.sql("SELECT payload FROM done ORDER BY n")] == ["a", "a2", "b", "c"]
+
+
+def test_run_order_puts_one_action_type_before_another(db, processors):
+    """run_order decides between action types: with sql after a custom type the Processor knows
+    nothing of, the unknown type's rows come first (and are skipped, logged once each)."""
+    make_channel(db)
+    db.sql("INSERT INTO pgrelay.action_types VALUES ('regress_other', 1, 'test')")
+    db.sql("INSERT INTO pgrelay.channels (channel, action_type) VALUES ('other', 'regress_other')")
+    db.sql("SELECT pgrelay.notify('jobs', 'sql event')")
+    db.sql("SELECT pgrelay.notify('other', 'other event')")
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--log-level=trace")
+    assert p.wait_exit() == 0
+    done = p.lines("event_done")
+    assert "channel=other" in done[0] and "outcome=skipped" in done[0]
+    assert "channel=jobs" in done[1] and "outcome=ok" in done[1]
+    assert "unknown action type regress_other" in p.lines("attempt_failed")[0]
+
+
+PEERS = """
+CREATE TABLE seen (channel text, payload text, peers int, started timestamptz, finished timestamptz);
+GRANT INSERT ON seen TO PUBLIC;
+-- peers(): how many sessions are running a handler of this channel right now (this one included).
+-- The handler names its session after the channel for the length of its transaction.
+CREATE FUNCTION peers(ch text) RETURNS int LANGUAGE sql AS $$
+    SELECT count(*)::int FROM pg_stat_activity
+    WHERE application_name = 'pgr-test:' || ch AND state = 'active' $$;
+-- serial_h looks for company after a pause long enough for any overlap to show.
+CREATE FUNCTION serial_h(p text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp(); n int;
+BEGIN
+    PERFORM set_config('application_name', 'pgr-test:serial', true);
+    PERFORM pg_sleep(0.05);
+    n := peers('serial');
+    INSERT INTO seen VALUES ('serial', p, n, t0, clock_timestamp());
+END $$;
+-- parallel_h waits (up to 1 s) until another event of its channel runs beside it.
+CREATE FUNCTION parallel_h(p text) RETURNS void LANGUAGE plpgsql AS $$
+DECLARE t0 timestamptz := clock_timestamp(); n int;
+BEGIN
+    PERFORM set_config('application_name', 'pgr-test:parallel', true);
+    LOOP
+        n := peers('parallel');
+        EXIT WHEN n >= 2 OR clock_timestamp() > t0 + interval '1 second';
+        PERFORM pg_sleep(0.01);
+    END LOOP;
+    INSERT INTO seen VALUES ('parallel', p, n, t0, clock_timestamp());
+END $$;
+"""
+
+
+def test_channel_mode_never_overlaps_while_parallel_does(db, processors):
+    db.conn.execute(PEERS)
+    db.sql("SELECT pgrelay.register('serial', 'sql', handler => 'serial_h(text)', concurrency_mode => 'channel')")
+    db.sql("SELECT pgrelay.register('parallel', 'sql', handler => 'parallel_h(text)')")
+    db.sql("SELECT pgrelay.notify(c, n::text) FROM generate_series(1, 12) n, unnest(ARRAY['serial', 'parallel']) c")
+    p = processors("-d", db.dsn, "--workers=4", "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM seen") == 24, "all 24 events")
+    assert p.stop() == 0
+    # never two serial events at once: seen by the handlers themselves, and by their intervals
+    assert db.scalar("SELECT max(peers) FROM seen WHERE channel = 'serial'") == 1
+    assert db.scalar("""SELECT count(*) FROM seen a JOIN seen b
+                        ON a.channel = 'serial' AND b.channel = 'serial' AND a.payload < b.payload
+                        AND a.started < b.finished AND b.started < a.finished""") == 0
+    # parallel events did run side by side
+    assert db.scalar("SELECT max(peers) FROM seen WHERE channel = 'parallel'") >= 2
+    # losing the race for the channel is a skip, never a failure
+    assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome <> 'ok'") == 0
+
+
+def test_transient_failure_is_retried_with_backoff(db, processors):
+    db.conn.execute("""
+        CREATE SEQUENCE tries;
+        CREATE TABLE done (p text);
+        CREATE FUNCTION flaky(p text) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            IF nextval('tries') = 1 THEN
+                RAISE EXCEPTION 'could not serialize' USING ERRCODE = 'serialization_failure';
+            END IF;
+            INSERT INTO done VALUES (p);
+        END $$""")
+    db.sql("SELECT pgrelay.register('flaky', 'sql', handler => 'flaky(text)', backoff_base => '10 ms', backoff_max => '20 ms')")
+    db.sql("SELECT pgrelay.notify('flaky', 'x')")
+    p = processors("-d", db.dsn, "--poll-interval=20ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "the retry to succeed")
+    assert p.stop() == 0
+    assert db.sql("SELECT attempt, outcome, sqlstate FROM pgrelay.log ORDER BY id") == \
+        [(1, "retry", "40001"), (2, "ok", None)]
+    line = p.lines("attempt_failed")[0]
+    assert "outcome=retry" in line and "attempt=1" in line and 'error="could not serialize"' in line
+
+
+def test_permanent_failure_lands_in_failed(db, processors):
+    db.conn.execute("""CREATE FUNCTION broken(p text) RETURNS void LANGUAGE plpgsql AS $$
+                       BEGIN RAISE EXCEPTION 'no such customer %', p; END $$""")
+    db.sql("SELECT pgrelay.register('broken', 'sql', handler => 'broken(text)')")
+    db.sql("SELECT pgrelay.notify('broken', '42')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT channel, payload, attempts, error FROM pgrelay.failed") == \
+        [("broken", "42", 1, "no such customer 42")]
+    assert "outcome=failed" in p.lines("attempt_failed")[0]
+    assert "failed=1" in p.lines("batch")[0]
+
+
+def test_channel_timeout_cancels_the_handler_and_the_worker_goes_on(db, processors):
+    db.conn.execute("""
+        CREATE TABLE done (p text);
+        CREATE FUNCTION sleepy(p text) RETURNS void LANGUAGE plpgsql AS $$
+        BEGIN
+            IF p = 'slow' THEN PERFORM pg_sleep(30); END IF;
+            INSERT INTO done VALUES (p);
+        END $$""")
+    db.sql("SELECT pgrelay.register('sleepy', 'sql', handler => 'sleepy(text)', timeout => '300 ms', backoff_base => '1 hour')")
+    db.sql("SELECT pgrelay.notify('sleepy', 'slow')")
+    db.sql("SELECT pgrelay.notify('sleepy', 'fast')")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT payload, outcome, sqlstate FROM pgrelay.log ORDER BY id") == \
+        [("slow", "timeout", "57014"), ("fast", "ok", None)]
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("slow", 2)]
+    assert db.sql("SELECT p FROM done") == [("fast",)]
+    # one worker did both: the timed-out session was reused, never reconnected
+    assert p.lines("reconnecting") == []
+    assert "outcome=timeout" in p.lines("attempt_failed")[0]
+
+
+def test_inactive_channel_waits_until_activated(db, processors):
+    make_channel(db)
+    db.sql("SELECT pgrelay.notify('jobs', 'held')")
+    db.sql("SELECT pgrelay.register('jobs', active => false)")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert db.scalar("SELECT count(*) FROM done") == 0
+    db.sql("SELECT pgrelay.register('jobs', active => true)")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT payload FROM done") == [("held",)]

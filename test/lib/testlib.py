@@ -1,0 +1,214 @@
+"""Shared helpers of the end-to-end tests: throwaway PostgreSQL clusters, the Processor as a child
+process with its log, and polling for conditions (never sleeping as synchronisation).
+
+Clusters come from test/lib/pgcluster (a private copy of the PostgreSQL install with both
+extensions, servers run as an unprivileged user when we are root).
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+
+import psycopg
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
+FIXTURES = os.path.join(ROOT, "test", "fixtures")
+PYTHON = "/usr/bin/python3"
+PROCESSOR = os.environ.get("PGRELAY_BIN", os.path.join(ROOT, "processor", "build", "asan", "pg_relay"))
+PROCESSOR_RELEASE = os.environ.get("PGRELAY_BIN_RELEASE",
+                                   os.path.join(ROOT, "processor", "build", "release", "pg_relay"))
+
+
+def wait_for(cond, what, timeout=30.0, interval=0.01):
+    """Poll cond() until it returns something true and return that; the timeout only bounds a
+    broken test, it is never what a test measures."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = cond()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError("timed out after %ss waiting for %s" % (timeout, what))
+        time.sleep(interval)
+
+
+def work_dir(prefix):
+    """A fresh directory the unprivileged server user can enter."""
+    base = os.environ.get("PGRELAY_TEST_WORK") or tempfile.gettempdir()
+    d = tempfile.mkdtemp(prefix=prefix, dir=base)
+    os.chmod(d, 0o755)
+    return d
+
+
+_prefix = None
+
+
+def pg_prefix():
+    """The private PostgreSQL prefix: made once per test session unless run-all made it."""
+    global _prefix
+    if _prefix is None:
+        _prefix = os.environ.get("PGRELAY_PG_PREFIX")
+        if not _prefix:
+            _prefix = os.path.join(work_dir("pgprefix-"), "pg")
+            subprocess.run([PGCLUSTER, "prefix", _prefix], check=True)
+            os.environ["PGRELAY_PG_PREFIX"] = _prefix
+    return _prefix
+
+
+def pgcluster(*args, check=True):
+    pg_prefix()
+    return subprocess.run([PGCLUSTER] + [str(a) for a in args], check=check,
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+
+
+class Cluster:
+    """One throwaway PostgreSQL cluster on a unix socket in its directory and a loopback port."""
+
+    def __init__(self, path, conf=(), init=True):
+        self.path = path
+        if init:
+            r = pgcluster("init", path, *conf, check=False)
+            if r.returncode != 0:
+                raise AssertionError("initdb failed: " + r.stderr)
+        self.port = None
+
+    def start(self):
+        r = pgcluster("start", self.path, check=False)
+        if r.returncode != 0:
+            raise AssertionError("cluster start failed: " + r.stderr)
+        self.port = int(r.stdout.strip())
+        return self
+
+    def stop(self, mode="fast"):
+        pgcluster("stop", self.path, mode, check=False)
+
+    def restart(self, mode="fast"):
+        self.stop(mode)
+        return self.start()
+
+    def promote(self):
+        pgcluster("promote", self.path)
+
+    def standby(self, path):
+        """A streaming standby of this (running) cluster, started."""
+        pgcluster("basebackup", self.path, path)
+        return Cluster(path, init=False).start()
+
+    def dsn(self, dbname="postgres", **extra):
+        parts = ["host=%s" % self.path, "port=%d" % self.port, "dbname=%s" % dbname, "user=postgres"]
+        parts += ["%s=%s" % kv for kv in extra.items()]
+        return " ".join(parts)
+
+    def connect(self, dbname="postgres", **extra):
+        return psycopg.connect(self.dsn(dbname, **extra), autocommit=True)
+
+    def server_log(self):
+        with open(os.path.join(self.path, "server.log"), errors="replace") as f:
+            return f.read()
+
+
+class Database:
+    """A fresh database in a cluster, with pg_relay installed and an autocommit connection."""
+
+    counter = 0
+
+    def __init__(self, cluster, extensions=("pg_relay",)):
+        Database.counter += 1
+        self.cluster = cluster
+        self.name = "t%d_%d" % (os.getpid(), Database.counter)
+        with cluster.connect() as c:
+            c.execute('CREATE DATABASE "%s"' % self.name)
+        self.conn = cluster.connect(self.name)
+        for ext in extensions:
+            self.conn.execute("CREATE EXTENSION %s CASCADE" % ext)
+
+    @property
+    def dsn(self):
+        return self.cluster.dsn(self.name)
+
+    def sql(self, query, params=None):
+        cur = self.conn.execute(query, params)
+        return cur.fetchall() if cur.description is not None else []
+
+    def scalar(self, query, params=None):
+        row = self.conn.execute(query, params).fetchone()
+        return row[0] if row else None
+
+    def close(self):
+        self.conn.close()
+        with self.cluster.connect() as c:
+            c.execute('DROP DATABASE IF EXISTS "%s" WITH (FORCE)' % self.name)
+
+
+class Processor:
+    """The pg_relay binary as a child process; its log (stderr) goes to a file we can poll."""
+
+    counter = 0
+
+    def __init__(self, args, env=None, binary=PROCESSOR, wrapper=()):
+        Processor.counter += 1
+        self.logpath = os.path.join(work_dir("proc-"), "processor.log")
+        self.logfile = open(self.logpath, "wb")
+        full_env = dict(os.environ)
+        full_env.setdefault("ASAN_OPTIONS", "detect_leaks=1")
+        full_env.setdefault("UBSAN_OPTIONS", "print_stacktrace=1:halt_on_error=1")
+        if env:
+            full_env.update(env)
+        self.proc = subprocess.Popen(list(wrapper) + [binary] + list(args), stdout=self.logfile,
+                                     stderr=subprocess.STDOUT, env=full_env)
+        self.returncode = None
+
+    def log(self):
+        with open(self.logpath, errors="replace") as f:
+            return f.read()
+
+    def lines(self, event=None):
+        out = self.log().splitlines()
+        if event:
+            out = [l for l in out if re.search(r"\s%s(\s|$)" % re.escape(event), l)]
+        return out
+
+    def wait_log(self, pattern, timeout=30.0, count=1):
+        """Wait until `count` log lines match the regex; return the last match."""
+        def found():
+            if self.proc.poll() is not None and self.returncode is None:
+                self.returncode = self.proc.returncode
+            ms = [m for m in (re.search(pattern, l) for l in self.log().splitlines()) if m]
+            if len(ms) >= count:
+                return ms[-1]
+            if self.returncode is not None:
+                raise AssertionError("processor exited (rc=%s) before logging %r:\n%s"
+                                     % (self.returncode, pattern, self.log()))
+            return None
+        return wait_for(found, "log line %r" % pattern, timeout)
+
+    def signal(self, sig):
+        self.proc.send_signal(sig)
+
+    def wait_exit(self, timeout=60.0):
+        self.returncode = self.proc.wait(timeout=timeout)
+        self.check_sanitizers()
+        return self.returncode
+
+    def stop(self, timeout=60.0):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        return self.wait_exit(timeout)
+
+    def kill(self):
+        if self.proc.poll() is None:
+            self.proc.kill()
+        self.returncode = self.proc.wait()
+
+    def check_sanitizers(self):
+        text = self.log()
+        for marker in ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:"):
+            assert marker not in text, "sanitizer report in the processor log:\n" + text
+
+
+def remove_tree(path):
+    shutil.rmtree(path, ignore_errors=True)
