@@ -2099,7 +2099,7 @@ BEGIN
         new_status := 'partially_sent';
     END IF;
     IF v_error IS NULL AND new_status <> 'sent' THEN
-        SELECT format('%s: %s', r.address, COALESCE(r.reply, 'failed')) INTO v_error
+        SELECT format('%s: %s', r.address, COALESCE(r.reply, r.code::text, r.status)) INTO v_error
         FROM pgrelay_notifier.recipients r
         WHERE r.notification_id = nid AND r.recipient_id = ANY (ids) AND r.status IN ('failed', 'retrying')
         ORDER BY r.recipient_id LIMIT 1;

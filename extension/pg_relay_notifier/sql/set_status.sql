@@ -136,6 +136,11 @@ SELECT status, attempts FROM pgrelay_notifier.notifications WHERE notification_i
 SELECT count(*) FROM pgrelay_notifier.attempts WHERE notification_id = :n6;
 -- unknown keys are ignored (the Processor may add some)
 SELECT pgrelay_notifier.set_status(:'n6', '{"outcome": "sent", "duration_ms": 812, "server": "mx1"}');
+-- without an error text, last_error names the first recipient that failed, with its reply or code
+SELECT regress_send('t_quiet') AS n7 \gset
+SELECT pgrelay_notifier.set_status(:'n7', '{"outcome": "retrying",
+    "recipients": [{"id": 1, "status": "sent", "code": 250}, {"id": 2, "status": "retrying", "code": 451}]}');
+SELECT last_error FROM pgrelay_notifier.notifications WHERE notification_id = :n7;
 
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay_notifier.notifications;
