@@ -1971,7 +1971,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * Function: records one delivery attempt (the document of docs/interface.md) and moves the
  * notification to the outcome's status: sent, partially_sent, retrying or failed; failed becomes
  * partially_sent when some recipient got the message (now or on an earlier attempt). Listed
- * recipients take their result, except that a recipient once sent stays sent. sent,
+ * recipients take their result, except that a recipient once sent stays sent; with outcome sent
+ * or failed, envelope recipients left unlisted become sent or failed with it. sent,
  * partially_sent and cancelled are final: recording an attempt on them is an error. The trace is
  * kept only when the profile has debug on, with the profile's literal secrets masked once more.
  * Returns: the notification's new status.
@@ -2092,6 +2093,14 @@ BEGIN
     FROM jsonb_array_elements(rcpts) x
     WHERE r.notification_id = nid AND r.recipient_id = (x.value ->> 'id')::integer
       AND r.status <> 'sent';
+
+    -- A final outcome settles the envelope recipients the document does not list: outcome sent
+    -- means every one was accepted, outcome failed that none will be tried again.
+    IF outcome IN ('sent', 'failed') THEN
+        UPDATE pgrelay_notifier.recipients r
+        SET status = outcome, updated_at = now()
+        WHERE r.notification_id = nid AND r.status IN ('pending', 'retrying') AND NOT r.recipient_id = ANY (ids);
+    END IF;
 
     new_status := outcome;
     IF outcome = 'failed' AND EXISTS (SELECT 1 FROM pgrelay_notifier.recipients r

@@ -141,6 +141,16 @@ SELECT regress_send('t_quiet') AS n7 \gset
 SELECT pgrelay_notifier.set_status(:'n7', '{"outcome": "retrying",
     "recipients": [{"id": 1, "status": "sent", "code": 250}, {"id": 2, "status": "retrying", "code": 451}]}');
 SELECT last_error FROM pgrelay_notifier.notifications WHERE notification_id = :n7;
+-- a final outcome settles the envelope recipients it does not list (Graph reports no per-recipient
+-- results; a connection refused fails them all); retrying leaves them as they are
+SELECT regress_send('t_quiet') AS n8 \gset
+SELECT regress_send('t_quiet') AS n9 \gset
+SELECT pgrelay_notifier.set_status(:'n8', '{"outcome": "retrying", "recipients": [{"id": 1, "status": "retrying"}]}');
+SELECT id, status FROM regress_recipients(:n8);
+SELECT pgrelay_notifier.set_status(:'n8', '{"outcome": "sent", "transport": "graph"}');
+SELECT id, status FROM regress_recipients(:n8);
+SELECT pgrelay_notifier.set_status(:'n9', '{"outcome": "failed", "error": "connection refused"}');
+SELECT id, status FROM regress_recipients(:n9);
 
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay_notifier.notifications;
