@@ -416,6 +416,7 @@ build_longopts(struct option *lo, char *shortopts)
 	int i, n = 0;
 	char *s = shortopts;
 
+	*s++ = ':'; /* a missing value is reported as ':' rather than '?' */
 	for (i = 0; i < NPARAMS; i++) {
 		lo[n].name = params[i].name;
 		lo[n].has_arg = params[i].type == CT_BOOL ? optional_argument : required_argument;
@@ -473,7 +474,7 @@ int
 config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
 {
 	struct option lo[NPARAMS + 6];
-	char shortopts[2 * NPARAMS + 8];
+	char shortopts[2 * NPARAMS + 9];
 	const char *file;
 	int c, idx, verbose = 0;
 

@@ -212,7 +212,7 @@ run_tick(void)
 
 failed:
 	if (ticker.pg.lost) {
-		ticker_lost(&ticker, &cf);
+		ticker_lost(&ticker);
 	} else {
 		char q[1100];
 

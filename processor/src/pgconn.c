@@ -93,8 +93,15 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
 
+	/*
+	 * client_connection_check_interval: should the Processor die in the middle of a long
+	 * handler, the server notices within a second, cancels it and rolls back, instead of
+	 * running it to the end for nobody.
+	 */
 	params[0] = mode;
-	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('pg_relay.mode', $1, false)", 1, params)) {
+	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('pg_relay.mode', $1, false),"
+					 " pg_catalog.set_config('client_connection_check_interval', '1000', false)",
+					 1, params)) {
 		pgconn_close(c);
 		return false;
 	}
@@ -145,7 +152,11 @@ pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *
 				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
 	else
 		set_error(c, PQerrorMessage(c->conn), NULL);
-	c->lost = PQstatus(c->conn) != CONNECTION_OK;
+	/*
+	 * An error without a SQLSTATE was made by libpq itself ("server closed the connection
+	 * unexpectedly"): treat it as a lost session even if PQstatus has not caught up yet.
+	 */
+	c->lost = PQstatus(c->conn) != CONNECTION_OK || c->sqlstate[0] == '\0';
 	/* 57P01..57P03: the server is shutting down or restarting; the session is gone with it. */
 	if (strncmp(c->sqlstate, "57P0", 4) == 0 && strcmp(c->sqlstate, "57P04") != 0)
 		c->lost = true;

@@ -53,17 +53,16 @@ ticker_connect(struct Ticker *t, const struct Config *c)
 }
 
 void
-ticker_lost(struct Ticker *t, const struct Config *c)
+ticker_lost(struct Ticker *t)
 {
 	char q[1100];
 
 	log_warn("reconnecting", "conn=control reason=connection_lost error=%s",
 			 log_quote(q, sizeof q, t->pg.error));
 	pgconn_close(&t->pg);
-	t->reconnect_attempt = 0;
+	t->reconnect_attempt = 1; /* counts the session that was lost, so "reconnected" is logged */
 	t->backoff_ms = 0;
 	t->next_connect_us = now_us(); /* the first attempt at once, then back off */
-	(void) c;
 }
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */

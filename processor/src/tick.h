@@ -47,6 +47,6 @@ bool ticker_probe(struct Ticker *t, struct ProbeResult *r);
 int ticker_fetch(struct Ticker *t, int limit, struct Job **out);
 
 /* ticker_lost: the control connection failed; close it and schedule a reconnect. */
-void ticker_lost(struct Ticker *t, const struct Config *c);
+void ticker_lost(struct Ticker *t);
 
 #endif

@@ -31,9 +31,17 @@ def db(cluster):
     d.close()
 
 
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
+
+
 @pytest.fixture
-def processors():
-    """processors(args...) starts a Processor; all are stopped after the test."""
+def processors(request):
+    """processors(args...) starts a Processor; all are stopped after the test, and their logs
+    are printed when the test failed."""
     started = []
 
     def start(*args, **kw):
@@ -45,4 +53,7 @@ def processors():
     for p in started:
         if p.proc.poll() is None:
             p.kill()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            print("---- processor log %s ----\n%s" % (p.logpath, p.log()[-8000:]))
         p.check_sanitizers()

@@ -184,7 +184,10 @@ class Processor:
                 raise AssertionError("processor exited (rc=%s) before logging %r:\n%s"
                                      % (self.returncode, pattern, self.log()))
             return None
-        return wait_for(found, "log line %r" % pattern, timeout)
+        try:
+            return wait_for(found, "log line %r" % pattern, timeout)
+        except AssertionError as e:
+            raise AssertionError("%s; processor log:\n%s" % (e, self.log()[-6000:])) from None
 
     def signal(self, sig):
         self.proc.send_signal(sig)

@@ -1,0 +1,213 @@
+/*
+ * test_config.c - the settings table: durations, flags, config files, precedence, reload.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "unit.h"
+
+static void
+test_durations(void)
+{
+	static const struct {
+		const char *text;
+		bool ok;
+		long ms;
+	} cases[] = {
+		{"1s", true, 1000}, {"250ms", true, 250}, {"2min", true, 120000}, {"1h", true, 3600000},
+		{"1.5s", true, 1500}, {"3", true, 3000}, {" 5 s ", true, 5000}, {"10m", true, 600000},
+		{"", false, 0}, {"s", false, 0}, {"-1s", false, 0}, {"1 parsec", false, 0},
+		{"1sx", false, 0}, {"1e20s", false, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		long ms = -1;
+		bool ok = config_parse_duration(cases[i].text, &ms);
+
+		if (ok != cases[i].ok || (ok && ms != cases[i].ms)) {
+			fprintf(stderr, "  duration \"%s\": ok=%d ms=%ld\n", cases[i].text, ok, ms);
+			unit_case_failed = 1;
+		}
+	}
+}
+
+/* load runs config_load on a NULL-terminated argument list. */
+static int
+load(struct Config *cf, char *err, size_t errlen, struct Buf *out, const char **args)
+{
+	char *argv[32];
+	int argc = 0;
+
+	argv[argc++] = (char *) "pg_relay";
+	while (*args)
+		argv[argc++] = (char *) *args++;
+	argv[argc] = NULL;
+	return config_load(cf, argc, argv, out, err, errlen);
+}
+
+static void
+test_defaults(void)
+{
+	struct Config cf;
+
+	config_defaults(&cf);
+	CHECK(cf.mode == MODE_SINGLE);
+	CHECK(cf.workers == 4);
+	CHECK(cf.poll_interval_ms == 1000);
+	CHECK(!cf.once);
+	CHECK(cf.log_format == LF_TEXT && cf.log_level == LL_INFO);
+	CHECK(cf.dbname == NULL && cf.secrets_dir == NULL);
+	config_free(&cf);
+}
+
+static void
+test_flags(void)
+{
+	const char *args[] = {"-d", "dbname=x", "--workers=8", "-i", "250ms", "--once", "--log-format=json",
+						  "-vv", NULL};
+	struct Config cf;
+	struct Buf out = BUF_INIT;
+	char err[256] = "";
+
+	CHECK(load(&cf, err, sizeof err, &out, args) == 0);
+	CHECK_STR(cf.dbname, "dbname=x");
+	CHECK(cf.workers == 8 && cf.poll_interval_ms == 250 && cf.once && cf.log_format == LF_JSON);
+	CHECK(cf.log_level == LL_TRACE); /* info + two -v */
+	config_free(&cf);
+	buf_free(&out);
+}
+
+static void
+test_bad_values(void)
+{
+	static const struct {
+		const char *arg;
+		const char *want;
+	} cases[] = {
+		{"--workers=65", "invalid value \"65\" for --workers: expected an integer from 1 to 64"},
+		{"--mode=x", "invalid value \"x\" for --mode: expected one of single, multi-node, leader"},
+		{"--poll-interval=0", "invalid value \"0\" for --poll-interval: expected a duration from 10ms to 3600s"},
+		{"--once=maybe", "invalid value \"maybe\" for --once: expected on or off"},
+		{"--nope", "unknown option \"--nope\""},
+		{"--workers", "option \"--workers\" needs a value"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *args[] = {cases[i].arg, NULL};
+		struct Config cf;
+		struct Buf out = BUF_INIT;
+		char err[256] = "";
+
+		CHECK(load(&cf, err, sizeof err, &out, args) == 2);
+		CHECK_STR(err, cases[i].want);
+		config_free(&cf);
+		buf_free(&out);
+	}
+}
+
+static void
+test_file_and_precedence(void)
+{
+	char path[] = "/tmp/pgrelay-conf-XXXXXX";
+	int fd = mkstemp(path);
+	FILE *f = fdopen(fd, "w");
+	const char *args[] = {"-c", path, "--workers=2", NULL};
+	struct Config cf;
+	struct Buf out = BUF_INIT;
+	char err[256] = "";
+
+	fputs("# a comment\n\nworkers = 6\npoll_interval = 2s\nsecrets-dir = '/etc/pg_relay/secrets'\n", f);
+	fclose(f);
+	CHECK(load(&cf, err, sizeof err, &out, args) == 0);
+	CHECK(cf.workers == 2);           /* the flag wins */
+	CHECK(cf.poll_interval_ms == 2000); /* the file beats the default */
+	CHECK_STR(cf.secrets_dir, "/etc/pg_relay/secrets");
+	CHECK_STR(cf.config_file, path);
+	config_free(&cf);
+
+	f = fopen(path, "w");
+	fputs("workers = 3\nbogus = 1\n", f);
+	fclose(f);
+	CHECK(load(&cf, err, sizeof err, &out, args) == 2);
+	CHECK(strstr(err, "line 2: unknown setting \"bogus\"") != NULL);
+	config_free(&cf);
+	unlink(path);
+	buf_free(&out);
+}
+
+static void
+test_help_version_sample(void)
+{
+	const char *help[] = {"--help", NULL}, *ver[] = {"-V", NULL}, *sample[] = {"--sample-config", NULL};
+	struct Config cf;
+	struct Buf out = BUF_INIT;
+	char err[256];
+
+	CHECK(load(&cf, err, sizeof err, &out, help) == 1);
+	CHECK(strstr(out.data, "--poll-interval=DURATION") != NULL);
+	config_free(&cf);
+	buf_reset(&out);
+	CHECK(load(&cf, err, sizeof err, &out, ver) == 1);
+	CHECK(strncmp(out.data, "pg_relay ", 9) == 0 && strstr(out.data, "libpq ") != NULL);
+	config_free(&cf);
+	buf_reset(&out);
+	CHECK(load(&cf, err, sizeof err, &out, sample) == 1);
+	CHECK(strstr(out.data, "#workers = 4\n") != NULL);
+	config_free(&cf);
+	buf_free(&out);
+}
+
+static void
+test_describe_hides_password(void)
+{
+	struct Config cf;
+	struct Buf out = BUF_INIT;
+
+	config_defaults(&cf);
+	cf.dbname = strdup("host=db.example.com password=s3cret dbname=app");
+	config_describe(&cf, &out);
+	CHECK(strstr(out.data, "s3cret") == NULL);
+	CHECK(strstr(out.data, "host=db.example.com") != NULL && strstr(out.data, "dbname=app") != NULL);
+	CHECK(strstr(out.data, "workers=4") != NULL);
+	config_free(&cf);
+	buf_free(&out);
+}
+
+static void
+test_reload_applies_only_reloadable(void)
+{
+	struct Config cf, fresh;
+	struct Buf changed = BUF_INIT;
+
+	config_defaults(&cf);
+	config_defaults(&fresh);
+	fresh.workers = 9;
+	fresh.poll_interval_ms = 300;
+	fresh.log_level = LL_DEBUG;
+	CHECK(config_apply_reload(&cf, &fresh, &changed));
+	CHECK(cf.poll_interval_ms == 300 && cf.log_level == LL_DEBUG);
+	CHECK(cf.workers == 4);
+	CHECK_STR(changed.data, "workers");
+	config_free(&cf);
+	config_free(&fresh);
+	buf_free(&changed);
+}
+
+int
+main(void)
+{
+	RUN(test_durations);
+	RUN(test_defaults);
+	RUN(test_flags);
+	RUN(test_bad_values);
+	RUN(test_file_and_precedence);
+	RUN(test_help_version_sample);
+	RUN(test_describe_hides_password);
+	RUN(test_reload_applies_only_reloadable);
+	return UNIT_DONE();
+}

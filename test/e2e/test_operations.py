@@ -1,0 +1,238 @@
+"""Operating the Processor: reload, pause, shutdown with work in flight, lost connections, server
+restarts, standby promotion, JSON logs, and a valgrind run."""
+import json
+import os
+import signal
+import subprocess
+
+import pytest
+
+import testlib
+
+SLOW = """
+CREATE TABLE done (p text, at timestamptz DEFAULT clock_timestamp());
+GRANT INSERT ON done TO PUBLIC;
+-- A handler that sleeps for as many seconds as its payload says, then records it.
+CREATE FUNCTION nap(p text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_sleep(split_part(p, ':', 1)::float8);
+    INSERT INTO done (p) VALUES (p);
+END $$;
+"""
+
+
+def naps(db, **opts):
+    db.conn.execute(SLOW)
+    opts.setdefault("timeout", "1 hour")
+    args = "".join(", %s => '%s'" % kv for kv in opts.items())
+    db.sql("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)'%s)" % args)
+
+
+def sleeping_handlers(db, pid=False):
+    """Sessions whose handler is inside pg_sleep right now (count, or the first pid)."""
+    return db.scalar("""SELECT %s FROM pg_stat_activity
+                        WHERE datname = current_database() AND state = 'active'
+                          AND query LIKE '%%%%process_one%%%%' AND wait_event = 'PgSleep'"""
+                     % ("min(pid)" if pid else "count(*)"))
+
+
+def test_sighup_reloads_the_config_file(db, processors, tmp_path):
+    conf = tmp_path / "relay.conf"
+    conf.write_text("poll-interval = 1s\nworkers = 2\n")
+    p = processors("-c", str(conf), "-d", db.dsn)
+    p.wait_log(r" started .*poll-interval=1s")
+    conf.write_text("poll-interval = 200ms\nworkers = 3\nlog-level = debug\n")
+    p.signal(signal.SIGHUP)
+    line = p.wait_log(r" reloaded source=signal").string
+    assert "needs_restart=workers" in line
+    p.wait_log(r" probe has_work=f")      # log-level=debug took effect
+    conf.write_text("poll-interval = never\n")
+    p.signal(signal.SIGHUP)
+    p.wait_log(r" reload_failed source=signal error=.*invalid value \\\"never\\\" for poll-interval")
+    assert p.stop() == 0
+
+
+def test_request_reload_from_sql_reloads(db, processors):
+    p = processors("-d", db.dsn, "--poll-interval=50ms", "--log-level=debug")
+    p.wait_log(r" probe has_work=f")  # the generation seen at start is known
+    db.sql("SELECT pgrelay.request_reload()")
+    p.wait_log(r" reloaded source=database")
+    # registering a channel asks for it too
+    db.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('x', 'sql', handler => 'noop(text)')")
+    p.wait_log(r" reloaded source=database", count=2)
+    assert p.stop() == 0
+
+
+def test_pause_holds_dispatch_until_resume(db, processors):
+    naps(db)
+    p = processors("-d", db.dsn, "--poll-interval=50ms", "--log-level=debug")
+    p.wait_log(r" probe has_work=f")
+    db.sql("SELECT pgrelay.pause()")
+    p.wait_log(r" paused reason=pgrelay.pause")
+    db.sql("SELECT pgrelay.notify('nap', '0:held')")
+    # several probes see the work and the pause, and nothing is dispatched
+    p.wait_log(r" probe has_work=t paused=t", count=3)
+    assert db.scalar("SELECT count(*) FROM done") == 0
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 1
+    db.sql("SELECT pgrelay.resume()")
+    p.wait_log(r" resumed reason=pgrelay.resume")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "the event after resume")
+    assert len(p.lines("paused")) == 1 and len(p.lines("resumed")) == 1
+    assert p.stop() == 0
+
+
+def test_sigterm_lets_in_flight_events_finish(db, processors):
+    naps(db)
+    db.sql("SELECT pgrelay.notify('nap', '1:in flight')")
+    p = processors("-d", db.dsn, "--workers=2")
+    testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit() == 0
+    assert "reason=signal in_flight=1" in p.lines("stopping")[0]
+    assert db.sql("SELECT p FROM done") == [("1:in flight",)]
+    assert db.sql("SELECT outcome FROM pgrelay.log") == [("ok",)]
+    assert p.lines("stopped")[0].endswith("unfinished=0")
+
+
+def test_shutdown_timeout_cancels_and_the_event_is_retried_later(db, processors):
+    naps(db, backoff_base="1 hour")
+    db.sql("SELECT pgrelay.notify('nap', '60:too long')")
+    p = processors("-d", db.dsn, "--shutdown-timeout=200ms")
+    testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit(timeout=30) == 0
+    assert "action=cancel" in p.lines("stopping")[1]
+    # the cancelled attempt is logged and its retry queued: nothing lost
+    assert db.sql("SELECT outcome, sqlstate FROM pgrelay.log") == [("timeout", "57014")]
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:too long", 2)]
+
+
+def test_second_signal_exits_at_once_and_loses_nothing(db, processors):
+    naps(db)
+    db.sql("SELECT pgrelay.notify('nap', '60:interrupted')")
+    p = processors("-d", db.dsn)
+    testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
+    p.signal(signal.SIGTERM)
+    p.wait_log(r" stopping reason=signal")
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit(timeout=10) == 1
+    assert "second signal, exiting at once" in p.log()
+    # the server notices the lost client (client_connection_check_interval, set by the
+    # Processor), cancels the handler and rolls back: the event is still queued, untouched
+    testlib.wait_for(lambda: sleeping_handlers(db) == 0, "the backend to go")
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:interrupted", 1)]
+    assert db.scalar("SELECT count(*) FROM pgrelay.log") == 0
+
+
+def test_connection_killed_mid_event(db, processors):
+    db.conn.execute(SLOW)
+    # The first attempt sleeps until killed; the second (after reconnect) finishes at once. A
+    # sequence counts the attempts because sequences ignore the rollback of the killed one.
+    db.sql("CREATE SEQUENCE attempts")
+    db.sql("""CREATE FUNCTION once_slow(p text) RETURNS void LANGUAGE plpgsql AS $$
+              BEGIN
+                  IF nextval('attempts') = 1 THEN PERFORM pg_sleep(60); END IF;
+                  INSERT INTO done (p) VALUES (p);
+              END $$""")
+    db.sql("SELECT pgrelay.register('victim', 'sql', handler => 'once_slow(text)', timeout => '1 hour')")
+    db.sql("SELECT pgrelay.notify('victim', 'v')")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+    pid = testlib.wait_for(lambda: sleeping_handlers(db, pid=True), "the handler to run")
+    db.sql("SELECT pg_terminate_backend(%s)", (pid,))
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "the re-offered event")
+    assert p.stop() == 0
+    assert "reason=connection_lost" in p.lines("reconnecting")[0]
+    assert db.sql("SELECT p FROM done") == [("v",)]                 # the handler's work: once
+    assert db.sql("SELECT attempt, outcome FROM pgrelay.log") == [(1, "ok")]  # finished once
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+    assert db.scalar("SELECT last_value FROM attempts") == 2
+
+
+@pytest.fixture
+def private_cluster():
+    c = testlib.Cluster(os.path.join(testlib.work_dir("own-"), "c"),
+                        conf=("wal_level = replica", "max_wal_senders = 4"))
+    c.start()
+    with c.connect() as k:
+        k.execute("CREATE EXTENSION pg_relay")
+    yield c
+    c.stop("immediate")
+
+
+def test_server_restart_loses_nothing_and_finishes_nothing_twice(private_cluster, processors):
+    c = private_cluster
+    conn = c.connect()
+    conn.execute(SLOW)
+    conn.execute("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)', backoff_base => '10 ms', backoff_max => '50 ms')")
+    conn.execute("SELECT pgrelay.notify('nap', '0.02:' || n) FROM generate_series(1, 300) n")
+    conn.close()
+    p = processors("-d", c.dsn(), "--workers=4", "--poll-interval=50ms", "--reconnect-max=200ms")
+
+    def done():
+        with c.connect() as k:
+            return k.execute("SELECT count(*) FROM done").fetchone()[0]
+
+    testlib.wait_for(lambda: done() >= 20, "some events to be done")
+    c.restart("immediate")
+    p.wait_log(r" reconnected conn=control")
+    testlib.wait_for(lambda: done() == 300, "every event after the restart", timeout=120)
+    assert p.stop() == 0
+    with c.connect() as k:
+        assert k.execute("SELECT count(DISTINCT p), count(*) FROM done").fetchone() == (300, 300)
+        assert k.execute("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'").fetchone()[0] == 300
+        assert k.execute("SELECT count(*) FROM pgrelay.queue").fetchone()[0] == 0
+    assert p.lines("reconnecting")
+
+
+def test_standby_waits_then_dispatches_after_promotion(private_cluster, processors):
+    primary = private_cluster
+    with primary.connect() as k:
+        k.execute(SLOW)
+        k.execute("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)')")
+        k.execute("SELECT pgrelay.notify('nap', '0:after failover')")
+    standby = primary.standby(os.path.join(testlib.work_dir("standby-"), "s"))
+    try:
+        with standby.connect() as k:
+            testlib.wait_for(lambda: k.execute("SELECT count(*) FROM pgrelay.queue").fetchone()[0] == 1,
+                             "the event to reach the standby")
+        p = processors("-d", standby.dsn(), "--poll-interval=50ms", "--log-level=debug")
+        p.wait_log(r" standby_waiting ")
+        p.wait_log(r" probe has_work=t paused=f dispatch=f", count=3)
+        with standby.connect() as k:
+            assert k.execute("SELECT count(*) FROM done").fetchone()[0] == 0
+        primary.stop("immediate")
+        standby.promote()
+        p.wait_log(r" primary_active ")
+        with standby.connect() as k:
+            testlib.wait_for(lambda: k.execute("SELECT count(*) FROM done").fetchone()[0] == 1,
+                             "the event after promotion")
+        assert len(p.lines("standby_waiting")) == 1
+        assert p.stop() == 0
+    finally:
+        standby.stop("immediate")
+
+
+def test_json_log_lines_parse(db, processors):
+    naps(db)
+    db.sql("SELECT pgrelay.notify('nap', '0:json')")
+    p = processors("-d", db.dsn, "--once", "--log-format=json")
+    assert p.wait_exit() == 0
+    events = [json.loads(l) for l in p.log().splitlines()]
+    assert [e["event"] for e in events] == ["started", "batch", "stopping", "stopped"]
+    assert all(set(("ts", "level", "event")) <= set(e) for e in events)
+    batch = events[1]
+    assert batch["processed"] == 1 and batch["ok"] == 1 and isinstance(batch["duration_ms"], int)
+    assert events[0]["mode"] == "single" and events[0]["workers"] == 4
+
+
+def test_valgrind_once_run_is_clean(db):
+    naps(db)
+    db.sql("SELECT pgrelay.notify('nap', '0:' || n) FROM generate_series(1, 20) n")
+    r = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+                        "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
+                        testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout
+    assert "ERROR SUMMARY: 0 errors" in r.stdout
+    assert db.scalar("SELECT count(*) FROM done") == 20
