@@ -12,13 +12,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/time.h>
 #include <time.h>
 
 #include "message.h"
 #include "mime.h"
 #include "secrets.h"
 #include "smtp.h"
+#include "status_doc.h"
 #include "transport.h"
 
 static const char usage_text[] =
@@ -61,85 +61,20 @@ read_file(const char *path)
 	return data;
 }
 
-/* iso_now formats the current time like PostgreSQL's timestamptz output, in UTC. */
-static void
-iso_now(char *buf, size_t len)
-{
-	struct timeval tv;
-	struct tm tm;
-
-	gettimeofday(&tv, NULL);
-	gmtime_r(&tv.tv_sec, &tm);
-	snprintf(buf, len, "%04d-%02d-%02dT%02d:%02d:%02d.%03d+00", tm.tm_year + 1900, tm.tm_mon + 1,
-			 tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, (int) (tv.tv_usec / 1000));
-}
-
-static const char *
-result_outcome_name(enum DeliveryStatus st)
-{
-	switch (st) {
-	case DS_SENT:
-		return "sent";
-	case DS_PARTIAL:
-		return "partially_sent";
-	case DS_TRANSIENT:
-		return "retrying";
-	case DS_PERMANENT:
-		break;
-	}
-	return "failed";
-}
-
-static const char *
-rcpt_status_name(enum RcptStatus st)
-{
-	return st == RS_SENT ? "sent" : st == RS_FAILED ? "failed" : st == RS_RETRYING ? "retrying"
-		: "pending";
-}
-
-/* str_or_null makes a JSON string, or null for NULL / "". */
-static json_t *
-str_or_null(const char *s)
-{
-	return s && s[0] ? json_string(s) : json_null();
-}
-
 /* print_result writes the set_status document of one attempt as one line. */
 static void
 print_result(int attempt, const char *started, const struct DeliveryResult *r, bool debug)
 {
-	json_t *doc = json_object(), *rcpts = json_array();
+	struct StatusDoc sd = {attempt, status_outcome_name(r->status), "smtp", started, NULL, NULL, debug};
 	char finished[64], *text;
-	int i;
 
-	iso_now(finished, sizeof(finished));
-	for (i = 0; i < r->n_rcpt; i++)
-		json_array_append_new(rcpts, json_pack("{s:I, s:s, s:i, s:o}", "id",
-											   (json_int_t) r->rcpt[i].id, "status",
-											   rcpt_status_name(r->rcpt[i].status), "code",
-											   r->rcpt[i].code, "reply",
-											   str_or_null(r->rcpt[i].reply)));
-	json_object_set_new(doc, "attempt", json_integer(attempt));
-	json_object_set_new(doc, "outcome", json_string(result_outcome_name(r->status)));
-	json_object_set_new(doc, "transport", json_string("smtp"));
-	json_object_set_new(doc, "started_at", json_string(started));
-	json_object_set_new(doc, "finished_at", json_string(finished));
-	json_object_set_new(doc, "reply_code", r->reply_code ? json_integer(r->reply_code)
-						: json_null());
-	json_object_set_new(doc, "reply", str_or_null(r->reply));
-	json_object_set_new(doc, "provider_message_id", str_or_null(r->provider_message_id));
-	json_object_set_new(doc, "error", r->status == DS_SENT ? json_null() : json_string(r->error));
-	json_object_set_new(doc, "unknown_outcome", json_boolean(r->unknown_outcome));
-	json_object_set_new(doc, "next_attempt_at", json_null());
-	json_object_set_new(doc, "recipients", rcpts);
-	if (debug)
-		json_object_set_new(doc, "trace", json_string(r->trace.data ? r->trace.data : ""));
-	text = json_dumps(doc, JSON_COMPACT);
+	iso8601_now(finished, sizeof(finished));
+	sd.finished_at = finished;
+	text = status_doc_json(&sd, r);
 	if (text != NULL)
 		printf("%s\n", text);
 	fflush(stdout);
 	free(text);
-	json_decref(doc);
 }
 
 /* print_failure reports a document that could not be delivered at all (parse, secrets). */
@@ -149,7 +84,7 @@ print_failure(int attempt, const char *reason)
 	struct DeliveryResult r;
 	char started[64];
 
-	iso_now(started, sizeof(started));
+	iso8601_now(started, sizeof(started));
 	delivery_result_init(&r);
 	r.status = DS_PERMANENT;
 	snprintf(r.error, sizeof(r.error), "%s", reason);
@@ -208,7 +143,7 @@ deliver_file(struct TransportSession *s, const char *path, const struct ToolOpti
 		struct DeliveryResult r;
 
 		delivery_result_init(&r);
-		iso_now(started, sizeof(started));
+		iso8601_now(started, sizeof(started));
 		if (!smtp_transport.deliver(s, &m, &opt->dopt, &r)) {
 			/* out of memory: say so, the result may be half filled */
 			r.status = DS_TRANSIENT;

@@ -12,6 +12,9 @@ import subprocess
 import tempfile
 import time
 
+import json
+import pathlib
+
 import psycopg
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
@@ -215,3 +218,93 @@ class Processor:
 
 def remove_tree(path):
     shutil.rmtree(path, ignore_errors=True)
+
+
+def make_certs(directory):
+    """A throwaway CA and server certificates (test/fixtures/certs.sh) in directory."""
+    subprocess.run(["sh", os.path.join(FIXTURES, "certs.sh"), str(directory)], check=True)
+    return pathlib.Path(directory)
+
+
+class SmtpServer:
+    """One smtpd.py process; its spool tells what arrived."""
+
+    def __init__(self, tmp, args):
+        tmp = pathlib.Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.spool = tmp / "spool"
+        ready = tmp / "ready"
+        self.log = open(tmp / "smtpd.log", "wb")
+        self.proc = subprocess.Popen(
+            [PYTHON, os.path.join(FIXTURES, "smtpd.py"), "--ready-file", str(ready),
+             "--spool", str(self.spool)] + args,
+            stdout=self.log, stderr=subprocess.STDOUT)
+        self.port = int(wait_for(lambda: self._read(ready), "smtpd to listen"))
+
+    def _read(self, path):
+        if self.proc.poll() is not None:
+            raise AssertionError("smtpd exited: " + open(self.log.name).read())
+        return path.read_text() if path.exists() else None
+
+    def connections(self):
+        p = self.spool / "connections"
+        return int(p.read_text()) if p.exists() else 0
+
+    def messages(self):
+        """[(envelope dict, raw bytes)] in arrival order."""
+        out = []
+        for name in sorted(os.listdir(self.spool)):
+            if name.endswith(".json"):
+                base = self.spool / name[:-5]
+                out.append((json.loads((self.spool / name).read_text()),
+                            (base.with_suffix(".eml")).read_bytes()))
+        return out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+def make_doc(port, security="none", **kw):
+    """A fetch() document for the test server; keyword arguments override top-level keys,
+    smtp_* keys override profile.smtp, profile_* keys override the profile."""
+    doc = {
+        "interface_version": 1,
+        "notification_id": 4242,
+        "status": "queued",
+        "channel": "test",
+        "message_id": "<4242.test@example.com>",
+        "from": {"address": "noreply@example.com", "name": "Example App"},
+        "reply_to": [],
+        "recipients": [
+            {"id": 1, "kind": "to", "address": "ann@example.org", "name": "Ann", "status": "pending"},
+        ],
+        "subject": "Hello",
+        "body_text": "Hello Ann",
+        "body_html": None,
+        "headers": [],
+        "attachments": [],
+        "profile": {
+            "name": "test", "transport": "smtp", "debug": False,
+            "connect_timeout_ms": 5000, "timeout_ms": 10000,
+            "rate_limit_per_minute": None, "max_message_bytes": None,
+            "smtp": {"host": "127.0.0.1", "port": port, "security": security,
+                     "username": None, "password": None, "oauth_token": None,
+                     "ca_file": None, "helo_name": "relay.test"},
+            "graph": None,
+        },
+    }
+    for k, v in kw.items():
+        if k.startswith("smtp_"):
+            doc["profile"]["smtp"][k[5:]] = v
+        elif k.startswith("profile_"):
+            doc["profile"][k[8:]] = v
+        else:
+            doc[k] = v
+    return doc

@@ -8,7 +8,7 @@ import email
 import email.policy
 import socket
 
-from conftest import make_doc
+from testlib import make_doc
 
 
 def only(results):

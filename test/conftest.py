@@ -1,18 +1,24 @@
-"""Fixtures of the end-to-end tests: one shared cluster, a fresh database per test, and a
-factory for Processor child processes that are always stopped (and checked for sanitizer
-reports) at the end of the test.
+"""Fixtures shared by every pytest suite under test/: PostgreSQL clusters and databases, the
+Processor as a child process, the throwaway certificates and the scripted SMTP server.
 
 Run from the repository root after `make -C processor all asan`:
-    /usr/bin/python3 -m pytest test/e2e -q
+    /usr/bin/python3 -m pytest test/e2e test/smtp -q
 """
 import os
 import sys
 
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "lib"))
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "lib"))
 
 import testlib  # noqa: E402
+
+
+@pytest.hookimpl(tryfirst=True, hookwrapper=True)
+def pytest_runtest_makereport(item, call):
+    outcome = yield
+    rep = outcome.get_result()
+    setattr(item, "rep_" + rep.when, rep)
 
 
 @pytest.fixture(scope="session")
@@ -29,13 +35,6 @@ def db(cluster):
     d = testlib.Database(cluster)
     yield d
     d.close()
-
-
-@pytest.hookimpl(tryfirst=True, hookwrapper=True)
-def pytest_runtest_makereport(item, call):
-    outcome = yield
-    rep = outcome.get_result()
-    setattr(item, "rep_" + rep.when, rep)
 
 
 @pytest.fixture
@@ -57,3 +56,25 @@ def processors(request):
         if rep is not None and rep.failed:
             print("---- processor log %s ----\n%s" % (p.logpath, p.log()[-8000:]))
         p.check_sanitizers()
+
+
+@pytest.fixture(scope="session")
+def certs(tmp_path_factory):
+    return testlib.make_certs(tmp_path_factory.mktemp("certs"))
+
+
+@pytest.fixture
+def smtpd(tmp_path, certs):
+    """smtpd(*flags) starts a server; {certs} in a flag is replaced by the certs dir."""
+    started = []
+
+    def start(*flags):
+        d = tmp_path / ("server%d" % len(started))
+        d.mkdir()
+        s = testlib.SmtpServer(d, [f.replace("{certs}", str(certs)) for f in flags])
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()

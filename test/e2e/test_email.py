@@ -1,0 +1,313 @@
+"""Email delivery end to end: pgrelay_notifier.send() in the database, the Processor's held
+transaction, a real SMTP server (test/fixtures/smtpd.py) with real TLS, the message parsed back.
+"""
+import base64
+import email
+import email.policy
+import os
+import signal
+
+import pytest
+
+import testlib
+
+TLS = ("--cert", "{certs}/server.pem", "--key", "{certs}/server.key")
+AUTH = ("--auth-user", "relay", "--auth-password", "s3cr3t-pw")
+
+
+@pytest.fixture
+def mail(db):
+    db.sql("CREATE EXTENSION pg_relay_notifier")
+    return db
+
+
+def profile(db, server, certs=None, security="none", **kw):
+    """create_profile for the test server, and the channel 'mail' on it."""
+    args = dict(host="127.0.0.1", port=server.port, security=security,
+                from_address="noreply@example.com", from_name="Example App",
+                connect_timeout="2 seconds", timeout="5 seconds")
+    if certs is not None:
+        args["ca_file"] = str(certs / "ca.pem")
+    args.update(kw)
+    db.sql("SELECT pgrelay_notifier.create_profile('p', %s)" % ", ".join("%s => %%(%s)s" % (k, k) for k in args),
+           args)
+    db.sql("SELECT pgrelay_notifier.create_channel('mail', 'p', backoff_base => '10 ms', backoff_max => '50 ms',"
+           " max_attempts => 5)")
+
+
+def send(db, to=("Ann Example <ann@example.org>",), **kw):
+    args = dict(to=list(to), subject="Hello", body_text="Hello Ann")
+    args.update(kw)
+    cols = ", ".join('"%s" => %%(%s)s' % (k, k) for k in args)
+    return db.scalar("SELECT pgrelay_notifier.send('mail', %s)" % cols, args)
+
+
+def status(db, nid):
+    return db.scalar("SELECT status FROM pgrelay_notifier.get_status(%s)", (nid,))
+
+
+def parsed(raw):
+    return email.message_from_bytes(raw, policy=email.policy.default)
+
+
+def test_plain_delivery_end_to_end(mail, smtpd, processors):
+    s = smtpd()
+    profile(mail, s)
+    nid = send(mail, to=["Ann Example <ann@example.org>"], cc=["bob@example.org"], bcc=["audit@example.com"],
+               subject="Grüße aus Köln — ünïcödé", body_text="Hallo Ann, schön dich zu sehen.",
+               body_html="<p>Hallo <b>Ann</b></p><img src=\"cid:logo@example.com\">",
+               reply_to=["Support <support@example.com>"], headers='[["X-Campaign", "welcome"]]',
+               attachments='[{"filename": "Bericht ü.txt", "content_text": "Zahlen: 1, 2, 3\\n"},'
+                           ' {"filename": "logo.png", "content_type": "image/png",'
+                           '  "content_base64": "iVBORw0KGgo=", "content_id": "logo@example.com"}]')
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(env, raw)] = s.messages()
+    assert env["mail_from"] == "noreply@example.com"
+    assert sorted(env["rcpt_tos"]) == ["ann@example.org", "audit@example.com", "bob@example.org"]
+    m = parsed(raw)
+    assert m["Subject"] == "Grüße aus Köln — ünïcödé"
+    assert m["From"].addresses[0].display_name == "Example App"
+    assert m["From"].addresses[0].addr_spec == "noreply@example.com"
+    assert [a.addr_spec for a in m["To"].addresses] == ["ann@example.org"]
+    assert m["To"].addresses[0].display_name == "Ann Example"
+    assert [a.addr_spec for a in m["Cc"].addresses] == ["bob@example.org"]
+    assert m["Bcc"] is None and b"audit@example.com" not in raw
+    assert m["Reply-To"].addresses[0].addr_spec == "support@example.com"
+    assert m["X-Campaign"] == "welcome"
+    assert m["Message-ID"] == mail.scalar("SELECT message_id FROM pgrelay_notifier.get_status(%s)", (nid,))
+    assert m["Date"] is not None
+    assert m.get_body(("plain",)).get_content().strip() == "Hallo Ann, schön dich zu sehen."
+    assert "<b>Ann</b>" in m.get_body(("html",)).get_content()
+    atts = {a.get_filename(): a for a in m.iter_attachments()}
+    assert atts["Bericht ü.txt"].get_content() == "Zahlen: 1, 2, 3\n"
+    inline = [part for part in m.walk() if part["Content-ID"] == "<logo@example.com>"]
+    assert inline and inline[0].get_content() == base64.b64decode("iVBORw0KGgo=")
+    for line in raw.split(b"\r\n"):
+        assert len(line) <= 998
+    assert b"\n" not in raw.replace(b"\r\n", b"")                  # CRLF only
+    # bookkeeping on both sides of the interface
+    assert status(mail, nid) == "sent"
+    assert mail.sql("SELECT action_type, outcome, attempt FROM pgrelay.log") == [("notify", "ok", 1)]
+    assert mail.scalar("SELECT detail->>'reply_code' FROM pgrelay.log") == "250"
+    assert mail.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+
+
+def test_starttls_and_auth_with_an_env_secret(mail, smtpd, certs, processors):
+    s = smtpd("--require-starttls", "--auth-require-tls", *AUTH, *TLS)
+    profile(mail, s, certs, security="starttls", username="relay", password="env:RELAY_PW")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once", env={"RELAY_PW": "s3cr3t-pw"})
+    assert p.wait_exit() == 0
+    [(env, raw)] = s.messages()
+    assert env["tls"] and env["login"] == "relay"
+    assert status(mail, nid) == "sent"
+    assert "s3cr3t-pw" not in p.log()
+
+
+def test_implicit_tls_with_a_file_secret(mail, smtpd, certs, processors, tmp_path):
+    s = smtpd("--implicit-tls", *AUTH, *TLS)
+    (tmp_path / "relay_pw").write_text("s3cr3t-pw\n")
+    profile(mail, s, certs, security="tls", username="relay", password="file:relay_pw")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once", "--secrets-dir", str(tmp_path))
+    assert p.wait_exit() == 0
+    assert s.messages()[0][0]["tls"]
+    assert status(mail, nid) == "sent"
+
+
+def test_wrong_password_fails_for_good(mail, smtpd, certs, processors):
+    s = smtpd("--starttls", *AUTH, *TLS)
+    profile(mail, s, certs, security="starttls", username="relay", password="wrong-pw")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert s.messages() == []
+    assert status(mail, nid) == "failed"
+    assert mail.sql("SELECT outcome FROM pgrelay.log") == [("failed",)]
+    assert "535" in mail.scalar("SELECT error FROM pgrelay.log")
+    assert "wrong-pw" not in p.log()
+
+
+def test_certificate_of_another_host_is_refused(mail, smtpd, certs, processors):
+    s = smtpd("--starttls", "--cert", "{certs}/wrong.pem", "--key", "{certs}/wrong.key")
+    profile(mail, s, certs, security="starttls")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert s.messages() == [] and status(mail, nid) == "failed"
+    assert "certificate" in mail.scalar("SELECT error FROM pgrelay.log").lower()
+
+
+def test_partial_rcpt_rejection(mail, smtpd, processors):
+    s = smtpd("--reject-rcpt", "gone@example.org=550")
+    profile(mail, s)
+    nid = send(mail, to=["ann@example.org", "gone@example.org"])
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(env, raw)] = s.messages()
+    assert env["rcpt_tos"] == ["ann@example.org"]
+    assert status(mail, nid) == "partially_sent"
+    rcpts = {r["address"]: (r["status"], r["code"]) for r in
+             mail.scalar("SELECT recipients FROM pgrelay_notifier.get_status(%s)", (nid,))}
+    assert rcpts == {"ann@example.org": ("sent", 250), "gone@example.org": ("failed", 550)}
+    assert mail.sql("SELECT outcome FROM pgrelay.log") == [("partial",)]
+
+
+def test_4xx_then_success_on_retry(mail, smtpd, processors):
+    s = smtpd("--data-reply", "451:1")
+    profile(mail, s)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms")
+    testlib.wait_for(lambda: status(mail, nid) == "sent", "the retry to get through")
+    assert p.stop() == 0
+    assert mail.sql("SELECT attempt, outcome FROM pgrelay.log ORDER BY id") == [(1, "retry"), (2, "ok")]
+    assert len(s.messages()) == 1                 # the 451'd message was not stored
+    assert "outcome=retry" in p.lines("attempt_failed")[0]
+
+
+def test_5xx_is_permanent(mail, smtpd, processors):
+    s = smtpd("--data-reply", "554")
+    profile(mail, s)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert status(mail, nid) == "failed"
+    assert mail.sql("SELECT attempt, outcome FROM pgrelay.log") == [(1, "failed")]
+    assert mail.scalar("SELECT count(*) FROM pgrelay.failed") == 1
+
+
+def test_hung_server_is_cut_off_and_retried(mail, smtpd, processors):
+    s = smtpd("--hang", "connect")
+    profile(mail, s, timeout="1 second", connect_timeout="1 second")
+    mail.sql("SELECT pgrelay.register('mail', backoff_base => '1 hour', backoff_max => '2 hours')")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert mail.sql("SELECT outcome FROM pgrelay.log") == [("retry",)]
+    assert "timed out" in mail.scalar("SELECT error FROM pgrelay.log").lower() or \
+           "timeout" in mail.scalar("SELECT error FROM pgrelay.log").lower()
+    assert status(mail, nid) == "retrying"
+    assert mail.scalar("SELECT attempt FROM pgrelay.queue") == 2
+
+
+def test_server_down_then_back_delivers(mail, smtpd, processors, tmp_path):
+    s = smtpd()
+    port = s.port
+    s.stop()
+    profile(mail, s)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms")
+    p.wait_log(r" attempt_failed .*outcome=retry", count=2)
+    assert status(mail, nid) == "retrying"
+    back = testlib.SmtpServer(tmp_path / "back", ["--port", str(port)])
+    try:
+        testlib.wait_for(lambda: status(mail, nid) == "sent", "delivery after the server came back")
+        assert p.stop() == 0
+        assert len(back.messages()) == 1
+        assert mail.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'retry'") >= 2
+    finally:
+        back.stop()
+
+
+def test_connections_are_reused_within_a_profile(mail, smtpd, processors):
+    s = smtpd()
+    profile(mail, s)
+    ids = [send(mail, subject="n%d" % i) for i in range(5)]
+    p = processors("-d", mail.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert [status(mail, i) for i in ids] == ["sent"] * 5
+    assert len(s.messages()) == 5 and s.connections() == 1
+
+
+def test_debug_trace_is_stored_redacted(mail, smtpd, certs, processors):
+    s = smtpd("--starttls", *AUTH, *TLS)
+    profile(mail, s, certs, security="starttls", username="relay", password="s3cr3t-pw", debug=True)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    trace = mail.scalar("SELECT string_agg(trace, '') FROM pgrelay_notifier.attempt_traces")
+    assert trace and "MAIL FROM" in trace and "[redacted]" in trace
+    assert "s3cr3t-pw" not in trace
+    assert base64.b64encode(b"\0relay\0s3cr3t-pw").decode() not in trace
+    assert status(mail, nid) == "sent"
+
+
+def test_cancelled_before_delivery_is_never_sent(mail, smtpd, processors):
+    s = smtpd()
+    profile(mail, s)
+    nid = send(mail)
+    mail.sql("SELECT pgrelay_notifier.cancel(%s)", (nid,))
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert s.messages() == [] and s.connections() == 0
+    assert mail.sql("SELECT outcome FROM pgrelay.log") == [("cancelled",)]
+    assert status(mail, nid) == "cancelled"
+
+
+def test_rate_limit_defers_without_failing(mail, smtpd, processors):
+    s = smtpd()
+    profile(mail, s, rate_limit_per_minute=2)
+    ids = [send(mail, subject="n%d" % i) for i in range(3)]
+    p = processors("-d", mail.dsn, "--once", "--workers=2")
+    assert p.wait_exit() == 0
+    assert len(s.messages()) == 2
+    assert sorted(status(mail, i) for i in ids) == ["queued", "sent", "sent"]
+    # the third waits in the queue for the window to move: no attempt spent, no log row
+    [(attempt, later)] = mail.sql("SELECT attempt, run_at > now() + interval '30 seconds' FROM pgrelay.queue")
+    assert attempt == 1 and later
+    assert mail.scalar("SELECT count(*) FROM pgrelay.log") == 2
+    assert "deferred=1" in p.lines("batch")[0]
+
+
+def test_unknown_outcome_is_retried_with_the_same_message_id(mail, smtpd, processors, tmp_path):
+    s = smtpd("--drop-after-body")
+    profile(mail, s)
+    mail.sql("SELECT pgrelay.register('mail', backoff_base => '1 hour', backoff_max => '2 hours')")
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(outcome, unknown)] = mail.sql("SELECT outcome, detail->>'unknown_outcome' FROM pgrelay.log")
+    assert (outcome, unknown) == ("retry", "true")
+    assert status(mail, nid) == "retrying"
+    first = parsed(s.messages()[0][1])["Message-ID"]
+    # the retry (made due now) goes to a healthy server with the same Message-ID
+    s.stop()
+    ok = testlib.SmtpServer(tmp_path / "ok", ["--port", str(s.port)])
+    try:
+        mail.sql("UPDATE pgrelay.queue SET run_at = now()")
+        p = processors("-d", mail.dsn, "--once")
+        assert p.wait_exit() == 0
+        assert status(mail, nid) == "sent"
+        assert parsed(ok.messages()[0][1])["Message-ID"] == first
+    finally:
+        ok.stop()
+
+
+def test_sigkill_mid_delivery_loses_nothing(mail, smtpd, processors, tmp_path):
+    """Kill -9 the Processor while messages are in flight; after a restart every message arrives,
+    with at most one duplicate per event that was in flight, recognisable by its Message-ID."""
+    s = smtpd("--hang", "body")
+    profile(mail, s, timeout="60 seconds")
+    ids = [send(mail, subject="n%d" % i) for i in range(12)]
+    p = processors("-d", mail.dsn, "--workers=4")
+    # four workers are stuck after sending the message bodies to the hanging server
+    testlib.wait_for(lambda: len(s.messages()) == 4, "four deliveries in flight")
+    p.signal(signal.SIGKILL)
+    p.wait_exit()
+    s.stop()
+    hung = [parsed(raw)["Message-ID"] for _, raw in s.messages()]
+    ok = testlib.SmtpServer(tmp_path / "ok", ["--port", str(s.port)])
+    try:
+        # the killed transactions rolled back: every notification is still to be sent
+        testlib.wait_for(lambda: mail.scalar("SELECT count(*) FROM pgrelay.queue") == 12, "the rollback")
+        p = processors("-d", mail.dsn, "--once", "--workers=4")
+        assert p.wait_exit() == 0
+        assert [status(mail, i) for i in ids] == ["sent"] * 12
+        got = [parsed(raw)["Message-ID"] for _, raw in ok.messages()] + hung
+        expected = {mail.scalar("SELECT message_id FROM pgrelay_notifier.get_status(%s)", (i,)) for i in ids}
+        assert set(got) == expected                          # nothing lost
+        dups = len(got) - len(expected)
+        assert dups <= 4 and dups == len(hung)               # at most one per in-flight event
+    finally:
+        ok.stop()
