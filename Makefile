@@ -27,6 +27,7 @@ install: all
 		install -D -m 0640 packaging/pg_relay.conf $(DESTDIR)$(SYSCONFDIR)/pg_relay/pg_relay.conf
 
 check:
+	bash packaging/install-deps
 	bash test/run-all
 
 demo:
