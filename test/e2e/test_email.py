@@ -196,6 +196,8 @@ def test_server_down_then_back_delivers(mail, smtpd, processors, tmp_path):
     port = s.port
     s.stop()
     profile(mail, s)
+    # enough attempts that the retries cannot run out before the server is back, however slow
+    mail.sql("SELECT pgrelay.register('mail', max_attempts => 1000)")
     nid = send(mail)
     p = processors("-d", mail.dsn, "--poll-interval=20ms")
     p.wait_log(r" attempt_failed .*outcome=retry", count=2)
