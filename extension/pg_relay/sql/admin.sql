@@ -3,15 +3,6 @@
 SET intervalstyle = postgres;
 -- pause, resume, request_reload
 SET timezone = 'UTC';
--- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
-CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
-END
-$$;
 CREATE FUNCTION regress_fail(payload text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
     IF payload LIKE 'bad%' THEN RAISE EXCEPTION 'cannot %', payload; END IF;
@@ -83,4 +74,3 @@ SELECT paused, paused_at FROM pgrelay.control;
 SELECT reload_generation AS gen FROM pgrelay.control \gset
 SELECT pgrelay.request_reload() - :gen AS step;
 SELECT reload_requested FROM pgrelay.queue_probe(:gen);
-DROP FUNCTION regress_error(text);

@@ -2,15 +2,6 @@
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
 SET timezone = 'UTC';
--- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
-CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
-END
-$$;
 CREATE TABLE regress_calls (payload text, at timestamptz DEFAULT clock_timestamp());
 CREATE FUNCTION regress_work(payload text) RETURNS void LANGUAGE plpgsql AS $$
 BEGIN
@@ -174,4 +165,3 @@ SELECT pgrelay._queue_defer(:mail, NULL);
 SELECT pgrelay._queue_defer(-1, now());
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.failed_events;
-DROP FUNCTION regress_error(text);

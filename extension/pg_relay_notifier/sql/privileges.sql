@@ -7,15 +7,6 @@ CREATE ROLE regress_producer2 IN ROLE pgrelay_producer;
 CREATE ROLE regress_admin IN ROLE pgrelay_admin;
 CREATE ROLE regress_processor IN ROLE pgrelay_processor;
 CREATE ROLE regress_nobody;
--- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
-CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
-END
-$$;
 GRANT EXECUTE ON FUNCTION regress_error(text) TO PUBLIC;
 
 -- what each role may execute and read, from the catalog
@@ -149,5 +140,4 @@ DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay_notifier.notifications;
 SELECT pgrelay_notifier.drop_channel('v_mail');
 SELECT pgrelay_notifier.drop_profile('v_main');
-DROP FUNCTION regress_error(text);
 DROP ROLE regress_producer, regress_producer2, regress_admin, regress_processor, regress_nobody;

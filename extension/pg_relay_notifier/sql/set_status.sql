@@ -1,15 +1,6 @@
 -- set_status(): recording attempts, the status machine, traces
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
--- regress_error runs a statement and returns its error message, ids masked as N (ids vary by run)
-CREATE FUNCTION regress_error(stmt text) RETURNS text LANGUAGE plpgsql AS $$
-BEGIN
-    EXECUTE stmt;
-    RETURN 'no error';
-EXCEPTION WHEN OTHERS THEN
-    RETURN regexp_replace(SQLERRM, '[0-9]{6,}', 'N', 'g');
-END
-$$;
 SELECT name FROM pgrelay_notifier.create_profile('t_debug', host => 'smtp.example.com', username => 'relay',
        password => 'S3cret-pw!', from_address => 'app@example.com', debug => true);
 SELECT name FROM pgrelay_notifier.create_profile('t_quiet', host => 'smtp.example.com', from_address => 'app@example.com');
@@ -158,4 +149,3 @@ SELECT pgrelay_notifier.drop_channel(channel) FROM pgrelay_notifier.channels ORD
 SELECT pgrelay_notifier.drop_profile(name) FROM pgrelay_notifier.profiles ORDER BY name;
 DROP FUNCTION regress_send(text);
 DROP FUNCTION regress_recipients(bigint);
-DROP FUNCTION regress_error(text);
