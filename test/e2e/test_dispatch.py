@@ -67,9 +67,9 @@ def test_one_worker_follows_run_at_then_queued_at(db, processors):
     assert [r[0] for r in db.sql("SELECT payload FROM done ORDER BY n")] == ["a", "a2", "b", "c"]
 
 
-def test_run_order_puts_one_action_type_before_another(db, processors):
-    """run_order decides between action types: with sql after a custom type the Processor knows
-    nothing of, the unknown type's rows come first (and are skipped, logged once each)."""
+def test_unknown_action_type_is_skipped_and_reported_once(db, processors):
+    """A custom action type this Processor cannot run (run_order 1: offered before sql) is skipped
+    every time it is offered, and reported at warn level once; the sql event still runs."""
     make_channel(db)
     db.sql("INSERT INTO pgrelay.action_types VALUES ('regress_other', 1, 'test')")
     db.sql("INSERT INTO pgrelay.channels (channel, action_type) VALUES ('other', 'regress_other')")
@@ -80,7 +80,10 @@ def test_run_order_puts_one_action_type_before_another(db, processors):
     done = p.lines("event_done")
     assert "channel=other" in done[0] and "outcome=skipped" in done[0]
     assert "channel=jobs" in done[1] and "outcome=ok" in done[1]
-    assert "unknown action type regress_other" in p.lines("attempt_failed")[0]
+    assert len([l for l in done if "channel=other" in l]) == 2       # offered twice (two rounds)
+    warned = p.lines("attempt_failed")
+    assert len([l for l in warned if " warn " in l]) == 1
+    assert "unknown action type regress_other" in warned[0]
 
 
 PEERS = """

@@ -313,3 +313,28 @@ def test_sigkill_mid_delivery_loses_nothing(mail, smtpd, processors, tmp_path):
         assert dups <= 4 and dups == len(hung)               # at most one per in-flight event
     finally:
         ok.stop()
+
+
+def test_run_order_dispatches_notify_before_sql_when_asked(mail, smtpd, processors):
+    """With one worker the dispatch order is the processing order: run_order NULLS LAST first,
+    then run_at. Put notify (run_order 1) before sql (10) and an email goes before a SQL event
+    that is older."""
+    s = smtpd()
+    profile(mail, s)
+    mail.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    mail.sql("SELECT pgrelay.register('jobs', 'sql', handler => 'noop(text)')")
+    mail.sql("SELECT pgrelay.notify('jobs', 'older sql event', now() - interval '1 minute')")
+    send(mail)
+    mail.sql("UPDATE pgrelay.action_types SET run_order = 1 WHERE action_type = 'notify'")
+    p = processors("-d", mail.dsn, "--once", "--workers=1", "--log-level=trace")
+    assert p.wait_exit() == 0
+    done = p.lines("event_done")
+    assert "channel=mail" in done[0] and "channel=jobs" in done[1]
+    # and the default order (sql 10, notify 20) puts the SQL event first
+    mail.sql("UPDATE pgrelay.action_types SET run_order = 20 WHERE action_type = 'notify'")
+    mail.sql("SELECT pgrelay.notify('jobs', 'sql event')")
+    send(mail)
+    p = processors("-d", mail.dsn, "--once", "--workers=1", "--log-level=trace")
+    assert p.wait_exit() == 0
+    done = p.lines("event_done")
+    assert "channel=jobs" in done[0] and "channel=mail" in done[1]

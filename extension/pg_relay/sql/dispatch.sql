@@ -4,6 +4,9 @@ SET intervalstyle = postgres;
 CREATE FUNCTION regress_noop(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 DELETE FROM pgrelay.queue;
 
+-- the interface version the Processor checks, and the single-mode gate (a primary here)
+SELECT pgrelay.interface_version(), pgrelay.should_dispatch_single();
+
 -- empty queue: no work
 SELECT has_work, paused FROM pgrelay.queue_probe();
 SELECT pgrelay.queue_has_work();
@@ -91,6 +94,12 @@ SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (
 -- non-leader: own restricted rows only
 SET pg_relay.is_leader = off;
 SELECT q.payload FROM pgrelay.queue_pending_ids() p JOIN pgrelay.queue q USING (id) ORDER BY 1;
+-- the rule itself, row by row: (owner, restricted) under each mode for node 1
+SELECT m, l, o, r, pgrelay._dispatch_allowed(o, r, m, 1, l) AS offered
+FROM unnest(ARRAY['single', 'multi-node', 'leader']) m, unnest(ARRAY[false, true]) l,
+     unnest(ARRAY[1, 2]) o, unnest(ARRAY[false, true]) r
+WHERE m = 'leader' OR NOT l
+ORDER BY 1, 2, 3, 4;
 -- an unknown mode (error)
 SET pg_relay.mode = 'everything';
 SELECT * FROM pgrelay.queue_pending_ids();
