@@ -1,0 +1,4 @@
+-- demo/queue.sql - the queue as the Processor will find it (run as postgres).
+SELECT channel, action_type, payload, attempt, run_at::time(0) AS run_at
+FROM pgrelay.queue
+ORDER BY queued_at, id;

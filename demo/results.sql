@@ -1,0 +1,32 @@
+-- demo/results.sql - what the Processor did (run by demo/run as postgres).
+
+\echo
+\echo 'pgrelay.log: the audit trail, one row per attempt'
+SELECT channel, action_type, payload, attempt, outcome,
+       coalesce(error, '') AS error, coalesce(sqlstate, '') AS sqlstate
+FROM pgrelay.log
+ORDER BY action_type DESC, payload;
+
+\echo
+\echo 'pgrelay.queue: pending work (a finished event leaves the queue)'
+SELECT count(*) AS pending_events FROM pgrelay.queue;
+
+\echo
+\echo 'pgrelay.failed: events that failed for good (re-queue with pgrelay.retry_failed(event_id))'
+SELECT channel, payload, attempts, error FROM pgrelay.failed;
+
+\echo
+\echo 'shop.orders and shop.order_audit: what the handler order_placed did'
+SELECT order_id, customer, total, status FROM shop.orders ORDER BY order_id;
+SELECT order_id, note, handled_by FROM shop.order_audit ORDER BY audit_id;
+
+\echo
+\echo 'pgrelay_notifier.get_status(): each email and each of its recipients'
+SELECT s.status, s.attempts, n.subject,
+       r.kind || ' ' || r.address AS recipient, r.status AS recipient_status,
+       coalesce(r.reply, '') AS server_reply
+FROM pgrelay_notifier.notifications n
+CROSS JOIN LATERAL pgrelay_notifier.get_status(n.notification_id) s
+CROSS JOIN LATERAL jsonb_to_recordset(s.recipients)
+        AS r(id integer, kind text, address text, status text, code integer, reply text)
+ORDER BY n.notification_id, r.id;

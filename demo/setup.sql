@@ -1,0 +1,71 @@
+-- demo/setup.sql - what an admin does once (run by demo/run as the superuser postgres).
+--
+-- Variables (psql -v): sink_port, the port of the local SMTP sink.
+
+SET client_min_messages = warning;
+
+-- Both extensions: pg_relay (the queue) first, then the email notifier on top of it.
+CREATE EXTENSION pg_relay;
+CREATE EXTENSION pg_relay_notifier;
+
+-- Two login roles, each with only the rights its job needs:
+--   demo_app    the application: places orders, queues events and emails (pgrelay_producer)
+--   demo_relay  the Processor's login (pgrelay_processor); it also runs the SQL handlers
+CREATE ROLE demo_app LOGIN IN ROLE pgrelay_producer;
+CREATE ROLE demo_relay LOGIN IN ROLE pgrelay_processor;
+
+-- The application's tables.
+CREATE SCHEMA shop;
+CREATE TABLE shop.orders (
+    order_id  integer PRIMARY KEY,
+    customer  text NOT NULL,
+    total     numeric(10, 2) NOT NULL,
+    status    text NOT NULL DEFAULT 'placed',
+    placed_at timestamptz NOT NULL DEFAULT now()
+);
+CREATE TABLE shop.order_audit (
+    audit_id   bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+    order_id   integer NOT NULL,
+    note       text NOT NULL,
+    handled_by name NOT NULL DEFAULT current_user,
+    handled_at timestamptz NOT NULL DEFAULT clock_timestamp()
+);
+
+-- The handler of the SQL channel order_placed: pg_relay calls it with the event's payload, after
+-- the producer's transaction committed, in a transaction of the Processor's own.
+CREATE FUNCTION shop.order_placed(payload text) RETURNS void
+LANGUAGE plpgsql AS $$
+DECLARE
+    id integer := (payload::jsonb ->> 'order_id')::integer;
+    o shop.orders;
+BEGIN
+    SELECT * INTO o FROM shop.orders WHERE order_id = id FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'order % does not exist', id;   -- SQLSTATE P0001: a permanent failure
+    END IF;
+    UPDATE shop.orders SET status = 'confirmed' WHERE order_id = id;
+    INSERT INTO shop.order_audit (order_id, note)
+    VALUES (id, format('confirmed: %s, %s EUR', o.customer, o.total));
+END
+$$;
+
+GRANT USAGE ON SCHEMA shop TO demo_app, demo_relay;
+GRANT SELECT, INSERT ON shop.orders TO demo_app;
+GRANT SELECT, UPDATE ON shop.orders TO demo_relay;
+GRANT INSERT ON shop.order_audit TO demo_relay;
+
+-- A SQL channel: events of order_placed run shop.order_placed(payload).
+SELECT channel, action_type, handler, max_attempts
+FROM pgrelay.register('order_placed', 'sql', handler => 'shop.order_placed(text)');
+
+-- An email profile (the local SMTP sink: plain SMTP, no TLS, no login) and a notify channel on it.
+SELECT name, host, port, security, from_address
+FROM pgrelay_notifier.create_profile('demo_sink',
+        host         => '127.0.0.1',
+        port         => :sink_port,
+        security     => 'none',
+        from_address => 'shop@example.com',
+        from_name    => 'Example Shop');
+
+SELECT channel, profile
+FROM pgrelay_notifier.create_channel('shop_mail', 'demo_sink', max_attempts => 3);
