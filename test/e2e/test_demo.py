@@ -1,0 +1,20 @@
+"""`make demo` stays working: run demo/run as CI would and check what it shows."""
+import os
+import subprocess
+
+import testlib
+
+
+def test_demo_runs_and_shows_events_and_mail():
+    env = dict(os.environ)
+    env.pop("PGRELAY_PG_PREFIX", None)       # the demo builds its own prefix, as for a user
+    r = subprocess.run(["bash", os.path.join(testlib.ROOT, "demo", "run")], stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True, timeout=300, env=env, cwd=testlib.ROOT)
+    assert r.returncode == 0, r.stdout[-4000:]
+    out = r.stdout
+    assert "2 message(s) in the sink's spool" in out
+    assert "info batch " in out and "failed=1" in out
+    for status in ("sent", "partially_sent"):
+        assert " %s " % status in out
+    assert "order 9999 does not exist" in out
+    assert "Stopped the cluster and the SMTP sink" in out
