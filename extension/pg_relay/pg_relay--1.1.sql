@@ -374,7 +374,11 @@ COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
 -- pgrelay.queue_pending_ids()
 CREATE FUNCTION pgrelay.queue_pending_ids(max_rows integer DEFAULT NULL)
 RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, attempt integer)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER
+-- jit off: action_types is far too small for autovacuum to ever analyze it, so the planner
+-- guesses 850 rows and a cost over jit_above_cost; compiling the plan took 60-160 ms per call
+-- for a query that runs in 2 ms (docs/benchmarks.md).
+SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 /*
  * Every eligible row (or max_rows of them), ordered by action_types.run_order NULLS LAST, run_at,
  * queued_at. Rows are read per action type in index order and locked FOR UPDATE SKIP LOCKED, so
