@@ -321,13 +321,22 @@ COMMENT ON FUNCTION pgrelay.should_dispatch_single() IS
 
 -- pgrelay._handler_sql()
 CREATE FUNCTION pgrelay._handler_sql(handler text) RETURNS text
-LANGUAGE sql STABLE STRICT AS $$
-    -- Resolves the stored signature afresh (the function may have been dropped or replaced) and
-    -- returns its quoted, schema-qualified name for EXECUTE.
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname)
+LANGUAGE plpgsql STABLE STRICT AS $$
+/*
+ * Resolves the stored signature afresh (the function may have been dropped or replaced) and
+ * returns its quoted, schema-qualified name for EXECUTE. PL/pgSQL rather than SQL because it runs
+ * once per event: PL/pgSQL keeps the plan of the lookup for the session, while PostgreSQL plans
+ * the body of a SQL function that cannot be inlined again on every call (docs/benchmarks.md).
+ */
+DECLARE
+    v text;
+BEGIN
+    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname) INTO v
     FROM pg_catalog.pg_proc p
     JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-    WHERE p.oid = handler::regprocedure
+    WHERE p.oid = handler::pg_catalog.regprocedure;
+    RETURN v;
+END
 $$;
 COMMENT ON FUNCTION pgrelay._handler_sql(text) IS
     'Quoted qualified name of a handler given as regprocedure text; errors if it no longer exists';
@@ -352,8 +361,11 @@ COMMENT ON FUNCTION pgrelay._has_due_work() IS
 
 -- pgrelay.queue_has_work()
 CREATE FUNCTION pgrelay.queue_has_work() RETURNS boolean
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT has_work FROM pgrelay._has_due_work()
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- PL/pgSQL keeps this plan for the session (see queue_probe).
+    RETURN (SELECT d.has_work FROM pgrelay._has_due_work() d);
+END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_has_work() IS 'true when at least one queued event is due';
 
@@ -361,12 +373,21 @@ COMMENT ON FUNCTION pgrelay.queue_has_work() IS 'true when at least one queued e
 CREATE FUNCTION pgrelay.queue_probe(seen_generation bigint DEFAULT NULL,
                                     OUT has_work boolean, OUT reload_requested boolean,
                                     OUT paused boolean, OUT reload_generation bigint)
-LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    SELECT (SELECT has_work FROM pgrelay._has_due_work()),
-           seen_generation IS NOT NULL AND c.reload_generation > seen_generation,
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * PL/pgSQL, not SQL: a SECURITY DEFINER SQL function is never inlined, and PostgreSQL plans the
+ * body of a SQL function afresh on every call, which made planning (~0.2 ms) most of the cost of
+ * a probe. PL/pgSQL plans this statement once per session (docs/benchmarks.md).
+ */
+BEGIN
+    SELECT (SELECT d.has_work FROM pgrelay._has_due_work() d),
+           queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
            c.paused,
            c.reload_generation
-    FROM pgrelay.control c
+    INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
+         queue_probe.reload_generation
+    FROM pgrelay.control c;
+END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
     'The Processor''s tick probe: is work due, was a reload requested since seen_generation, is dispatch paused';

@@ -1827,7 +1827,15 @@ COMMENT ON FUNCTION pgrelay_notifier._pk(text) IS 'A notify payload as a notific
 
 -- pgrelay_notifier._profile_doc()
 CREATE FUNCTION pgrelay_notifier._profile_doc(name text) RETURNS jsonb
-LANGUAGE sql STABLE AS $$
+LANGUAGE plpgsql STABLE AS $$
+/*
+ * PL/pgSQL, not SQL: fetch() calls this once per email, and PostgreSQL plans the body of a SQL
+ * function that cannot be inlined again on every call (~0.1 ms here); PL/pgSQL keeps the plan for
+ * the session (docs/benchmarks.md).
+ */
+DECLARE
+    doc jsonb;
+BEGIN
     SELECT jsonb_build_object(
         'name', p.name,
         'transport', p.transport,
@@ -1853,9 +1861,12 @@ LANGUAGE sql STABLE AS $$
                     'login_url', p.login_url,
                     'graph_url', p.graph_url,
                     'save_to_sent_items', p.save_to_sent_items) END)
+    INTO doc
     FROM pgrelay_notifier.profiles p
     LEFT JOIN pgrelay_notifier.profile_secrets s ON s.profile = p.name
-    WHERE p.name = _profile_doc.name
+    WHERE p.name = _profile_doc.name;
+    RETURN doc;
+END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier._profile_doc(text) IS
     'The "profile" object of the fetch() document, secrets as stored (references stay references)';
