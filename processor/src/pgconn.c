@@ -89,6 +89,7 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	PQsetNoticeReceiver(conn, notice_receiver, c);
 	c->conn = conn;
 	c->timeout_ms = -1;
+	c->prepared = 0;
 	pthread_mutex_lock(&c->cancel_mu);
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
@@ -120,6 +121,7 @@ pgconn_close(struct PgConn *c)
 		PQfinish(c->conn);
 	c->conn = NULL;
 	c->timeout_ms = -1;
+	c->prepared = 0;
 }
 
 bool
@@ -128,22 +130,27 @@ pgconn_is_up(const struct PgConn *c)
 	return c->conn != NULL && PQstatus(c->conn) == CONNECTION_OK;
 }
 
-PGresult *
-pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+/* start_statement clears the last failure; false when there is no session to run on. */
+static bool
+start_statement(struct PgConn *c)
 {
-	PGresult *res;
-	ExecStatusType st;
-
 	c->lost = false;
 	c->sqlstate[0] = '\0';
 	c->error[0] = '\0';
 	if (c->conn == NULL) {
 		set_error(c, "not connected", NULL);
 		c->lost = true;
-		return NULL;
+		return false;
 	}
-	res = PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0);
-	st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+	return true;
+}
+
+/* check_result returns res when it succeeded; otherwise records the failure, frees res, NULL. */
+static PGresult *
+check_result(struct PgConn *c, PGresult *res)
+{
+	ExecStatusType st = res ? PQresultStatus(res) : PGRES_FATAL_ERROR;
+
 	if (st == PGRES_TUPLES_OK || st == PGRES_COMMAND_OK)
 		return res;
 
@@ -162,6 +169,39 @@ pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *
 		c->lost = true;
 	PQclear(res);
 	return NULL;
+}
+
+PGresult *
+pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+{
+	if (!start_statement(c))
+		return NULL;
+	return check_result(c, PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0));
+}
+
+PGresult *
+pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
+					  const char *const *values)
+{
+	char name[32];
+	unsigned bit = 1u << slot;
+	PGresult *res;
+
+	if (!start_statement(c))
+		return NULL;
+	snprintf(name, sizeof name, "pgrelay_stmt_%d", (int) slot);
+	if ((c->prepared & bit) == 0) {
+		res = check_result(c, PQprepare(c->conn, name, sql, nparams, NULL));
+		if (res == NULL)
+			return NULL;
+		PQclear(res);
+		c->prepared |= bit;
+	}
+	res = check_result(c, PQexecPrepared(c->conn, name, nparams, values, NULL, NULL, 0));
+	/* 26000: the statement is gone (DISCARD ALL by a pooler, say): prepare it again next time. */
+	if (res == NULL && strcmp(c->sqlstate, "26000") == 0)
+		c->prepared &= ~bit;
+	return res;
 }
 
 bool

@@ -20,6 +20,17 @@ struct PgConn {
 	char sqlstate[6];          /* SQLSTATE of the last failure ("" for none) */
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
+	unsigned prepared;         /* PgStmt slots prepared on this session (bit per slot) */
+};
+
+/*
+ * The statements the Processor runs on every tick or every event are prepared once per session
+ * and then run by name, so the server neither parses nor plans them again each time.
+ */
+enum PgStmt {
+	STMT_PROBE,       /* the control connection's tick probe */
+	STMT_PROCESS_ONE, /* a worker's SQL event */
+	STMT_COUNT
 };
 
 void pgconn_init(struct PgConn *c, const char *label);
@@ -39,6 +50,12 @@ bool pgconn_is_up(const struct PgConn *c);
  * ok; free it with pgconn_clear) or NULL with c->error, c->sqlstate and c->lost set.
  */
 PGresult *pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
+/*
+ * pgconn_query_prepared is pgconn_query for one of the PgStmt statements: the first call on a
+ * session prepares sql under the slot's name, later calls only bind and execute it.
+ */
+PGresult *pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
+								const char *const *values) MUSTCHECK;
 /* pgconn_exec is pgconn_query for statements whose rows do not matter. */
 bool pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
 void pgconn_clear(PGresult *res);

@@ -158,11 +158,11 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	const char *v;
 
 	snprintf(gen, sizeof gen, "%lld", t->seen_generation);
-	res = pgconn_query(&t->pg,
-					   "SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
-					   " pgrelay.should_dispatch_single()"
-					   " FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
-					   1, params);
+	res = pgconn_query_prepared(&t->pg, STMT_PROBE,
+								"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
+								" pgrelay.should_dispatch_single()"
+								" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
+								1, params);
 	if (res == NULL)
 		return false;
 	r->has_work = strcmp(PQgetvalue(res, 0, 0), "t") == 0;

@@ -76,7 +76,8 @@ run_sql(struct Worker *w, struct Job *j)
 			connection_failed(w, j);
 		return;
 	}
-	res = pgconn_query(&w->pg, "SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
+	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE, "SELECT outcome, error FROM pgrelay.process_one($1)", 1,
+							   params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
 		if (w->pg.lost)
