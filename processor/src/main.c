@@ -13,7 +13,6 @@
  * Threads: the main thread owns the control connection and the loop below; --workers threads own
  * one connection each and run events (worker.c). Polling only: no LISTEN/NOTIFY anywhere.
  */
-#include <curl/curl.h>
 #include <errno.h>
 #include <signal.h>
 #include <stdio.h>
@@ -25,6 +24,7 @@
 #include "buf.h"
 #include "config.h"
 #include "log.h"
+#include "notify.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
@@ -326,10 +326,7 @@ main(int argc, char **argv)
 
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
-	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
-		log_error("startup_failed", "error=\"libcurl initialisation failed\"");
-		return 1;
-	}
+	/* libcurl is initialised by the first mail delivery (notify_global_init), not here. */
 	ticker_init(&ticker);
 
 	rc = 0;
@@ -362,7 +359,7 @@ main(int argc, char **argv)
 		end_batch();
 	ticker_free(&ticker);
 	pool_free();
-	curl_global_cleanup();
+	notify_global_cleanup();
 	log_info("stopped", "unfinished=%d", left);
 	config_free(&cf);
 	buf_free(&out);

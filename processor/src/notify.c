@@ -11,6 +11,8 @@
  */
 #include "notify.h"
 
+#include <curl/curl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -52,6 +54,30 @@ struct Finish {
 	bool set_status;           /* record the attempt in the notifier */
 	const struct DeliveryResult *r;
 };
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static bool curl_ready;
+
+static void
+curl_init_once(void)
+{
+	curl_ready = curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK;
+}
+
+bool
+notify_global_init(void)
+{
+	pthread_once(&curl_once, curl_init_once);
+	return curl_ready;
+}
+
+void
+notify_global_cleanup(void)
+{
+	if (curl_ready)
+		curl_global_cleanup();
+	curl_ready = false;
+}
 
 void
 notify_ctx_free(struct NotifyCtx *ctx)
@@ -302,6 +328,8 @@ deliver(struct Held *h)
 	if (!secrets_resolve_profile(&h->msg.profile, h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL,
 								 err, sizeof err))
 		return finish_simple(h, "transient", err, true);
+	if (!notify_global_init())
+		return finish_simple(h, "transient", "libcurl initialisation failed", true);
 	s = session_for(h->w);
 	if (s == NULL)
 		return finish_simple(h, "transient", "out of memory", true);
