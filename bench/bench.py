@@ -1,0 +1,659 @@
+#!/usr/bin/python3
+"""bench/bench.py - measures the Processor against the database's own floor and prints one table.
+
+Run it through bench/run (`make bench`), which builds the release Processor first. Every figure,
+how it is measured and the targets are described in docs/benchmarks.md. Progress goes to stderr,
+the table to stdout.
+"""
+import os
+import re
+import shutil
+import signal
+import smtplib
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+
+import psycopg
+
+ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
+PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
+SMTPD = os.path.join(ROOT, "test", "fixtures", "smtpd.py")
+PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
+PGBENCH = os.environ.get("PGBENCH", "/usr/lib/postgresql/15/bin/pgbench")
+PYTHON = "/usr/bin/python3"
+
+# The sizes of the runs (docs/benchmarks.md explains each).
+DRAIN_EVENTS = 20000
+DRAIN_WORKERS = (1, 4, 8)
+LOG_ROWS = 1000000
+PROBE_SECONDS = 5
+IDLE_SECONDS = 30
+LATENCY_RATE = 200
+LATENCY_SECONDS = 20
+LATENCY_POLLS = ("1s", "100ms")     # the default poll interval, and a shorter one
+EMAILS = 1000
+EMAIL_WORKERS = (1, 4)
+
+# The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
+PHASES = ("drains", "probe", "idle", "latency", "email")
+
+# Durability as in production: the point is the database's real commit rate.
+CLUSTER_CONF = ("fsync = on", "synchronous_commit = on", "full_page_writes = on")
+
+TARGETS = {
+    "drain4": 0.75,     # drain rate at 4 workers >= 75% of the pgbench floor
+    "probe_us": 50.0,   # probe <= 50 us with 1M log rows
+    "idle_cpu": 0.1,    # idle Processor < 0.1% CPU
+    "idle_tx": 1.1,     # idle: one probe per poll interval (1 s), i.e. about 1 tx/s
+    "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
+    "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
+}
+
+# One transaction per event doing what a drained event leaves behind: the queue row gone (taken
+# in dispatch order, FOR UPDATE SKIP LOCKED), its log row, and the handler's one row.
+FLOOR_SQL = """\
+WITH d AS (
+  DELETE FROM pgrelay.queue q
+  WHERE q.id = (SELECT x.id FROM pgrelay.queue x
+                WHERE x.action_type = 'sql' AND x.run_at <= now()
+                ORDER BY x.run_at, x.queued_at, x.id
+                LIMIT 1 FOR UPDATE SKIP LOCKED)
+  RETURNING q.*
+), h AS (
+  INSERT INTO bench.sink (payload) SELECT d.payload FROM d
+)
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                         node_id, queued_at, started_at, finished_at)
+SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
+       0, d.queued_at, clock_timestamp(), clock_timestamp()
+FROM d;
+"""
+
+SETUP_SQL = """\
+CREATE EXTENSION pg_relay;
+CREATE EXTENSION pg_relay_notifier;
+CREATE ROLE relay LOGIN IN ROLE pgrelay_processor;
+CREATE SCHEMA bench;
+GRANT USAGE ON SCHEMA bench TO pgrelay_processor;
+CREATE TABLE bench.sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,
+                         at timestamptz NOT NULL DEFAULT clock_timestamp());
+GRANT INSERT ON bench.sink TO pgrelay_processor;
+CREATE FUNCTION bench.record(payload text) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO bench.sink (payload) VALUES (payload);
+END
+$$;
+GRANT EXECUTE ON FUNCTION bench.record(text) TO pgrelay_processor;
+CREATE FUNCTION bench.probe_loop(n integer) RETURNS double precision LANGUAGE plpgsql AS $$
+DECLARE
+    t0 timestamptz := clock_timestamp();
+    r record;
+BEGIN
+    FOR i IN 1..n LOOP
+        SELECT * INTO r FROM pgrelay.queue_probe();
+    END LOOP;
+    RETURN 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
+END
+$$;
+SELECT channel FROM pgrelay.register('bench', 'sql', handler => 'bench.record(text)');
+SELECT channel FROM pgrelay.register('latency', 'sql', handler => 'bench.record(text)');
+"""
+
+
+def say(msg):
+    print(msg, file=sys.stderr, flush=True)
+
+
+class Bench:
+    def __init__(self):
+        base = tempfile.mkdtemp(prefix="pgrelay-bench.", dir="/tmp")
+        os.chmod(base, 0o755)
+        self.work = base
+        self.cluster = os.path.join(base, "db")
+        os.environ["PGRELAY_PG_PREFIX"] = os.path.join(base, "pg")
+        self.children = []   # Popen objects we started, stopped at the end
+        self.results = {}
+        self.smtpd = None
+
+    # ---- set-up -------------------------------------------------------------------------------
+
+    def pgcluster(self, *args):
+        return subprocess.run([PGCLUSTER] + list(args), check=True, stdout=subprocess.PIPE,
+                              text=True).stdout.strip()
+
+    def setup(self):
+        say("setting up a throwaway cluster in %s (fsync = on, synchronous_commit = on)" % self.work)
+        self.pgcluster("prefix", os.environ["PGRELAY_PG_PREFIX"])
+        self.pgcluster("init", self.cluster, *CLUSTER_CONF)
+        self.port = int(self.pgcluster("start", self.cluster))
+        self.admin = self.connect("postgres")
+        self.admin.execute("CREATE DATABASE bench")
+        self.db = self.connect("bench")
+        self.db.execute(SETUP_SQL)
+        self.pg_version = self.db.execute("SHOW server_version").fetchone()[0]
+
+    def fill_log(self, rows):
+        """Adds history rows to pgrelay.log until it has `rows`."""
+        have = self.scalar("SELECT count(*) FROM pgrelay.log")
+        if have >= rows:
+            return
+        say("pgrelay.log: adding %d rows of history (has %d)" % (rows - have, have))
+        # Small ids cannot meet the ones _next_id() makes (those start with the time since 2026).
+        first = self.scalar("SELECT COALESCE(max(id), 0) + 1 FROM pgrelay.log WHERE id < 1000000000")
+        self.db.execute("""
+            INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt,
+                                     outcome, node_id, queued_at, started_at, finished_at)
+            SELECT g, g, g, 'bench', 'sql', 'event ' || g, 1, 'ok', 0, now(), now(), now()
+            FROM generate_series(%s::bigint, %s::bigint) g""", (first, first + rows - have - 1))
+        self.db.execute("VACUUM ANALYZE pgrelay.log")
+
+    def dsn(self, dbname="bench", user="postgres"):
+        return "host=%s port=%d dbname=%s user=%s" % (self.cluster, self.port, dbname, user)
+
+    def connect(self, dbname="bench", user="postgres"):
+        return psycopg.connect(self.dsn(dbname, user), autocommit=True)
+
+    def sql(self, query, params=None):
+        cur = self.db.execute(query, params)
+        return cur.fetchall() if cur.description is not None else []
+
+    def scalar(self, query, params=None):
+        return self.db.execute(query, params).fetchone()[0]
+
+    def refill(self, n, channel="bench"):
+        """An empty, vacuumed queue, then n due events queued with pgrelay.notify() in one
+        transaction, fresh statistics and a checkpoint, so every run starts from the same state."""
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify(%s, 'event ' || g)) FROM generate_series(1, %s) g",
+                        (channel, n))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue, pgrelay.log, bench.sink")
+        self.db.execute("CHECKPOINT")
+
+    # ---- the Processor ----------------------------------------------------------------------
+
+    def start_processor(self, name, args):
+        logpath = os.path.join(self.work, name + ".log")
+        logf = open(logpath, "wb")
+        p = subprocess.Popen([PROCESSOR, "-d", self.dsn(user="relay")] + args, stdout=logf,
+                             stderr=subprocess.STDOUT)
+        p.logpath = logpath
+        p.logf = logf
+        self.children.append(p)
+        return p
+
+    @staticmethod
+    def log_text(p):
+        with open(p.logpath, errors="replace") as f:
+            return f.read()
+
+    def wait_log(self, p, pattern, timeout=120):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            if re.search(pattern, self.log_text(p), re.M):
+                return
+            if p.poll() is not None:
+                raise RuntimeError("processor exited early:\n" + self.log_text(p)[-3000:])
+            time.sleep(0.05)
+        raise RuntimeError("timed out waiting for %r:\n%s" % (pattern, self.log_text(p)[-3000:]))
+
+    def batches(self, p):
+        """(processed, ok, duration_ms) summed over the "batch" lines logged so far."""
+        processed = ok = ms = 0
+        for m in re.finditer(r" batch rounds=\d+ processed=(\d+) ok=(\d+) .* duration_ms=(\d+)",
+                             self.log_text(p)):
+            processed += int(m.group(1))
+            ok += int(m.group(2))
+            ms += int(m.group(3))
+        return processed, ok, ms
+
+    def wait_batches(self, p, n, timeout=300):
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            processed, ok, ms = self.batches(p)
+            if processed >= n:
+                return processed, ok, ms
+            if p.poll() is not None:
+                raise RuntimeError("processor exited early:\n" + self.log_text(p)[-3000:])
+            time.sleep(0.05)
+        raise RuntimeError("timed out after %d of %d events:\n%s" % (self.batches(p)[0], n,
+                                                                      self.log_text(p)[-3000:]))
+
+    @staticmethod
+    def proc_status(pid):
+        out = {}
+        with open("/proc/%d/status" % pid) as f:
+            for line in f:
+                k, _, v = line.partition(":")
+                if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                    out[k] = int(v.split()[0])   # kB
+        return out
+
+    @staticmethod
+    def cpu_seconds(pid):
+        """utime + stime of the whole process (all threads), from /proc/PID/stat, and the same
+        from the threads' schedstat (nanoseconds, for a finer reading)."""
+        with open("/proc/%d/stat" % pid) as f:
+            fields = f.read().rsplit(")", 1)[1].split()
+        ticks = os.sysconf("SC_CLK_TCK")
+        stat = (int(fields[11]) + int(fields[12])) / ticks
+        ns = 0
+        for tid in os.listdir("/proc/%d/task" % pid):
+            try:
+                with open("/proc/%d/task/%s/schedstat" % (pid, tid)) as f:
+                    ns += int(f.read().split()[0])
+            except OSError:
+                pass
+        return stat, ns / 1e9
+
+    def stop_processor(self, p):
+        if p.poll() is None:
+            p.send_signal(signal.SIGTERM)
+        try:
+            p.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            p.kill()
+            p.wait()
+        p.logf.close()
+        self.children.remove(p)
+        if p.returncode != 0:
+            raise RuntimeError("processor exited with %s:\n%s" % (p.returncode, self.log_text(p)[-3000:]))
+
+    # ---- pgbench ----------------------------------------------------------------------------
+
+    def pgbench(self, script_sql, args):
+        path = os.path.join(self.work, "script-%d.sql" % abs(hash(script_sql)))
+        with open(path, "w") as f:
+            f.write(script_sql)
+        cmd = [PGBENCH, "-n", "-h", self.cluster, "-p", str(self.port), "-U", "postgres", "-f", path] \
+            + args + ["bench"]
+        out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                             text=True).stdout
+        tps = float(re.search(r"^tps = ([0-9.]+) \(without initial connection time\)", out, re.M).group(1))
+        lat = float(re.search(r"^latency average = ([0-9.]+) ms", out, re.M).group(1))
+        failed = re.search(r"^number of failed transactions: (\d+)", out, re.M)
+        if failed and int(failed.group(1)) != 0:
+            raise RuntimeError("pgbench had failed transactions:\n" + out)
+        return tps, lat
+
+    # ---- 1, 2, 5: drain rate against the floor, peak RSS ------------------------------------
+
+    def drain(self, workers):
+        self.refill(DRAIN_EVENTS)
+        logged = self.scalar("SELECT count(*) FROM pgrelay.log")
+        p = self.start_processor("drain-%d" % workers, ["--workers=%d" % workers])
+        processed, ok, ms = self.wait_batches(p, DRAIN_EVENTS)
+        status = self.proc_status(p.pid)   # VmHWM at the end of the drain, before it exits
+        self.stop_processor(p)
+        if ok != DRAIN_EVENTS or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != DRAIN_EVENTS:
+            raise RuntimeError("drain with %d workers: %d processed, %d ok" % (workers, processed, ok))
+        rate = DRAIN_EVENTS / (ms / 1000.0)
+        say("  Processor, %d worker(s): %d events in %d ms = %.0f events/s, VmHWM %d kB"
+            % (workers, DRAIN_EVENTS, ms, rate, status["VmHWM"]))
+        return rate, status
+
+    def floor(self, clients):
+        self.refill(DRAIN_EVENTS)
+        tps, _ = self.pgbench(FLOOR_SQL, ["-M", "prepared", "-c", str(clients), "-j", str(clients),
+                                          "-t", str(DRAIN_EVENTS // clients)])
+        left = self.scalar("SELECT count(*) FROM pgrelay.queue")
+        if left != 0:
+            raise RuntimeError("the floor run left %d events" % left)
+        say("  pgbench floor, %d client(s): %.0f tx/s" % (clients, tps))
+        return tps
+
+    def run_drains(self):
+        # History first: a drain against an empty pgrelay.log is not the steady state (and an
+        # ANALYZE of the empty log makes the Processor's sessions cache sequential scans of it,
+        # docs/benchmarks.md). The drains add 6 x DRAIN_EVENTS rows: the probe then sees LOG_ROWS.
+        self.fill_log(LOG_ROWS - 2 * len(DRAIN_WORKERS) * DRAIN_EVENTS)
+        say("drain: %d due events on a sql channel whose handler inserts one row" % DRAIN_EVENTS)
+        for n in DRAIN_WORKERS:
+            rate, status = self.drain(n)
+            tps = self.floor(n)
+            self.results["drain%d" % n] = rate
+            self.results["floor%d" % n] = tps
+            self.results["rss%d" % n] = status
+        self.db.execute("TRUNCATE bench.sink")
+
+    # ---- 3: probe cost --------------------------------------------------------------------
+
+    def run_probe(self):
+        self.fill_log(LOG_ROWS)
+        self.results["log_rows"] = self.scalar("SELECT count(*) FROM pgrelay.log")
+        say("probe: empty queue, %d rows in pgrelay.log" % self.results["log_rows"])
+        self.db.execute("VACUUM ANALYZE pgrelay.queue, pgrelay.log")
+        self.db.execute("CHECKPOINT")
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        # The probe's own cost inside the server, without the client round trip: a loop of calls.
+        self.results["probe_server_us"] = self.scalar("SELECT bench.probe_loop(20000)")
+        probe = "SELECT * FROM pgrelay.queue_probe();\n"
+        args = ["-c", "1", "-T", str(PROBE_SECONDS)]
+        for mode, suffix in (("prepared", ""), ("simple", "_simple")):
+            _, self.results["rtt%s_us" % suffix] = self.pgbench("SELECT 1;\n", ["-M", mode, "-c", "1", "-T", "2"])
+            _, self.results["probe%s_us" % suffix] = self.pgbench(probe, ["-M", mode] + args)
+        for k in ("rtt_us", "probe_us", "rtt_simple_us", "probe_simple_us"):
+            self.results[k] *= 1000.0
+        say("  probe %.1f us (prepared), %.1f us (simple protocol); SELECT 1 %.1f us; in the server %.1f us"
+            % (self.results["probe_us"], self.results["probe_simple_us"], self.results["rtt_us"],
+               self.results["probe_server_us"]))
+
+    # ---- 4: idle cost -----------------------------------------------------------------------
+
+    def xact_commit(self):
+        return self.admin.execute("SELECT xact_commit FROM pg_stat_database WHERE datname = 'bench'").fetchone()[0]
+
+    def run_idle(self):
+        say("idle: the Processor (default settings: 4 workers, poll interval 1 s) on an empty queue, %d s"
+            % IDLE_SECONDS)
+        # Nothing left for autovacuum to do in the window. On a connection of its own, closed at
+        # once: a backend reports its transaction counts when it exits, while an idle one may
+        # hold them back for up to 10 s, which would land them in the window.
+        with self.connect() as c:
+            c.execute("VACUUM ANALYZE")
+        self.db.close()
+        # --log-level=debug logs one "probe" line per probe: a count that does not depend on
+        # when the server flushes its statistics.
+        # Autovacuum off for the window: its workers visit every database now and then and
+        # commit a few transactions there, which pg_stat_database cannot tell from ours.
+        self.admin.execute("ALTER SYSTEM SET autovacuum = off")
+        self.admin.execute("SELECT pg_reload_conf()")
+        p = self.start_processor("idle", ["--log-level=debug"])
+        self.wait_log(p, r" started ")
+        # Connections up, and their set-up statements counted: an idle backend reports its
+        # transaction counts only after up to 10 s (PGSTAT_IDLE_INTERVAL).
+        time.sleep(12)
+        backends = [r[0] for r in self.admin.execute(
+            "SELECT pid FROM pg_stat_activity WHERE application_name = 'pg_relay'").fetchall()]
+        probes = lambda: len(re.findall(r" probe has_work=", self.log_text(p)))
+        server = lambda: sum(self.cpu_seconds(b)[1] for b in backends)
+        x0, (c0, n0), k0, s0, t0 = (self.xact_commit(), self.cpu_seconds(p.pid), probes(), server(),
+                                    time.monotonic())
+        time.sleep(IDLE_SECONDS)
+        x1, (c1, n1), k1, s1, t1 = (self.xact_commit(), self.cpu_seconds(p.pid), probes(), server(),
+                                    time.monotonic())
+        self.stop_processor(p)
+        self.admin.execute("ALTER SYSTEM RESET autovacuum")
+        self.admin.execute("SELECT pg_reload_conf()")
+        self.db = self.connect()
+        span = t1 - t0
+        self.results["idle_cpu"] = 100.0 * (c1 - c0) / span
+        self.results["idle_cpu_ns"] = 100.0 * (n1 - n0) / span
+        self.results["idle_server_cpu"] = 100.0 * (s1 - s0) / span
+        self.results["idle_sessions"] = len(backends)
+        self.results["idle_tx"] = (x1 - x0) / span
+        self.results["idle_probes"] = (k1 - k0) / span
+        say("  %.3f%% CPU (/proc/PID/stat), %.4f%% (schedstat); its %d server sessions %.4f%%; "
+            "%.2f tx/s, %.2f probes/s"
+            % (self.results["idle_cpu"], self.results["idle_cpu_ns"], len(backends),
+               self.results["idle_server_cpu"], self.results["idle_tx"], self.results["idle_probes"]))
+
+    # ---- 6: end-to-end latency ------------------------------------------------------------
+
+    def run_latency(self):
+        for poll in LATENCY_POLLS:
+            self.results["lat_%s" % poll] = self.latency(poll)
+
+    def latency(self, poll):
+        n = LATENCY_RATE * LATENCY_SECONDS
+        say("latency: a producer at %d events/s for %d s, each event its own transaction; poll interval %s"
+            % (LATENCY_RATE, LATENCY_SECONDS, poll))
+        self.db.execute("DELETE FROM pgrelay.log WHERE channel = 'latency'")
+        p = self.start_processor("latency-%s" % poll, ["--poll-interval=%s" % poll])
+        self.wait_log(p, r" started ")
+        time.sleep(1.5)
+        prod = self.connect()
+        t0 = time.monotonic()
+        for i in range(n):
+            delay = t0 + i / LATENCY_RATE - time.monotonic()
+            if delay > 0:
+                time.sleep(delay)
+            prod.execute("SELECT pgrelay.notify('latency', %s)", (str(i),))
+        produced = n / (time.monotonic() - t0)
+        prod.close()
+        deadline = time.monotonic() + 30
+        while self.scalar("SELECT count(*) FROM pgrelay.queue WHERE channel = 'latency'") > 0:
+            if time.monotonic() > deadline:
+                raise RuntimeError("latency events not drained")
+            time.sleep(0.1)
+        self.stop_processor(p)
+        row = self.sql("""
+            SELECT count(*),
+                   1000 * extract(epoch FROM percentile_cont(0.5) WITHIN GROUP (ORDER BY finished_at - queued_at)),
+                   1000 * extract(epoch FROM percentile_cont(0.99) WITHIN GROUP (ORDER BY finished_at - queued_at)),
+                   1000 * extract(epoch FROM max(finished_at - queued_at))
+            FROM pgrelay.log WHERE channel = 'latency' AND outcome = 'ok'""")[0]
+        if row[0] != n:
+            raise RuntimeError("latency: %d of %d events logged ok" % (row[0], n))
+        say("  p50 %.1f ms, p99 %.1f ms, max %.1f ms (producer %.1f events/s)"
+            % (row[1], row[2], row[3], produced))
+        return (float(row[1]), float(row[2]), float(row[3]), produced)
+
+    # ---- 7: email ---------------------------------------------------------------------------
+
+    def start_smtpd(self):
+        d = os.path.join(self.work, "smtpd")
+        os.makedirs(d)
+        ready = os.path.join(d, "ready")
+        self.spool = os.path.join(d, "spool")
+        logf = open(os.path.join(d, "smtpd.log"), "wb")
+        p = subprocess.Popen([PYTHON, SMTPD, "--ready-file", ready, "--spool", self.spool],
+                             stdout=logf, stderr=subprocess.STDOUT)
+        p.logf = logf
+        self.children.append(p)
+        self.smtpd = p
+        deadline = time.monotonic() + 30
+        while not os.path.exists(ready):
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("smtpd did not start")
+            time.sleep(0.05)
+        with open(ready) as f:
+            self.smtp_port = int(f.read())
+
+    def connections(self):
+        path = os.path.join(self.spool, "connections")
+        return int(open(path).read()) if os.path.exists(path) else 0
+
+    def email_run(self, workers):
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("""
+            SELECT count(pgrelay_notifier.send('mail', ARRAY['Ann Example <ann@example.org>'],
+                                               'Benchmark message ' || g,
+                                               'Hello Ann, this is benchmark message ' || g || '.'))
+            FROM generate_series(1, %s) g""", (EMAILS,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        conns = self.connections()
+        p = self.start_processor("email-%d" % workers, ["--workers=%d" % workers])
+        processed, ok, ms = self.wait_batches(p, EMAILS)
+        status = self.proc_status(p.pid)
+        self.stop_processor(p)
+        if ok != EMAILS:
+            raise RuntimeError("email with %d workers: %d processed, %d ok" % (workers, processed, ok))
+        rate = EMAILS / (ms / 1000.0)
+        used = self.connections() - conns
+        say("  Processor, %d worker(s): %d emails in %d ms = %.0f emails/s over %d SMTP connection(s)"
+            % (workers, EMAILS, ms, rate, used))
+        return rate, status, used
+
+    def email_floor(self, conns):
+        """The sink's own acceptance rate: smtplib sending one message the Processor made, N times,
+        over `conns` parallel connections (EMAILS messages in all)."""
+        names = sorted(n for n in os.listdir(self.spool) if n.endswith(".eml"))
+        with open(os.path.join(self.spool, names[-1]), "rb") as f:
+            raw = f.read()
+        per = EMAILS // conns
+        errors = []
+
+        def client():
+            try:
+                with smtplib.SMTP("127.0.0.1", self.smtp_port, local_hostname="bench.test") as s:
+                    s.ehlo()
+                    for _ in range(per):
+                        s.sendmail("noreply@example.com", ["ann@example.org"], raw)
+            except Exception as e:   # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=client) for _ in range(conns)]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        elapsed = time.monotonic() - t0
+        if errors:
+            raise RuntimeError("smtplib floor: %s" % errors[0])
+        rate = per * conns / elapsed
+        say("  smtplib floor, %d connection(s): %.0f messages/s" % (conns, rate))
+        return rate
+
+    def run_email(self):
+        say("email: %d messages through pgrelay_notifier to a local SMTP sink (smtpd.py, plain)" % EMAILS)
+        self.start_smtpd()
+        self.db.execute("""
+            SELECT pgrelay_notifier.create_profile('bench', host => '127.0.0.1', port => %s,
+                                                   security => 'none',
+                                                   from_address => 'noreply@example.com',
+                                                   from_name => 'pg_relay bench')""", (self.smtp_port,))
+        self.db.execute("SELECT pgrelay_notifier.create_channel('mail', 'bench')")
+        for n in EMAIL_WORKERS:
+            rate, status, used = self.email_run(n)
+            self.results["email%d" % n] = rate
+            self.results["email_conns%d" % n] = used
+            self.results["email_rss%d" % n] = status
+        for n in EMAIL_WORKERS:
+            self.results["smtp_floor%d" % n] = self.email_floor(n)
+
+    # ---- the table --------------------------------------------------------------------------
+
+    def table(self):
+        r = self.results
+        rows = []
+
+        def row(figure, value, ref="", ratio="", target="", verdict=""):
+            rows.append((figure, value, ref, ratio, target, verdict))
+
+        def pf(ok):
+            return "PASS" if ok else "MISS"
+
+        if "drain4" in r:
+            for n in DRAIN_WORKERS:
+                d, f = r["drain%d" % n], r["floor%d" % n]
+                tgt = verdict = ""
+                if n == 4:
+                    tgt = ">= %d%% of floor" % (TARGETS["drain4"] * 100)
+                    verdict = pf(d / f >= TARGETS["drain4"])
+                row("1-2 drain %d events, %d worker%s" % (DRAIN_EVENTS, n, "s" if n > 1 else ""),
+                    "%.0f events/s" % d, "pgbench %d client%s: %.0f tx/s" % (n, "s" if n > 1 else "", f),
+                    "%.0f%%" % (100 * d / f), tgt, verdict)
+        if "probe_us" in r:
+            row("3   probe, empty queue, %s log rows" % format(r["log_rows"], ","), "%.0f us" % r["probe_us"],
+                "SELECT 1: %.0f us; in server: %.0f us" % (r["rtt_us"], r["probe_server_us"]), "",
+                "<= %.0f us" % TARGETS["probe_us"], pf(r["probe_us"] <= TARGETS["probe_us"]))
+            row("    probe, simple protocol (parse+plan)", "%.0f us" % r["probe_simple_us"],
+                "SELECT 1: %.0f us" % r["rtt_simple_us"])
+        if "idle_cpu" in r:
+            row("4   idle CPU, %d s" % IDLE_SECONDS, "%.3f%%" % r["idle_cpu"],
+                "schedstat %.4f%%; server %.4f%%" % (r["idle_cpu_ns"], r["idle_server_cpu"]), "",
+                "< %.1f%%" % TARGETS["idle_cpu"], pf(r["idle_cpu"] < TARGETS["idle_cpu"]))
+            row("4   idle transactions, %d s" % IDLE_SECONDS, "%.2f tx/s" % r["idle_tx"],
+                "probes logged: %.2f/s" % r["idle_probes"], "", "1 probe/s (poll 1 s)",
+                pf(r["idle_tx"] <= TARGETS["idle_tx"]))
+        if "rss8" in r:
+            s8 = r["rss8"]
+            row("5   peak RSS, 8 workers, end of drain", "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
+                "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
+        if "email_rss4" in r:
+            se = r["email_rss4"]
+            row("    peak RSS, 4 workers, after mail", "%.1f MB" % (se["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (se["RssAnon"] / 1024.0, se["RssFile"] / 1024.0))
+        for poll in LATENCY_POLLS:
+            if "lat_%s" % poll in r:
+                p50, p99, mx, produced = r["lat_%s" % poll]
+                row("6   latency commit -> log, %d/s, poll %s" % (LATENCY_RATE, poll),
+                    "p50 %.0f ms, p99 %.0f ms" % (p50, p99),
+                    "max %.0f ms; %.0f events/s made" % (mx, produced))
+        if "email4" in r:
+            for n in EMAIL_WORKERS:
+                e, f = r["email%d" % n], r["smtp_floor%d" % n]
+                tgt = verdict = ""
+                if n == 4:
+                    tgt = ">= %d%% of floor" % (TARGETS["email4"] * 100)
+                    verdict = pf(e / f >= TARGETS["email4"])
+                row("7   email %d messages, %d worker%s" % (EMAILS, n, "s" if n > 1 else ""),
+                    "%.0f emails/s" % e, "smtplib %d conn%s: %.0f msg/s" % (n, "s" if n > 1 else "", f),
+                    "%.0f%%" % (100 * e / f), tgt, verdict)
+
+        head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
+        widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
+        line = lambda cells: "| " + " | ".join(c.ljust(w) for c, w in zip(cells, widths)) + " |"
+        out = [line(head), "|" + "|".join("-" * (w + 2) for w in widths) + "|"]
+        out += [line(x) for x in rows]
+        return "\n".join(out)
+
+    def header(self):
+        with open("/proc/meminfo") as f:
+            mem = int(f.readline().split()[1]) / 1024 / 1024
+        load = os.getloadavg()
+        return ("pg_relay benchmark: %s, %d CPU(s), %.0f GiB RAM, PostgreSQL %s, load average at start %.2f\n"
+                "cluster: %s; unix socket; Processor as a pgrelay_processor login role\n"
+                % (os.uname().release, os.cpu_count(), mem, self.pg_version, self.load0,
+                   ", ".join(CLUSTER_CONF)))
+
+    # ---- driver -----------------------------------------------------------------------------
+
+    def run(self, phases):
+        self.load0 = os.getloadavg()[0]
+        t0 = time.monotonic()
+        self.setup()
+        for name in PHASES:
+            if name in phases:
+                getattr(self, "run_" + name)()
+        say("done in %.0f s" % (time.monotonic() - t0))
+        print(self.header())
+        print(self.table())
+
+    def cleanup(self):
+        for p in list(self.children):
+            if p.poll() is None:
+                p.send_signal(signal.SIGTERM)
+                try:
+                    p.wait(timeout=30)
+                except subprocess.TimeoutExpired:
+                    p.kill()
+                    p.wait()
+        for c in ("db", "admin"):
+            if hasattr(self, c):
+                getattr(self, c).close()
+        subprocess.run([PGCLUSTER, "stop", self.cluster, "fast"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.DEVNULL)
+        if os.environ.get("KEEP") == "1":
+            say("kept %s" % self.work)
+        else:
+            shutil.rmtree(self.work, ignore_errors=True)
+
+
+def main():
+    phases = sys.argv[1:] or list(PHASES)
+    unknown = [p for p in phases if p not in PHASES]
+    if unknown:
+        say("usage: bench/run [%s ...] (default: all, in that order)" % " ".join(PHASES))
+        return 2
+    if not os.access(PROCESSOR, os.X_OK):
+        say("bench: %s is missing; run bench/run (make bench)" % PROCESSOR)
+        return 2
+    b = Bench()
+    try:
+        b.run(phases)
+    finally:
+        b.cleanup()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
