@@ -486,9 +486,12 @@ BEGIN
     IF NOT FOUND OR NOT c.active THEN
         RETURN;
     END IF;
-    SELECT * INTO ctx FROM pgrelay._dispatch_context();
-    IF NOT pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, ctx.mode, ctx.node, ctx.is_leader) THEN
-        RETURN;
+    -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
+    IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
+        SELECT * INTO ctx FROM pgrelay._dispatch_context();
+        IF NOT pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, ctx.mode, ctx.node, ctx.is_leader) THEN
+            RETURN;
+        END IF;
     END IF;
     -- One event of the channel in flight across every session of this database: the lock is
     -- transaction-scoped, so it covers process_one() and the Processor's held transaction alike.
@@ -506,7 +509,11 @@ COMMENT ON FUNCTION pgrelay._queue_claim(bigint) IS
 
 -- pgrelay._lock_claimed()
 CREATE FUNCTION pgrelay._lock_claimed(id bigint) RETURNS pgrelay.queue
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (called by the SECURITY DEFINER functions below, executable by nobody else): the queue
+ * row, locked by this transaction, or a clear error if it is gone or held by another.
+ */
 DECLARE
     q pgrelay.queue;
 BEGIN
@@ -525,82 +532,64 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay._lock_claimed(bigint) IS
-    'The queue row, locked by this transaction; a clear error if it is gone or held by another';
+    'Internal: the queue row, locked by this transaction; a clear error if it is gone or held by another';
 
--- pgrelay._write_log()
-CREATE FUNCTION pgrelay._write_log(queue_id bigint, result text, error text DEFAULT NULL,
-                                   sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
-                                   detail jsonb DEFAULT NULL, retry_at timestamptz DEFAULT NULL,
-                                   OUT log_id bigint, OUT outcome text, OUT next_run_at timestamptz)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- pgrelay._log_attempt()
+CREATE FUNCTION pgrelay._log_attempt(q pgrelay.queue, result text, error text, sqlstate text,
+                                     started_at timestamptz, detail jsonb, retry_at timestamptz)
+RETURNS pgrelay.log
+LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Writes the one audit row of this attempt and takes the retry decision, once, for everybody:
- * result ok/partial/cancelled finish the event; permanent fails it; transient and timeout retry it
- * until the channel's max_attempts, then fail it. next_run_at is retry_at when the caller has a
- * provider's Retry-After, else now + the channel's backoff.
+ * Internal: writes the one audit row of an attempt on the locked row q and takes the retry
+ * decision, once, for everybody: result ok/partial/cancelled finish the event; permanent fails
+ * it; transient and timeout retry it until the channel's max_attempts, then fail it. The row's
+ * retry_at is the caller's (a provider's Retry-After) or now + the channel's backoff.
  */
 DECLARE
-    q pgrelay.queue;
     c pgrelay.channels;
+    l pgrelay.log;
 BEGIN
     IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled') THEN
         RAISE EXCEPTION 'invalid result "%"', result
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent or cancelled.';
     END IF;
-    q := pgrelay._lock_claimed(queue_id);
-    IF EXISTS (SELECT 1 FROM pgrelay.log l WHERE l.event_id = q.event_id AND l.queue_id = q.id) THEN
-        RAISE EXCEPTION 'the log row of queue row % is written already', q.id
-            USING ERRCODE = 'unique_violation';
-    END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
 
-    outcome := CASE
+    l.outcome := CASE
         WHEN result IN ('ok', 'partial', 'cancelled') THEN result
         WHEN result = 'permanent' THEN 'failed'
         WHEN q.attempt >= COALESCE(c.max_attempts, 1) THEN 'failed'
         WHEN result = 'timeout' THEN 'timeout'
         ELSE 'retry'
     END;
-    IF outcome IN ('retry', 'timeout') THEN
-        next_run_at := COALESCE(retry_at,
-                                clock_timestamp() + pgrelay._backoff(q.attempt, c.backoff_base, c.backoff_max));
+    IF l.outcome IN ('retry', 'timeout') THEN
+        l.retry_at := COALESCE(_log_attempt.retry_at,
+                               clock_timestamp() + pgrelay._backoff(q.attempt, c.backoff_base, c.backoff_max));
     END IF;
-
-    log_id := pgrelay._next_id();
     INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                              error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
-    VALUES (log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome,
-            error, sqlstate, detail, pgrelay._this_node(), q.queued_at,
-            COALESCE(started_at, clock_timestamp()), clock_timestamp(), next_run_at);
+    VALUES (pgrelay._next_id(), q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt,
+            l.outcome, error, sqlstate, detail, pgrelay._this_node(), q.queued_at,
+            COALESCE(started_at, clock_timestamp()), clock_timestamp(), l.retry_at)
+    RETURNING * INTO l;
+    RETURN l;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz) IS
-    'Writes the audit row of one attempt on a claimed queue row and returns the resolved outcome';
+COMMENT ON FUNCTION pgrelay._log_attempt(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz) IS
+    'Internal: writes the audit row of one attempt and resolves its outcome';
 
--- pgrelay._queue_mark_done()
-CREATE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- pgrelay._settle()
+CREATE FUNCTION pgrelay._settle(q pgrelay.queue, l pgrelay.log) RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Finishes a claimed row as its log row says: deletes it, and inserts the next attempt (same
- * event_id, attempt + 1, run_at = the log row's retry_at) for retry/timeout, or records the event
- * in failed_events for failed. Returns the id of the retry row, or NULL.
+ * Internal: finishes the locked row q as its log row l says: deletes it, and inserts the next
+ * attempt (same event_id, attempt + 1, run_at = l.retry_at) for retry/timeout, or records the
+ * event in failed_events for failed. Returns the id of the retry row, or NULL.
  */
 DECLARE
-    q pgrelay.queue;
-    l pgrelay.log;
     v bigint;
 BEGIN
-    q := pgrelay._lock_claimed(queue_id);
-    SELECT * INTO l FROM pgrelay.log x
-    WHERE x.event_id = q.event_id AND x.queue_id = q.id
-    ORDER BY x.id DESC LIMIT 1;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'queue row % has no log row', q.id
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  HINT = 'Write it with pgrelay._write_log() first.';
-    END IF;
-
     DELETE FROM pgrelay.queue x WHERE x.id = q.id;
 
     IF l.outcome IN ('retry', 'timeout') THEN
@@ -622,8 +611,91 @@ BEGIN
     RETURN NULL;
 END
 $$;
+COMMENT ON FUNCTION pgrelay._settle(pgrelay.queue, pgrelay.log) IS
+    'Internal: deletes a finished queue row and queues its retry or records its failure';
+
+-- pgrelay._write_log()
+CREATE FUNCTION pgrelay._write_log(queue_id bigint, result text, error text DEFAULT NULL,
+                                   sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
+                                   detail jsonb DEFAULT NULL, retry_at timestamptz DEFAULT NULL,
+                                   OUT log_id bigint, OUT outcome text, OUT next_run_at timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Step 2 of 3 (claim, log, mark done) of the Processor's held transaction: writes the audit row of
+ * this attempt on a claimed row and returns the resolved outcome and, for a retry, when. A second
+ * log row for the same attempt is refused.
+ */
+DECLARE
+    q pgrelay.queue;
+    l pgrelay.log;
+BEGIN
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled') THEN
+        RAISE EXCEPTION 'invalid result "%"', result
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ok, partial, transient, timeout, permanent or cancelled.';
+    END IF;
+    q := pgrelay._lock_claimed(queue_id);
+    IF EXISTS (SELECT 1 FROM pgrelay.log x WHERE x.event_id = q.event_id AND x.queue_id = q.id) THEN
+        RAISE EXCEPTION 'the log row of queue row % is written already', q.id
+            USING ERRCODE = 'unique_violation';
+    END IF;
+    l := pgrelay._log_attempt(q, result, error, sqlstate, started_at, detail, retry_at);
+    log_id := l.id;
+    outcome := l.outcome;
+    next_run_at := l.retry_at;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz) IS
+    'Writes the audit row of one attempt on a claimed queue row and returns the resolved outcome';
+
+-- pgrelay._queue_mark_done()
+CREATE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Step 3 of 3: finishes a claimed row as its log row says (see _settle). Returns the id of the
+ * retry row, or NULL. A row without its log row is refused.
+ */
+DECLARE
+    q pgrelay.queue;
+    l pgrelay.log;
+BEGIN
+    q := pgrelay._lock_claimed(queue_id);
+    SELECT * INTO l FROM pgrelay.log x
+    WHERE x.event_id = q.event_id AND x.queue_id = q.id
+    ORDER BY x.id DESC LIMIT 1;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'queue row % has no log row', q.id
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Write it with pgrelay._write_log() first.';
+    END IF;
+    RETURN pgrelay._settle(q, l);
+END
+$$;
 COMMENT ON FUNCTION pgrelay._queue_mark_done(bigint) IS
     'Finishes a claimed queue row according to its log row; returns the retry row id or NULL';
+
+-- pgrelay._complete()
+CREATE FUNCTION pgrelay._complete(queue_id bigint, result text, error text DEFAULT NULL,
+                                  sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
+                                  OUT log_id bigint, OUT outcome text, OUT retry_id bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Steps 2 and 3 at once, for a caller that claimed the row in this same statement
+ * (process_one): the row is locked and read once, and nothing has to be looked up again.
+ */
+DECLARE
+    q pgrelay.queue;
+    l pgrelay.log;
+BEGIN
+    q := pgrelay._lock_claimed(queue_id);
+    l := pgrelay._log_attempt(q, result, error, sqlstate, started_at, NULL, NULL);
+    log_id := l.id;
+    outcome := l.outcome;
+    retry_id := pgrelay._settle(q, l);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
+    'Writes the log row of an attempt and finishes the claimed queue row, in one call';
 
 -- pgrelay._queue_defer()
 CREATE FUNCTION pgrelay._queue_defer(queue_id bigint, run_at timestamptz) RETURNS void
@@ -683,10 +755,10 @@ BEGIN
         result := pgrelay._classify_error(state);
     END;
 
-    SELECT * INTO l FROM pgrelay._write_log(c.queue_id, result, error, state, started);
-    retry_id := pgrelay._queue_mark_done(c.queue_id);
+    SELECT * INTO l FROM pgrelay._complete(c.queue_id, result, error, state, started);
     outcome := l.outcome;
     log_id := l.log_id;
+    retry_id := l.retry_id;
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
@@ -1053,6 +1125,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._queue_claim(bigint),
     pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz),
     pgrelay._queue_mark_done(bigint),
+    pgrelay._complete(bigint, text, text, text, timestamptz),
     pgrelay._queue_defer(bigint, timestamptz),
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),

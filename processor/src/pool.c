@@ -229,7 +229,13 @@ pool_take(struct Worker *w)
 	pthread_mutex_lock(&pool.mu);
 	pool.idle++;
 	atomic_store(&w->state, W_IDLE);
-	pool_wake(); /* the main thread may be waiting for an idle worker */
+	/*
+	 * Note that the main thread is only woken when it has something to decide: an idle worker
+	 * and nothing queued (fetch more). Waking it for every event costs a context switch, and on
+	 * a small VM the wake-up of an idle CPU, per event.
+	 */
+	if (pool.head == NULL)
+		pool_wake();
 	while (!pool.stopping && pool.head == NULL)
 		pthread_cond_wait(&pool.cv, &pool.mu);
 	pool.idle--;
@@ -251,6 +257,8 @@ pool_take(struct Worker *w)
 void
 pool_finish(struct Worker *w, struct Job *j)
 {
+	bool wake;
+
 	pthread_mutex_lock(&pool.mu);
 	w->job_id = 0;
 	if (pool.done_tail)
@@ -260,8 +268,10 @@ pool_finish(struct Worker *w, struct Job *j)
 	pool.done_tail = j;
 	pool.done++;
 	pool.in_flight--;
+	wake = pool.queued == 0; /* otherwise the workers still have work and the loop nothing to do */
 	pthread_mutex_unlock(&pool.mu);
-	pool_wake();
+	if (wake)
+		pool_wake();
 }
 
 void
