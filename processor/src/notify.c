@@ -128,66 +128,71 @@ abort_held(struct Held *h, const char *step)
 	return OC_LOST;
 }
 
-/* begin_held opens the transaction and lets it stay idle as long as a delivery may take. */
+/*
+ * begin_held opens the transaction, lets it stay idle as long as a delivery may take, and sets
+ * the savepoint a failing fetch rolls back to: one round trip.
+ */
 static bool
 begin_held(struct Held *h)
 {
-	char ms[32];
-	const char *params[1] = {ms};
+	char sql[160];
 
-	snprintf(ms, sizeof ms, "%ld", h->w->settings.max_delivery_time_ms + 60000);
-	return pgconn_set_timeout(&h->w->pg, 60000) && pgconn_exec(&h->w->pg, "BEGIN", 0, NULL) &&
-		   pgconn_exec(&h->w->pg, "SELECT pg_catalog.set_config('idle_in_transaction_session_timeout', $1, true)",
-					   1, params);
+	/* Only our own integer goes into this text. */
+	snprintf(sql, sizeof sql,
+			 "BEGIN; SET LOCAL idle_in_transaction_session_timeout = %ld; SAVEPOINT pgrelay_fetch",
+			 h->w->settings.max_delivery_time_ms + 60000);
+	return pgconn_set_timeout(&h->w->pg, 60000) && pgconn_script(&h->w->pg, sql);
 }
 
-/* claim: 1 claimed, 0 skipped, -1 statement failed. */
-static int
-claim(struct Held *h)
+/* keep_claim copies what the claim returned; false when out of memory. */
+static bool
+keep_claim(struct Held *h, PGresult *res)
 {
-	const char *params[1] = {h->id};
-	PGresult *res = pgconn_query(&h->w->pg, "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, params);
-
-	if (res == NULL)
-		return -1;
-	if (PQntuples(res) == 0) {
-		pgconn_clear(res);
-		return 0;
-	}
 	h->payload = strdup(pgconn_value(res, 0, 0));
 	h->attempt = atoi(pgconn_value(res, 0, 1));
-	pgconn_clear(res);
-	return h->payload ? 1 : -1;
+	return h->payload != NULL;
 }
 
 /*
- * fetch_message runs fetch(pk) under a savepoint, so that a failing fetch (the notifier missing,
- * a permission) becomes a transient failure of the event instead of aborting the transaction.
- * Returns the document (malloc'd), or NULL with *missing (no such notification) or err set.
+ * claim_and_fetch claims the row and fetches its message in one statement. Returns 1 with *doc
+ * (NULL when no such notification), 0 when the claim failed (skipped), -1 when a statement failed
+ * (h->w->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
+ * the savepoint, the row claimed again alone, and 1 returned with *doc NULL and err set: a
+ * transient failure of the event rather than an aborted transaction.
  */
-static char *
-fetch_message(struct Held *h, bool *missing, char *err, size_t errlen)
+static int
+claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 {
-	const char *params[1] = {h->payload};
+	const char *params[1] = {h->id};
 	PGresult *res;
-	char *doc = NULL;
+	int claimed;
 
-	*missing = false;
-	if (!pgconn_exec(&h->w->pg, "SAVEPOINT pgrelay_fetch", 0, NULL))
-		return NULL;
-	res = pgconn_query(&h->w->pg, "SELECT pgrelay_notifier.fetch($1)::text", 1, params);
+	*doc = NULL;
+	err[0] = '\0';
+	res = pgconn_query_prepared(&h->w->pg, STMT_CLAIM_FETCH,
+								"SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload)::text"
+								" FROM pgrelay._queue_claim($1) c",
+								1, params);
 	if (res == NULL) {
+		if (h->w->pg.lost)
+			return -1;
 		snprintf(err, errlen, "fetch failed: %.900s", h->w->pg.error);
-		if (!h->w->pg.lost && !pgconn_exec(&h->w->pg, "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, NULL))
-			return NULL;
-		return NULL;
+		if (!pgconn_exec(&h->w->pg, "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, NULL))
+			return -1;
+		res = pgconn_query(&h->w->pg, "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, params);
+		if (res == NULL)
+			return -1;
 	}
-	if (pgconn_value(res, 0, 0) == NULL)
-		*missing = true;
-	else
-		doc = strdup(pgconn_value(res, 0, 0));
+	claimed = PQntuples(res) > 0;
+	if (claimed && !keep_claim(h, res))
+		claimed = -1;
+	else if (claimed && err[0] == '\0' && pgconn_value(res, 0, 2) != NULL) {
+		*doc = strdup(pgconn_value(res, 0, 2));
+		if (*doc == NULL)
+			claimed = -1;
+	}
 	pgconn_clear(res);
-	return doc;
+	return claimed;
 }
 
 /*
@@ -198,11 +203,14 @@ static enum Outcome
 finish(struct Held *h, const struct Finish *f)
 {
 	char retry_at[64] = "", finished[40], *status = NULL;
-	const char *lp[7], *sp[2];
+	const char *lp[7], *sp[2], *ip[1];
+	struct PgPipeStmt steps[3];
 	struct StatusDoc sd;
 	enum Outcome oc;
 	PGresult *res;
 	const char *next;
+	int n = 0;
+	bool ok;
 
 	if (f->retry_after_s >= 0)
 		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
@@ -213,11 +221,11 @@ finish(struct Held *h, const struct Finish *f)
 	lp[4] = h->started;
 	lp[5] = f->detail;
 	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query(&h->w->pg,
-					   "SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-					   " FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
-					   "  clock_timestamp() + make_interval(secs => $7::float8))",
-					   7, lp);
+	res = pgconn_query_prepared(&h->w->pg, STMT_WRITE_LOG,
+								"SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+								" FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
+								"  clock_timestamp() + make_interval(secs => $7::float8))",
+								7, lp);
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
@@ -236,20 +244,20 @@ finish(struct Held *h, const struct Finish *f)
 		status = status_doc_json(&sd, f->r);
 	}
 	pgconn_clear(res);
-	if (f->set_status) {
-		sp[0] = h->payload;
-		sp[1] = status;
-		if (status == NULL || !pgconn_exec(&h->w->pg, "SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, sp)) {
-			free(status);
-			return abort_held(h, "set_status");
-		}
-		free(status);
-	}
-	sp[0] = h->id;
-	if (!pgconn_exec(&h->w->pg, "SELECT pgrelay._queue_mark_done($1)", 1, sp))
-		return abort_held(h, "mark_done");
-	if (!pgconn_exec(&h->w->pg, "COMMIT", 0, NULL))
-		return abort_held(h, "commit");
+	if (f->set_status && status == NULL)
+		return abort_held(h, "set_status");
+	/* set_status, mark_done and COMMIT in one round trip; the first failure stops the rest. */
+	sp[0] = h->payload;
+	sp[1] = status;
+	ip[0] = h->id;
+	if (f->set_status)
+		steps[n++] = (struct PgPipeStmt){"SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, sp};
+	steps[n++] = (struct PgPipeStmt){"SELECT pgrelay._queue_mark_done($1)", 1, ip};
+	steps[n++] = (struct PgPipeStmt){"COMMIT", 0, NULL};
+	ok = pgconn_pipeline(&h->w->pg, steps, n);
+	free(status);
+	if (!ok)
+		return abort_held(h, "finish");
 	if (oc == OC_RETRY || oc == OC_TIMEOUT || oc == OC_FAILED) {
 		char q[1100];
 
@@ -366,14 +374,13 @@ decide(struct Held *h)
 	return deliver(h);
 }
 
-/* run_held is the transaction after BEGIN: claim, fetch, parse, then decide. */
+/* run_held is the transaction after BEGIN: claim and fetch, parse, then decide. */
 static enum Outcome
 run_held(struct Held *h)
 {
 	char err[1024];
-	bool missing;
 	char *doc;
-	int c = claim(h);
+	int c = claim_and_fetch(h, &doc, err, sizeof err);
 
 	if (c < 0)
 		return abort_held(h, "claim");
@@ -383,13 +390,10 @@ run_held(struct Held *h)
 		return OC_SKIPPED;
 	}
 	iso8601_now(h->started, sizeof h->started);
-	doc = fetch_message(h, &missing, err, sizeof err);
-	if (doc == NULL && h->w->pg.lost)
-		return abort_held(h, "fetch");
-	if (doc == NULL && missing)
-		return finish_simple(h, "permanent", "the notification does not exist", false);
-	if (doc == NULL)
+	if (err[0] != '\0')
 		return finish_simple(h, "transient", err, false);
+	if (doc == NULL)
+		return finish_simple(h, "permanent", "the notification does not exist", false);
 	h->have_msg = message_parse(doc, &h->msg, err, sizeof err);
 	free(doc);
 	if (!h->have_msg)

@@ -205,6 +205,77 @@ pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int n
 }
 
 bool
+pgconn_script(struct PgConn *c, const char *sql)
+{
+	PGresult *res;
+	bool ok = true;
+
+	if (!start_statement(c))
+		return false;
+	if (!PQsendQuery(c->conn, sql))
+		return check_result(c, NULL) != NULL;
+	/* One result per statement; keep the first failure, read them all. */
+	while ((res = PQgetResult(c->conn)) != NULL) {
+		if (ok) {
+			res = check_result(c, res);
+			ok = res != NULL;
+		}
+		PQclear(res);
+	}
+	return ok;
+}
+
+bool
+pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
+{
+	PGresult *res;
+	bool ok = true;
+	int i;
+
+	if (!start_statement(c))
+		return false;
+	if (!PQenterPipelineMode(c->conn))
+		return check_result(c, NULL) != NULL;
+	for (i = 0; i < n && ok; i++)
+		ok = PQsendQueryParams(c->conn, stmts[i].sql, stmts[i].nparams, NULL, stmts[i].values, NULL,
+							   NULL, 0) == 1;
+	if (!ok || !PQpipelineSync(c->conn)) {
+		check_result(c, NULL);
+		PQexitPipelineMode(c->conn);
+		return false;
+	}
+	/*
+	 * Each statement's results end with a NULL; the sync's own result comes last. After a
+	 * failure the server reports the rest as aborted: only the first error is kept.
+	 */
+	for (i = 0; i <= n; i++) {
+		while ((res = PQgetResult(c->conn)) != NULL) {
+			ExecStatusType st = PQresultStatus(res);
+
+			if (st == PGRES_PIPELINE_SYNC) {
+				PQclear(res);
+				break;
+			}
+			if (ok && st != PGRES_PIPELINE_ABORTED) {
+				res = check_result(c, res);
+				ok = res != NULL;
+			}
+			PQclear(res);
+		}
+		if (PQstatus(c->conn) != CONNECTION_OK) {
+			ok = false;
+			c->lost = true;
+			break;
+		}
+	}
+	if (!PQexitPipelineMode(c->conn) && ok) {
+		set_error(c, PQerrorMessage(c->conn), NULL);
+		ok = false;
+	}
+	return ok;
+}
+
+bool
 pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values)
 {
 	PGresult *res = pgconn_query(c, sql, nparams, values);

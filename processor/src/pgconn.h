@@ -30,6 +30,8 @@ struct PgConn {
 enum PgStmt {
 	STMT_PROBE,       /* the control connection's tick probe */
 	STMT_PROCESS_ONE, /* a worker's SQL event */
+	STMT_CLAIM_FETCH, /* a notify event: claim and fetch in one round trip */
+	STMT_WRITE_LOG,   /* a notify event: the log row and the retry decision */
 	STMT_COUNT
 };
 
@@ -56,6 +58,26 @@ PGresult *pgconn_query(struct PgConn *c, const char *sql, int nparams, const cha
  */
 PGresult *pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
 								const char *const *values) MUSTCHECK;
+/*
+ * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
+ * simple query protocol). Only for fixed text: values never go into it.
+ */
+bool pgconn_script(struct PgConn *c, const char *sql) MUSTCHECK;
+
+/* One statement of a pipeline. */
+struct PgPipeStmt {
+	const char *sql;
+	int nparams;
+	const char *const *values;
+};
+
+/*
+ * pgconn_pipeline sends n statements at once and reads their results: one round trip. It stops
+ * at the first failure (the server skips the rest); returns false with c->error set then, and
+ * the caller's transaction is aborted.
+ */
+bool pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n) MUSTCHECK;
+
 /* pgconn_exec is pgconn_query for statements whose rows do not matter. */
 bool pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
 void pgconn_clear(PGresult *res);

@@ -338,3 +338,26 @@ def test_run_order_dispatches_notify_before_sql_when_asked(mail, smtpd, processo
     assert p.wait_exit() == 0
     done = p.lines("event_done")
     assert "channel=jobs" in done[0] and "channel=mail" in done[1]
+
+
+def test_a_failing_fetch_is_a_transient_failure_not_a_stuck_row(mail, smtpd, processors):
+    """If fetch() itself raises (here: the notifier was dropped under a queued email), the held
+    transaction rolls back to its savepoint, claims the row again and records a transient failure
+    with the reason; the worker's session stays usable for the next event."""
+    s = smtpd()
+    profile(mail, s)
+    mail.sql("SELECT pgrelay.register('mail', backoff_base => '1 hour', backoff_max => '2 hours')")
+    send(mail)
+    mail.sql("DROP EXTENSION pg_relay_notifier CASCADE")
+    mail.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    mail.sql("SELECT pgrelay.register('jobs', 'sql', handler => 'noop(text)')")
+    mail.sql("SELECT pgrelay.notify('jobs', 'after the failed fetch')")
+    p = processors("-d", mail.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    rows = mail.sql("SELECT channel, outcome, error FROM pgrelay.log ORDER BY id")
+    assert [(c, o) for c, o, _ in rows] == [("jobs", "ok"), ("mail", "retry")] or \
+           [(c, o) for c, o, _ in rows] == [("mail", "retry"), ("jobs", "ok")]
+    err = [e for c, _, e in rows if c == "mail"][0]
+    assert err.startswith("fetch failed:") and "pgrelay_notifier" in err
+    assert mail.sql("SELECT channel, attempt FROM pgrelay.queue") == [("mail", 2)]
+    assert s.connections() == 0
