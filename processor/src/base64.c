@@ -6,8 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-static const char b64_alphabet[] =
-	"ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+static const char b64_alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
 
 /* b64_value maps a character to its 6-bit value, or -1 when it is not in the alphabet. */
 static int
@@ -79,7 +78,7 @@ base64_decode(const char *text, unsigned char **out, size_t *outlen)
 			continue;
 		}
 		v = b64_value(*s);
-		if (v < 0 || pad > 0)   /* foreign character, or data after padding */
+		if (v < 0 || pad > 0) /* foreign character, or data after padding */
 			goto fail;
 		acc = (acc << 6) | (unsigned long) v;
 		bits += 6;

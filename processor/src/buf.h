@@ -14,13 +14,16 @@
 #define MUSTCHECK __attribute__((warn_unused_result))
 
 struct Buf {
-	char *data;   /* NUL-terminated contents, NULL until the first append */
-	size_t len;   /* bytes used, excluding the NUL */
-	size_t cap;   /* bytes allocated */
-	bool oom;     /* an append failed; later appends are no-ops */
+	char *data; /* NUL-terminated contents, NULL until the first append */
+	size_t len; /* bytes used, excluding the NUL */
+	size_t cap; /* bytes allocated */
+	bool oom;   /* an append failed; later appends are no-ops */
 };
 
-#define BUF_INIT {NULL, 0, 0, false}
+#define BUF_INIT          \
+	{                     \
+		NULL, 0, 0, false \
+	}
 
 bool buf_append(struct Buf *b, const void *data, size_t len);
 bool buf_puts(struct Buf *b, const char *s);

@@ -18,23 +18,17 @@
 
 #include "pgconn.h"
 
-enum ConfType {
-	CT_STRING,
-	CT_INT,
-	CT_DURATION,
-	CT_BOOL,
-	CT_ENUM
-};
+enum ConfType { CT_STRING, CT_INT, CT_DURATION, CT_BOOL, CT_ENUM };
 
 struct ConfParam {
-	const char *name;              /* long flag and config-file key */
-	int short_flag;                /* 0 when there is none */
+	const char *name; /* long flag and config-file key */
+	int short_flag;   /* 0 when there is none */
 	enum ConfType type;
-	size_t offset;                 /* of the field in struct Config */
-	const char *def;               /* default, as it would be written in the file */
-	bool reloadable;               /* applied on SIGHUP; else needs a restart */
-	const char *const *choices;    /* CT_ENUM: the names, index = enum value */
-	long min, max;                 /* CT_INT and CT_DURATION (milliseconds) */
+	size_t offset;              /* of the field in struct Config */
+	const char *def;            /* default, as it would be written in the file */
+	bool reloadable;            /* applied on SIGHUP; else needs a restart */
+	const char *const *choices; /* CT_ENUM: the names, index = enum value */
+	long min, max;              /* CT_INT and CT_DURATION (milliseconds) */
 	const char *metavar;
 	const char *help;
 };
@@ -54,20 +48,20 @@ static const struct ConfParam params[] = {
 	 "log line format"},
 	{"log-level", 0, CT_ENUM, F(log_level), "info", true, level_names, 0, 0, "LEVEL",
 	 "error, warn, info, debug or trace"},
-	{"max-delivery-time", 0, CT_DURATION, F(max_delivery_time_ms), "300s", true, NULL, 1000,
-	 3600000, "DURATION", "hard cap on one email delivery attempt"},
+	{"max-delivery-time", 0, CT_DURATION, F(max_delivery_time_ms), "300s", true, NULL, 1000, 3600000,
+	 "DURATION", "hard cap on one email delivery attempt"},
 	{"mode", 'm', CT_ENUM, F(mode), "single", false, mode_names, 0, 0, "MODE",
 	 "high-availability mode: single, multi-node or leader"},
 	{"once", 0, CT_BOOL, F(once), "off", false, NULL, 0, 0, NULL,
 	 "drain what is due, then exit 0 (for cron and tests)"},
-	{"poll-interval", 'i', CT_DURATION, F(poll_interval_ms), "1s", true, NULL, 10, 3600000,
-	 "DURATION", "time between two probes of an idle queue"},
-	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000,
-	 "DURATION", "longest wait between two reconnection attempts"},
+	{"poll-interval", 'i', CT_DURATION, F(poll_interval_ms), "1s", true, NULL, 10, 3600000, "DURATION",
+	 "time between two probes of an idle queue"},
+	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000, "DURATION",
+	 "longest wait between two reconnection attempts"},
 	{"secrets-dir", 0, CT_STRING, F(secrets_dir), "", true, NULL, 0, 0, "DIR",
 	 "directory of file: secrets named by email profiles"},
-	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000,
-	 "DURATION", "how long in-flight events may finish after SIGTERM"},
+	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000, "DURATION",
+	 "how long in-flight events may finish after SIGTERM"},
 	{"workers", 'w', CT_INT, F(workers), "4", false, NULL, 1, 64, "N",
 	 "worker connections (events processed in parallel)"},
 };
@@ -116,7 +110,8 @@ config_parse_duration(const char *s, long *ms)
 	static const struct {
 		const char *unit;
 		double scale;
-	} units[] = {{"ms", 1}, {"s", 1000}, {"sec", 1000}, {"min", 60000}, {"m", 60000}, {"h", 3600000}, {"", 1000}};
+	} units[] = {{"ms", 1},    {"s", 1000},    {"sec", 1000}, {"min", 60000},
+				 {"m", 60000}, {"h", 3600000}, {"", 1000}};
 	char *end;
 	double v;
 	size_t i;
@@ -200,8 +195,8 @@ describe_expected(const struct ConfParam *p, char *buf, size_t len)
 
 /* set_param stores text as the value of p in cf, or explains in err why it cannot. */
 static bool
-set_param(struct Config *cf, const struct ConfParam *p, const char *text, const char *dashes,
-		  char *err, size_t errlen)
+set_param(struct Config *cf, const struct ConfParam *p, const char *text, const char *dashes, char *err,
+		  size_t errlen)
 {
 	char expected[128];
 	char *end;

@@ -12,25 +12,25 @@
 #include "log.h"
 
 enum Mode {
-	MODE_SINGLE,      /* dispatch while the server is a writable primary */
-	MODE_MULTI_NODE,  /* every node dispatches the rows it owns */
-	MODE_LEADER       /* the lowest live node dispatches unrestricted rows */
+	MODE_SINGLE,     /* dispatch while the server is a writable primary */
+	MODE_MULTI_NODE, /* every node dispatches the rows it owns */
+	MODE_LEADER      /* the lowest live node dispatches unrestricted rows */
 };
 
 struct Config {
-	char *dbname;               /* libpq connection string or URI; NULL: PG* environment */
+	char *dbname; /* libpq connection string or URI; NULL: PG* environment */
 	enum Mode mode;
-	int workers;                /* worker connections */
+	int workers; /* worker connections */
 	long poll_interval_ms;
-	bool once;                  /* drain what is due, then exit 0 */
+	bool once; /* drain what is due, then exit 0 */
 	enum LogFormat log_format;
 	enum LogLevel log_level;
-	int batch_size;             /* most ids taken per queue_pending_ids() call */
-	long shutdown_timeout_ms;   /* how long in-flight events may finish on SIGTERM */
-	long reconnect_max_ms;      /* cap of the reconnect backoff */
-	char *secrets_dir;          /* where file: secrets live */
-	long max_delivery_time_ms;  /* cap on one email delivery attempt */
-	char *config_file;          /* the --config file, if any */
+	int batch_size;            /* most ids taken per queue_pending_ids() call */
+	long shutdown_timeout_ms;  /* how long in-flight events may finish on SIGTERM */
+	long reconnect_max_ms;     /* cap of the reconnect backoff */
+	char *secrets_dir;         /* where file: secrets live */
+	long max_delivery_time_ms; /* cap on one email delivery attempt */
+	char *config_file;         /* the --config file, if any */
 };
 
 /* config_defaults fills cf with the defaults of the table. */

@@ -15,7 +15,7 @@ now_us(void)
 	return (long long) ts.tv_sec * 1000000LL + ts.tv_nsec / 1000;
 }
 
-static const char *const outcome_names[] = {"skipped", "ok", "partial", "cancelled", "retry",
+static const char *const outcome_names[] = {"skipped", "ok",     "partial",  "cancelled", "retry",
 											"timeout", "failed", "deferred", "lost"};
 
 const char *

@@ -208,8 +208,8 @@ json_fields(char *out, size_t outlen, size_t *n, const char *p)
 }
 
 size_t
-log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts,
-				enum LogLevel level, const char *event, const char *fields)
+log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts, enum LogLevel level,
+				const char *event, const char *fields)
 {
 	size_t n = 0;
 
@@ -225,8 +225,8 @@ log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts,
 		json_fields(out, outlen, &n, fields);
 		out_put(out, outlen, &n, "}", 1);
 	} else {
-		n = (size_t) snprintf(out, outlen, "%s %s %s%s%s", ts, level_names[level], event,
-							  *fields ? " " : "", fields);
+		n = (size_t) snprintf(out, outlen, "%s %s %s%s%s", ts, level_names[level], event, *fields ? " " : "",
+							  fields);
 		if (n >= outlen)
 			n = outlen - 1;
 	}
@@ -251,8 +251,8 @@ log_write(enum LogLevel level, const char *event, const char *fmt, ...)
 	n = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
 	snprintf(ts + n, sizeof ts - n, ".%03ldZ", now.tv_nsec / 1000000);
 
-	n = log_format_line(line, sizeof line - 1, (enum LogFormat) atomic_load(&log_fmt), ts, level,
-						event, fields);
+	n = log_format_line(line, sizeof line - 1, (enum LogFormat) atomic_load(&log_fmt), ts, level, event,
+						fields);
 	line[n++] = '\n';
 	pthread_mutex_lock(&log_mu);
 	/* A failed write to stderr has nowhere to be reported; the daemon goes on. */

@@ -14,17 +14,11 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-enum LogLevel {
-	LL_ERROR,
-	LL_WARN,
-	LL_INFO,
-	LL_DEBUG,
-	LL_TRACE
-};
+enum LogLevel { LL_ERROR, LL_WARN, LL_INFO, LL_DEBUG, LL_TRACE };
 
 enum LogFormat {
-	LF_TEXT,  /* 2026-11-29T19:20:50.123Z info started mode=single */
-	LF_JSON   /* {"ts":"...","level":"info","event":"started","mode":"single"} */
+	LF_TEXT, /* 2026-11-29T19:20:50.123Z info started mode=single */
+	LF_JSON  /* {"ts":"...","level":"info","event":"started","mode":"single"} */
 };
 
 extern atomic_int log_threshold;
@@ -34,8 +28,8 @@ void log_write(enum LogLevel level, const char *event, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 
 /* log_format_line renders one line (without newline) into out; exposed for unit tests. */
-size_t log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts,
-					   enum LogLevel level, const char *event, const char *fields);
+size_t log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts, enum LogLevel level,
+					   const char *event, const char *fields);
 
 /* log_quote returns s as a log value: as is when it is a plain token, else double-quoted with
  * escapes. The result lives in buf (truncated to buflen). */
@@ -43,10 +37,10 @@ const char *log_quote(char *buf, size_t buflen, const char *s);
 
 const char *log_level_name(enum LogLevel level);
 
-#define LOG_AT(lvl, ev, ...) \
-	do { \
+#define LOG_AT(lvl, ev, ...)                                                           \
+	do {                                                                               \
 		if ((int) (lvl) <= atomic_load_explicit(&log_threshold, memory_order_relaxed)) \
-			log_write((lvl), (ev), __VA_ARGS__); \
+			log_write((lvl), (ev), __VA_ARGS__);                                       \
 	} while (0)
 
 #define log_error(ev, ...) LOG_AT(LL_ERROR, ev, __VA_ARGS__)

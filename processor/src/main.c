@@ -132,9 +132,11 @@ end_batch(void)
 {
 	long long ms = (now_us() - loop.batch_start_us) / 1000;
 
-	log_info("batch", "rounds=%d processed=%d ok=%d retried=%d failed=%d skipped=%d deferred=%d lost=%d duration_ms=%lld",
-			 loop.rounds, loop.processed, loop.ok, loop.retried, loop.failed, loop.skipped,
-			 loop.deferred, loop.lost, ms);
+	log_info(
+		"batch",
+		"rounds=%d processed=%d ok=%d retried=%d failed=%d skipped=%d deferred=%d lost=%d duration_ms=%lld",
+		loop.rounds, loop.processed, loop.ok, loop.retried, loop.failed, loop.skipped, loop.deferred,
+		loop.lost, ms);
 	loop.batch_active = false;
 	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
 	loop.skipped = loop.deferred = loop.lost = 0;

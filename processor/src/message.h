@@ -13,25 +13,25 @@
 #include "buf.h"
 
 struct Address {
-	char *address;  /* addr-spec, e.g. ann@example.org */
-	char *name;     /* display name (UTF-8) or NULL */
+	char *address; /* addr-spec, e.g. ann@example.org */
+	char *name;    /* display name (UTF-8) or NULL */
 };
 
 enum RcptKind {
-	RCPT_TO,        /* listed in To: and in the envelope */
-	RCPT_CC,        /* listed in Cc: and in the envelope */
-	RCPT_BCC        /* envelope only, never in a header */
+	RCPT_TO, /* listed in To: and in the envelope */
+	RCPT_CC, /* listed in Cc: and in the envelope */
+	RCPT_BCC /* envelope only, never in a header */
 };
 
 enum RcptStatus {
-	RS_PENDING,     /* not attempted yet */
-	RS_SENT,        /* accepted by the server on an earlier or this attempt */
-	RS_FAILED,      /* rejected permanently */
-	RS_RETRYING     /* rejected transiently; goes into the next attempt's envelope */
+	RS_PENDING, /* not attempted yet */
+	RS_SENT,    /* accepted by the server on an earlier or this attempt */
+	RS_FAILED,  /* rejected permanently */
+	RS_RETRYING /* rejected transiently; goes into the next attempt's envelope */
 };
 
 struct Recipient {
-	long long id;   /* the notifier's recipient id, echoed back in set_status */
+	long long id; /* the notifier's recipient id, echoed back in set_status */
 	enum RcptKind kind;
 	struct Address addr;
 	enum RcptStatus status;
@@ -50,27 +50,24 @@ struct Header {
 	char *value;
 };
 
-enum TransportKind {
-	TRANSPORT_SMTP,
-	TRANSPORT_GRAPH
-};
+enum TransportKind { TRANSPORT_SMTP, TRANSPORT_GRAPH };
 
 enum SmtpSecurity {
-	SEC_STARTTLS,           /* plain connect, STARTTLS required (default) */
-	SEC_STARTTLS_OPTIONAL,  /* STARTTLS when the server offers it */
-	SEC_TLS,                /* implicit TLS from the first byte (smtps://) */
-	SEC_NONE                /* no TLS at all */
+	SEC_STARTTLS,          /* plain connect, STARTTLS required (default) */
+	SEC_STARTTLS_OPTIONAL, /* STARTTLS when the server offers it */
+	SEC_TLS,               /* implicit TLS from the first byte (smtps://) */
+	SEC_NONE               /* no TLS at all */
 };
 
 struct SmtpProfile {
 	char *host;
 	int port;
 	enum SmtpSecurity security;
-	char *username;     /* NULL: no AUTH */
-	char *password;     /* secret reference until secrets_resolve_profile(), then the value */
-	char *oauth_token;  /* secret reference / value; when set, AUTH XOAUTH2 */
-	char *ca_file;      /* NULL: the system CA store */
-	char *helo_name;    /* NULL: libcurl's default */
+	char *username;    /* NULL: no AUTH */
+	char *password;    /* secret reference until secrets_resolve_profile(), then the value */
+	char *oauth_token; /* secret reference / value; when set, AUTH XOAUTH2 */
+	char *ca_file;     /* NULL: the system CA store */
+	char *helo_name;   /* NULL: libcurl's default */
 };
 
 struct GraphProfile {
@@ -86,28 +83,28 @@ struct GraphProfile {
 struct Profile {
 	char *name;
 	enum TransportKind transport;
-	bool debug;                 /* store a redacted protocol trace per attempt */
+	bool debug; /* store a redacted protocol trace per attempt */
 	long connect_timeout_ms;
-	long timeout_ms;            /* whole attempt */
-	int rate_limit_per_minute;  /* 0: none */
-	long max_message_bytes;     /* 0: none */
+	long timeout_ms;           /* whole attempt */
+	int rate_limit_per_minute; /* 0: none */
+	long max_message_bytes;    /* 0: none */
 	struct SmtpProfile smtp;
 	struct GraphProfile graph;
 };
 
 struct Message {
 	long long notification_id;
-	char *status;               /* queued, retrying, cancelled, sent, ... */
+	char *status; /* queued, retrying, cancelled, sent, ... */
 	char *channel;
-	char *message_id;           /* <local@domain>, stable across attempts */
+	char *message_id; /* <local@domain>, stable across attempts */
 	struct Address from;
 	struct Address *reply_to;
 	int n_reply_to;
 	struct Recipient *rcpt;
 	int n_rcpt;
 	char *subject;
-	char *body_text;            /* NULL or UTF-8 */
-	char *body_html;            /* NULL or UTF-8 */
+	char *body_text; /* NULL or UTF-8 */
+	char *body_html; /* NULL or UTF-8 */
 	struct Header *headers;
 	int n_headers;
 	struct Attachment *att;

@@ -38,7 +38,7 @@ struct Build {
 	const struct Message *m;
 	const struct MimeOptions *o;
 	struct Buf *out;
-	int n_boundaries;     /* multiparts opened so far: each gets its own boundary */
+	int n_boundaries; /* multiparts opened so far: each gets its own boundary */
 };
 
 /* has_inline: parts with a content_id that the HTML body can reference. */
@@ -131,8 +131,7 @@ write_unstructured(struct Build *b, const char *name, const char *text)
 {
 	struct Fold f;
 
-	return mime_fold_begin(&f, b->out, name) && mime_fold_unstructured(&f, text) &&
-		   mime_fold_end(&f);
+	return mime_fold_begin(&f, b->out, name) && mime_fold_unstructured(&f, text) && mime_fold_end(&f);
 }
 
 /* write_top_header writes the message header fields, in the usual order, never Bcc. */
@@ -143,16 +142,14 @@ write_top_header(struct Build *b)
 	struct Fold f;
 	int i;
 
-	if (!buf_puts(b->out, "Date: ") || !mime_date(b->out, b->o->date) ||
-		!buf_puts(b->out, "\r\n"))
+	if (!buf_puts(b->out, "Date: ") || !mime_date(b->out, b->o->date) || !buf_puts(b->out, "\r\n"))
 		return false;
-	if (!mime_fold_begin(&f, b->out, "From") ||
-		!mime_fold_mailbox(&f, m->from.name, m->from.address) || !mime_fold_end(&f))
+	if (!mime_fold_begin(&f, b->out, "From") || !mime_fold_mailbox(&f, m->from.name, m->from.address) ||
+		!mime_fold_end(&f))
 		return false;
 	if (count_visible(m) == 0 && !buf_puts(b->out, "To: undisclosed-recipients:;\r\n"))
 		return false;
-	if (!write_rcpt_header(b, "To", RCPT_TO) || !write_rcpt_header(b, "Cc", RCPT_CC) ||
-		!write_reply_to(b))
+	if (!write_rcpt_header(b, "To", RCPT_TO) || !write_rcpt_header(b, "Cc", RCPT_CC) || !write_reply_to(b))
 		return false;
 	if (m->subject != NULL && !write_unstructured(b, "Subject", m->subject))
 		return false;
@@ -173,16 +170,14 @@ multipart_begin(struct Build *b, const char *subtype, const char *type_param, in
 		return false;
 	if (type_param != NULL && !buf_printf(b->out, " type=\"%s\";", type_param))
 		return false;
-	return buf_printf(b->out, "\r\n boundary=\"=_pgrelay_%016llx_%d\"\r\n\r\n",
-					  b->o->boundary_seed, *id);
+	return buf_printf(b->out, "\r\n boundary=\"=_pgrelay_%016llx_%d\"\r\n\r\n", b->o->boundary_seed, *id);
 }
 
 /* multipart_next starts a body part; the CRLF in front belongs to the delimiter (RFC 2046). */
 static bool
 multipart_next(struct Build *b, int id, bool first)
 {
-	return buf_printf(b->out, "%s--=_pgrelay_%016llx_%d\r\n", first ? "" : "\r\n",
-					  b->o->boundary_seed, id);
+	return buf_printf(b->out, "%s--=_pgrelay_%016llx_%d\r\n", first ? "" : "\r\n", b->o->boundary_seed, id);
 }
 
 static bool
@@ -195,8 +190,10 @@ multipart_end(struct Build *b, int id)
 static bool
 write_text(struct Build *b, const char *subtype, const char *text)
 {
-	return buf_printf(b->out, "Content-Type: text/%s; charset=utf-8\r\n"
-					  "Content-Transfer-Encoding: quoted-printable\r\n\r\n", subtype) &&
+	return buf_printf(b->out,
+					  "Content-Type: text/%s; charset=utf-8\r\n"
+					  "Content-Transfer-Encoding: quoted-printable\r\n\r\n",
+					  subtype) &&
 		   mime_qp(b->out, text, strlen(text));
 }
 
@@ -211,8 +208,7 @@ write_attachment(struct Build *b, const struct Attachment *a)
 		!mime_param(&f, "name", a->filename) || !mime_fold_end(&f))
 		return false;
 	if (!mime_fold_begin(&f, b->out, "Content-Disposition") ||
-		!mime_fold_atom(&f, a->content_id ? "inline" : "attachment",
-						a->content_id ? 6 : 10, true) ||
+		!mime_fold_atom(&f, a->content_id ? "inline" : "attachment", a->content_id ? 6 : 10, true) ||
 		!mime_param(&f, "filename", a->filename) || !mime_fold_end(&f))
 		return false;
 	if (a->content_id != NULL && !buf_printf(b->out, "Content-ID: <%s>\r\n", a->content_id))
@@ -253,8 +249,8 @@ write_content(struct Build *b)
 		return write_html(b);
 	/* The preferred alternative comes last (RFC 2046 5.1.4): plain text, then HTML. */
 	return multipart_begin(b, "alternative", NULL, &id) && multipart_next(b, id, true) &&
-		   write_text(b, "plain", m->body_text) && multipart_next(b, id, false) &&
-		   write_html(b) && multipart_end(b, id);
+		   write_text(b, "plain", m->body_text) && multipart_next(b, id, false) && write_html(b) &&
+		   multipart_end(b, id);
 }
 
 /* write_body writes the top entity: the content alone, or multipart/mixed with attachments. */
@@ -290,8 +286,7 @@ end_with_crlf(struct Buf *out)
 }
 
 bool
-mime_build(const struct Message *m, const struct MimeOptions *o, struct Buf *out, char *err,
-		   size_t errlen)
+mime_build(const struct Message *m, const struct MimeOptions *o, struct Buf *out, char *err, size_t errlen)
 {
 	struct Build b = {m, o, out, 0};
 

@@ -130,16 +130,17 @@ mime_fold_words(struct Fold *f, const char *text)
 
 	do {
 		/* Fill the current line if a useful word fits, else the word starts a new line. */
-		size_t room = MIME_ENCODED_LINE > f->col + 1 + WORD_OVERHEAD ?
-			MIME_ENCODED_LINE - f->col - 1 - WORD_OVERHEAD : 0;
+		size_t room = MIME_ENCODED_LINE > f->col + 1 + WORD_OVERHEAD
+						  ? MIME_ENCODED_LINE - f->col - 1 - WORD_OVERHEAD
+						  : 0;
 		size_t max = room / 4 * 3, n;
 
 		if (max < 6 || max > WORD_MAX_BYTES)
 			max = WORD_MAX_BYTES;
 		n = utf8_cut(s, len, max);
 		buf_reset(&word);
-		ok = buf_puts(&word, "=?UTF-8?B?") && base64_encode(&word, s, n, 0) &&
-			buf_puts(&word, "?=") && mime_fold_atom(f, word.data, word.len, true);
+		ok = buf_puts(&word, "=?UTF-8?B?") && base64_encode(&word, s, n, 0) && buf_puts(&word, "?=") &&
+			 mime_fold_atom(f, word.data, word.len, true);
 		s += n;
 		len -= n;
 	} while (ok && len > 0);
@@ -248,7 +249,7 @@ pct_encode(struct Buf *enc, const char *value)
 
 	for (s = (const unsigned char *) value; *s; s++)
 		if (!(is_attr_char(*s) ? buf_putc(enc, (char) *s)
-			  : buf_printf(enc, "%%%c%c", hex_digits[*s >> 4], hex_digits[*s & 15])))
+							   : buf_printf(enc, "%%%c%c", hex_digits[*s >> 4], hex_digits[*s & 15])))
 			return false;
 	return true;
 }
@@ -280,7 +281,7 @@ param_2231(struct Fold *f, const char *attr, const char *value)
 		else
 			ok = buf_printf(&piece, "%s*%d*=%s", attr, idx, idx == 0 ? "UTF-8''" : "");
 		ok = ok && buf_append(&piece, enc.data + off, n) && (last || buf_putc(&piece, ';')) &&
-			param_line(f, &piece);
+			 param_line(f, &piece);
 		off += n;
 		idx++;
 	}

@@ -17,7 +17,7 @@
 /* Fold is the state of one header field being written. */
 struct Fold {
 	struct Buf *out;
-	size_t col;     /* characters on the current line so far */
+	size_t col; /* characters on the current line so far */
 };
 
 /* The soft limit for folded header lines and for lines holding encoded words (RFC 2047). */

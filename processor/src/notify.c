@@ -37,21 +37,21 @@ struct Held {
 	struct Worker *w;
 	struct Job *j;
 	char id[24];
-	char *payload;        /* the notification id, as the queue row has it */
+	char *payload; /* the notification id, as the queue row has it */
 	int attempt;
-	char started[40];     /* ISO 8601, for _write_log and set_status */
+	char started[40]; /* ISO 8601, for _write_log and set_status */
 	struct Message msg;
 	bool have_msg;
 };
 
 /* The result handed to _write_log: one of its results, the reason, and what set_status gets. */
 struct Finish {
-	const char *result;        /* ok, partial, transient, permanent, cancelled */
-	const char *error;         /* NULL when none */
-	const char *sqlstate;      /* NULL when none */
-	char *detail;              /* JSON for pgrelay.log, or NULL */
-	long retry_after_s;        /* provider's Retry-After, -1 when none */
-	bool set_status;           /* record the attempt in the notifier */
+	const char *result;   /* ok, partial, transient, permanent, cancelled */
+	const char *error;    /* NULL when none */
+	const char *sqlstate; /* NULL when none */
+	char *detail;         /* JSON for pgrelay.log, or NULL */
+	long retry_after_s;   /* provider's Retry-After, -1 when none */
+	bool set_status;      /* record the attempt in the notifier */
 	const struct DeliveryResult *r;
 };
 
@@ -120,9 +120,9 @@ abort_held(struct Held *h, const char *step)
 		pgconn_close(&h->w->pg);
 		return OC_LOST;
 	}
-	log_error("attempt_failed", "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s",
-			  h->w->pg.label, h->j->id, h->j->channel, step, h->w->pg.sqlstate,
-			  log_quote(q, sizeof q, h->w->pg.error));
+	log_error("attempt_failed",
+			  "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s", h->w->pg.label,
+			  h->j->id, h->j->channel, step, h->w->pg.sqlstate, log_quote(q, sizeof q, h->w->pg.error));
 	if (!pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
 		pgconn_close(&h->w->pg);
 	return OC_LOST;
@@ -221,11 +221,12 @@ finish(struct Held *h, const struct Finish *f)
 	lp[4] = h->started;
 	lp[5] = f->detail;
 	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query_prepared(&h->w->pg, STMT_WRITE_LOG,
-								"SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-								" FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
-								"  clock_timestamp() + make_interval(secs => $7::float8))",
-								7, lp);
+	res = pgconn_query_prepared(
+		&h->w->pg, STMT_WRITE_LOG,
+		"SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+		" FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
+		"  clock_timestamp() + make_interval(secs => $7::float8))",
+		7, lp);
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
@@ -233,8 +234,8 @@ finish(struct Held *h, const struct Finish *f)
 
 	if (f->set_status) {
 		iso8601_now(finished, sizeof finished);
-		sd = (struct StatusDoc){h->attempt, "sent", "smtp", h->started, finished, next,
-								h->have_msg && h->msg.profile.debug};
+		sd = (struct StatusDoc){
+			h->attempt, "sent", "smtp", h->started, finished, next, h->have_msg && h->msg.profile.debug};
 		if (oc == OC_RETRY || oc == OC_TIMEOUT)
 			sd.outcome = "retrying";
 		else if (oc == OC_FAILED)
@@ -292,9 +293,10 @@ defer(struct Held *h, long wait_ms)
 	const char *params[2] = {h->id, ms};
 
 	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(&h->w->pg,
-					 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))",
-					 2, params))
+	if (!pgconn_exec(
+			&h->w->pg,
+			"SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))",
+			2, params))
 		return abort_held(h, "defer");
 	if (!pgconn_exec(&h->w->pg, "COMMIT", 0, NULL))
 		return abort_held(h, "commit");
@@ -332,9 +334,11 @@ deliver(struct Held *h)
 	char err[512];
 
 	if (h->msg.profile.transport != TRANSPORT_SMTP)
-		return finish_simple(h, "permanent", "Microsoft Graph delivery is not available in this Processor", true);
-	if (!secrets_resolve_profile(&h->msg.profile, h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL,
-								 err, sizeof err))
+		return finish_simple(h, "permanent", "Microsoft Graph delivery is not available in this Processor",
+							 true);
+	if (!secrets_resolve_profile(&h->msg.profile,
+								 h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL, err,
+								 sizeof err))
 		return finish_simple(h, "transient", err, true);
 	if (!notify_global_init())
 		return finish_simple(h, "transient", "libcurl initialisation failed", true);
@@ -347,8 +351,13 @@ deliver(struct Held *h)
 		r.status = DS_TRANSIENT;
 		snprintf(r.error, sizeof r.error, "out of memory while delivering");
 	}
-	f = (struct Finish){result_name(r.status), r.status == DS_SENT ? NULL : r.error, NULL,
-						status_log_detail("smtp", &h->msg, &r), r.retry_after_s, true, &r};
+	f = (struct Finish){result_name(r.status),
+						r.status == DS_SENT ? NULL : r.error,
+						NULL,
+						status_log_detail("smtp", &h->msg, &r),
+						r.retry_after_s,
+						true,
+						&r};
 	oc = finish(h, &f);
 	free(f.detail);
 	delivery_result_free(&r);

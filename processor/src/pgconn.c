@@ -65,8 +65,8 @@ bool
 pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 {
 	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
-	const char *keys[] = {"application_name", "connect_timeout", "keepalives", "keepalives_idle",
-						  "keepalives_interval", "keepalives_count", "dbname", NULL};
+	const char *keys[] = {"application_name",    "connect_timeout",  "keepalives", "keepalives_idle",
+						  "keepalives_interval", "keepalives_count", "dbname",     NULL};
 	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", conninfo, NULL};
 	const char *params[1];
 	PGconn *conn;
@@ -100,7 +100,8 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	 * running it to the end for nobody.
 	 */
 	params[0] = mode;
-	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('pg_relay.mode', $1, false),"
+	if (!pgconn_exec(c,
+					 "SELECT pg_catalog.set_config('pg_relay.mode', $1, false),"
 					 " pg_catalog.set_config('client_connection_check_interval', '1000', false)",
 					 1, params)) {
 		pgconn_close(c);
@@ -237,8 +238,8 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 	if (!PQenterPipelineMode(c->conn))
 		return check_result(c, NULL) != NULL;
 	for (i = 0; i < n && ok; i++)
-		ok = PQsendQueryParams(c->conn, stmts[i].sql, stmts[i].nparams, NULL, stmts[i].values, NULL,
-							   NULL, 0) == 1;
+		ok = PQsendQueryParams(c->conn, stmts[i].sql, stmts[i].nparams, NULL, stmts[i].values, NULL, NULL,
+							   0) == 1;
 	if (!ok || !PQpipelineSync(c->conn)) {
 		check_result(c, NULL);
 		PQexitPipelineMode(c->conn);

@@ -18,15 +18,15 @@ extern volatile sig_atomic_t reload_requested;
 
 /* What became of one event handed to a worker. */
 enum Outcome {
-	OC_SKIPPED,    /* the claim failed: gone, locked, not due, channel busy or inactive */
-	OC_OK,         /* done */
-	OC_PARTIAL,    /* done; some recipients failed for good */
-	OC_CANCELLED,  /* done without delivery: the work was withdrawn */
-	OC_RETRY,      /* failed, retried later */
-	OC_TIMEOUT,    /* timed out, retried later */
-	OC_FAILED,     /* failed for good */
-	OC_DEFERRED,   /* moved to a later time without an attempt (rate limit) */
-	OC_LOST        /* not finished: the statement or the connection failed; offered again later */
+	OC_SKIPPED,   /* the claim failed: gone, locked, not due, channel busy or inactive */
+	OC_OK,        /* done */
+	OC_PARTIAL,   /* done; some recipients failed for good */
+	OC_CANCELLED, /* done without delivery: the work was withdrawn */
+	OC_RETRY,     /* failed, retried later */
+	OC_TIMEOUT,   /* timed out, retried later */
+	OC_FAILED,    /* failed for good */
+	OC_DEFERRED,  /* moved to a later time without an attempt (rate limit) */
+	OC_LOST       /* not finished: the statement or the connection failed; offered again later */
 };
 
 const char *outcome_name(enum Outcome o);
@@ -38,10 +38,10 @@ struct Job {
 	long long id;
 	char action_type[32];
 	char channel[132];
-	int timeout_ms;           /* the channel's timeout */
+	int timeout_ms; /* the channel's timeout */
 	int attempt;
-	enum Outcome outcome;     /* set by the worker */
-	long long duration_us;    /* set by the worker */
+	enum Outcome outcome;  /* set by the worker */
+	long long duration_us; /* set by the worker */
 	struct Job *next;
 };
 

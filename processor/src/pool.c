@@ -22,18 +22,32 @@
 
 static struct {
 	pthread_mutex_t mu;
-	pthread_cond_t cv;          /* workers wait here for a job or for stop */
-	struct Job *head, *tail;    /* submitted, not taken */
+	pthread_cond_t cv;                 /* workers wait here for a job or for stop */
+	struct Job *head, *tail;           /* submitted, not taken */
 	struct Job *done_head, *done_tail; /* finished, not collected */
 	int queued, in_flight, idle, done;
 	bool stopping;
-	int wake_fd;                /* eventfd: the main thread sleeps on it */
+	int wake_fd; /* eventfd: the main thread sleeps on it */
 	struct Worker *workers;
 	int n;
 	char *conninfo;
 	struct WorkerSettings settings;
-} pool = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, NULL, NULL, NULL, NULL, 0, 0, 0, 0,
-		  false, -1, NULL, 0, NULL, {{0}, 0, 0, 0}};
+} pool = {PTHREAD_MUTEX_INITIALIZER,
+		  PTHREAD_COND_INITIALIZER,
+		  NULL,
+		  NULL,
+		  NULL,
+		  NULL,
+		  0,
+		  0,
+		  0,
+		  0,
+		  false,
+		  -1,
+		  NULL,
+		  0,
+		  NULL,
+		  {{0}, 0, 0, 0}};
 
 bool
 pool_start(int nworkers, const char *conninfo, const char *mode, const struct WorkerSettings *ws)

@@ -11,9 +11,9 @@
 
 struct Window {
 	char *profile;
-	int rate;            /* N: sends allowed per window */
-	long long *sent;     /* ring of the last rate send times */
-	int head;            /* oldest entry */
+	int rate;        /* N: sends allowed per window */
+	long long *sent; /* ring of the last rate send times */
+	int head;        /* oldest entry */
 	int count;
 	struct Window *next;
 };

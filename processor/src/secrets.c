@@ -75,8 +75,7 @@ read_fd(int fd, char *buf)
  * mount secrets as links into a hidden directory of the secrets dir.
  */
 static bool
-resolve_file(const char *ref, const char *name, const char *dir, char **out, char *err,
-			 size_t errlen)
+resolve_file(const char *ref, const char *name, const char *dir, char **out, char *err, size_t errlen)
 {
 	char path[4096], *buf;
 	ssize_t n;
@@ -84,13 +83,14 @@ resolve_file(const char *ref, const char *name, const char *dir, char **out, cha
 	bool ok;
 
 	if (dir == NULL || dir[0] == '\0') {
-		snprintf(err, errlen, "secret %.200s: no secrets directory is configured (--secrets-dir)",
-				 ref);
+		snprintf(err, errlen, "secret %.200s: no secrets directory is configured (--secrets-dir)", ref);
 		return false;
 	}
 	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL) {
-		snprintf(err, errlen, "secret %.200s: the name may not be empty, contain '/' or start "
-				 "with '.'", ref);
+		snprintf(err, errlen,
+				 "secret %.200s: the name may not be empty, contain '/' or start "
+				 "with '.'",
+				 ref);
 		return false;
 	}
 	if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
@@ -106,8 +106,8 @@ resolve_file(const char *ref, const char *name, const char *dir, char **out, cha
 	n = buf ? read_fd(fd, buf) : -1;
 	close(fd);
 	if (n < 0) {
-		snprintf(err, errlen, "secret %.200s: cannot read %.200s (error or larger than %d bytes)",
-				 ref, path, SECRETS_MAX_FILE);
+		snprintf(err, errlen, "secret %.200s: cannot read %.200s (error or larger than %d bytes)", ref, path,
+				 SECRETS_MAX_FILE);
 		free(buf);
 		return false;
 	}
@@ -157,8 +157,6 @@ bool
 secrets_resolve_profile(struct Profile *p, const char *secrets_dir, char *err, size_t errlen)
 {
 	return resolve_field(&p->smtp.password, "profile.smtp.password", secrets_dir, err, errlen) &&
-		   resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", secrets_dir, err,
-						 errlen) &&
-		   resolve_field(&p->graph.client_secret, "profile.graph.client_secret", secrets_dir,
-						 err, errlen);
+		   resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", secrets_dir, err, errlen) &&
+		   resolve_field(&p->graph.client_secret, "profile.graph.client_secret", secrets_dir, err, errlen);
 }

@@ -26,9 +26,9 @@ struct Upload {
 };
 
 struct TransportSession {
-	CURL *curl;                 /* NULL until the first delivery, and after a reset */
-	char *key;                  /* host/port/user/security/... the cached connection is for */
-	struct SmtpDialog dialog;   /* fed by the callbacks; lives as long as the handle */
+	CURL *curl;               /* NULL until the first delivery, and after a reset */
+	char *key;                /* host/port/user/security/... the cached connection is for */
+	struct SmtpDialog dialog; /* fed by the callbacks; lives as long as the handle */
 	struct Upload up;
 	char errbuf[CURL_ERROR_SIZE];
 };
@@ -48,7 +48,7 @@ smtp_session_new(void)
 static void
 drop_handle(struct TransportSession *s)
 {
-	s->dialog.trace = NULL;   /* the QUIT exchange belongs to no attempt */
+	s->dialog.trace = NULL; /* the QUIT exchange belongs to no attempt */
 	if (s->curl != NULL)
 		curl_easy_cleanup(s->curl);
 	s->curl = NULL;
@@ -135,8 +135,8 @@ build_url(CURL *c, const struct SmtpProfile *p, const char *ehlo_fallback)
 
 	if (esc == NULL)
 		return NULL;
-	ok = buf_printf(&b, "%s://%s%s%s:%d/%s", p->security == SEC_TLS ? "smtps" : "smtp",
-					v6 ? "[" : "", p->host, v6 ? "]" : "", p->port, esc);
+	ok = buf_printf(&b, "%s://%s%s%s:%d/%s", p->security == SEC_TLS ? "smtps" : "smtp", v6 ? "[" : "",
+					p->host, v6 ? "]" : "", p->port, esc);
 	curl_free(esc);
 	if (!ok) {
 		buf_free(&b);
@@ -146,18 +146,17 @@ build_url(CURL *c, const struct SmtpProfile *p, const char *ehlo_fallback)
 }
 
 /* SETOPT sets one option unless an earlier one failed; every libcurl return is checked. */
-#define SETOPT(rc, c, opt, val) \
-	((rc) == CURLE_OK ? ((rc) = curl_easy_setopt((c), (opt), (val))) : (rc))
+#define SETOPT(rc, c, opt, val) ((rc) == CURLE_OK ? ((rc) = curl_easy_setopt((c), (opt), (val))) : (rc))
 
 /* Attempt is one perform: its inputs and the libcurl code it ended with. */
 struct Attempt {
 	const struct Message *m;
 	const struct DeliveryOptions *opt;
-	struct curl_slist *rcpts;   /* "<addr>" per envelope recipient */
-	const struct Buf *msg;      /* the MIME bytes */
-	long time_ms;               /* budget for this perform */
+	struct curl_slist *rcpts; /* "<addr>" per envelope recipient */
+	const struct Buf *msg;    /* the MIME bytes */
+	long time_ms;             /* budget for this perform */
 	CURLcode rc;
-	bool reused;                /* ran on a cached connection */
+	bool reused; /* ran on a cached connection */
 };
 
 /* set_security selects TLS: implicit (smtps URL), STARTTLS required/optional, or none. */
@@ -165,9 +164,10 @@ static CURLcode
 set_security(CURL *c, const struct SmtpProfile *p)
 {
 	CURLcode rc = CURLE_OK;
-	long use_ssl = p->security == SEC_STARTTLS ? CURLUSESSL_ALL :
-		p->security == SEC_STARTTLS_OPTIONAL ? CURLUSESSL_TRY :
-		p->security == SEC_TLS ? CURLUSESSL_ALL : CURLUSESSL_NONE;
+	long use_ssl = p->security == SEC_STARTTLS            ? CURLUSESSL_ALL
+				   : p->security == SEC_STARTTLS_OPTIONAL ? CURLUSESSL_TRY
+				   : p->security == SEC_TLS               ? CURLUSESSL_ALL
+														  : CURLUSESSL_NONE;
 
 	SETOPT(rc, c, CURLOPT_USE_SSL, use_ssl);
 	/* Verification is never switched off: a bad certificate is a configuration error. */
@@ -242,7 +242,7 @@ set_mail_from(CURL *c, const char *address)
 		buf_free(&b);
 		return CURLE_OUT_OF_MEMORY;
 	}
-	rc = curl_easy_setopt(c, CURLOPT_MAIL_FROM, b.data);   /* libcurl copies the string */
+	rc = curl_easy_setopt(c, CURLOPT_MAIL_FROM, b.data); /* libcurl copies the string */
 	buf_free(&b);
 	return rc;
 }
@@ -256,12 +256,12 @@ perform_once(struct TransportSession *s, struct Attempt *a)
 
 	s->errbuf[0] = '\0';
 	smtp_dialog_reset(&s->dialog);
-	s->up = (struct Upload) {a->msg->data, a->msg->len, 0};
+	s->up = (struct Upload){a->msg->data, a->msg->len, 0};
 	if (s->curl == NULL && (s->curl = curl_easy_init()) == NULL) {
 		a->rc = CURLE_FAILED_INIT;
 		return;
 	}
-	curl_easy_reset(s->curl);   /* options go; the cached connection stays */
+	curl_easy_reset(s->curl); /* options go; the cached connection stays */
 	url = build_url(s->curl, &a->m->profile.smtp, a->opt->ehlo_fallback);
 	a->rc = url ? set_options(s, a, url) : CURLE_OUT_OF_MEMORY;
 	if (a->rc == CURLE_OK)
@@ -270,9 +270,9 @@ perform_once(struct TransportSession *s, struct Attempt *a)
 		a->rc = curl_easy_perform(s->curl);
 	free(url);
 	/* No new connection means the cached one carried this transaction. */
-	a->reused = curl_easy_getinfo(s->curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK &&
-		connects == 0 && a->rc != CURLE_OUT_OF_MEMORY;
-	s->up = (struct Upload) {NULL, 0, 0};
+	a->reused = curl_easy_getinfo(s->curl, CURLINFO_NUM_CONNECTS, &connects) == CURLE_OK && connects == 0 &&
+				a->rc != CURLE_OUT_OF_MEMORY;
+	s->up = (struct Upload){NULL, 0, 0};
 	/*
 	 * The recipient list is freed after deliver(): the handle must not point at it while it
 	 * waits in the session. Everything else it points at lives in the session.
@@ -360,7 +360,7 @@ transact(struct TransportSession *s, struct Attempt *a, struct SmtpAttempt *sa)
 	if (left < 100)
 		return;
 	smtp_dialog_note(&s->dialog, "the reused connection failed before DATA; retrying once on "
-					 "a new connection");
+								 "a new connection");
 	drop_handle(s);
 	if (!prepare_session(s, a->m))
 		return;
@@ -380,8 +380,10 @@ build_message(const struct Message *m, struct Buf *msg, struct DeliveryResult *r
 		return false;
 	if (m->profile.max_message_bytes > 0 && msg->len > (size_t) m->profile.max_message_bytes) {
 		r->status = DS_PERMANENT;
-		snprintf(r->error, sizeof(r->error), "the message has %zu bytes, more than the profile's "
-				 "max_message_bytes (%ld)", msg->len, m->profile.max_message_bytes);
+		snprintf(r->error, sizeof(r->error),
+				 "the message has %zu bytes, more than the profile's "
+				 "max_message_bytes (%ld)",
+				 msg->len, m->profile.max_message_bytes);
 	}
 	return true;
 }
@@ -425,8 +427,8 @@ scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
  * filled for lack of memory.
  */
 static bool
-smtp_deliver(struct TransportSession *s, const struct Message *m,
-			 const struct DeliveryOptions *opt, struct DeliveryResult *r)
+smtp_deliver(struct TransportSession *s, const struct Message *m, const struct DeliveryOptions *opt,
+			 struct DeliveryResult *r)
 {
 	const struct Recipient **env = NULL;
 	struct Attempt a = {m, opt, NULL, NULL, budget_ms(m, opt), CURLE_OK, false};

@@ -271,7 +271,7 @@ smtp_dialog_reply_line(struct SmtpDialog *d, const char *line, size_t len)
 	len = chomp(line, len);
 	code = reply_code(line, len);
 	if (code == 0)
-		return;   /* not an SMTP reply line: nothing to attribute */
+		return; /* not an SMTP reply line: nothing to attribute */
 	/* "250-..." continues a multi-line reply, "250 ..." (or a bare "250") ends it */
 	last = len == 3 || line[3] != '-';
 	if (d->stage == STG_AUTH && code == 334)
@@ -280,11 +280,10 @@ smtp_dialog_reply_line(struct SmtpDialog *d, const char *line, size_t len)
 		trace_line(d, "S: ", line, len);
 	if (d->stage == STG_EHLO) {
 		if (d->pending.len == 0)
-			d->starttls_offered = false;   /* a new EHLO reply (after STARTTLS) starts afresh */
+			d->starttls_offered = false; /* a new EHLO reply (after STARTTLS) starts afresh */
 		note_ehlo_keyword(d, line, len);
 	}
-	if ((d->pending.len > 0 && !buf_putc(&d->pending, '\n')) ||
-		!buf_append(&d->pending, line, len))
+	if ((d->pending.len > 0 && !buf_putc(&d->pending, '\n')) || !buf_append(&d->pending, line, len))
 		d->oom = true;
 	d->pending_code = code;
 	if (!last)
@@ -302,9 +301,15 @@ void
 smtp_dialog_info(struct SmtpDialog *d, const char *line, size_t len)
 {
 	static const char *const keep[] = {
-		"Connected to", "Re-using existing connection", "SSL connection using",
-		"SSL certificate problem", "Operation timed out", "Connection died",
-		"Connection #", "Closing connection", "SSL: no alternative certificate subject name",
+		"Connected to",
+		"Re-using existing connection",
+		"SSL connection using",
+		"SSL certificate problem",
+		"Operation timed out",
+		"Connection died",
+		"Connection #",
+		"Closing connection",
+		"SSL: no alternative certificate subject name",
 	};
 	size_t i;
 

@@ -17,45 +17,45 @@
 #include "buf.h"
 
 enum SmtpStage {
-	STG_CONNECT,    /* waiting for the greeting (or the TLS handshake) */
-	STG_EHLO,       /* EHLO or HELO sent */
-	STG_STARTTLS,   /* STARTTLS sent */
-	STG_AUTH,       /* AUTH and the SASL exchange that follows it */
-	STG_MAIL,       /* MAIL FROM sent */
-	STG_RCPT,       /* RCPT TO sent (one reply per recipient) */
-	STG_DATA,       /* DATA sent, 354 expected */
-	STG_BODY,       /* message being sent; after its end the final reply is expected */
-	STG_OTHER       /* QUIT, RSET, NOOP, ... */
+	STG_CONNECT,  /* waiting for the greeting (or the TLS handshake) */
+	STG_EHLO,     /* EHLO or HELO sent */
+	STG_STARTTLS, /* STARTTLS sent */
+	STG_AUTH,     /* AUTH and the SASL exchange that follows it */
+	STG_MAIL,     /* MAIL FROM sent */
+	STG_RCPT,     /* RCPT TO sent (one reply per recipient) */
+	STG_DATA,     /* DATA sent, 354 expected */
+	STG_BODY,     /* message being sent; after its end the final reply is expected */
+	STG_OTHER     /* QUIT, RSET, NOOP, ... */
 };
 
 struct SmtpReply {
-	int code;       /* 0: no reply */
-	char *text;     /* every line of the reply, joined with "\n", or NULL */
+	int code;   /* 0: no reply */
+	char *text; /* every line of the reply, joined with "\n", or NULL */
 };
 
 #define SMTP_DIALOG_SECRETS 4
 #define SMTP_TRACE_MAX (256 * 1024)
 
 struct SmtpDialog {
-	enum SmtpStage stage;       /* the command whose reply is awaited */
-	bool in_sasl;               /* AUTH answered 334: the next command lines are credentials */
-	struct Buf pending;         /* lines of a multi-line reply received so far */
+	enum SmtpStage stage; /* the command whose reply is awaited */
+	bool in_sasl;         /* AUTH answered 334: the next command lines are credentials */
+	struct Buf pending;   /* lines of a multi-line reply received so far */
 	int pending_code;
-	struct SmtpReply last;      /* the last complete reply of any stage */
-	enum SmtpStage last_stage;  /* ... and the stage it answered */
-	struct SmtpReply auth;      /* final reply to AUTH (235, 535, ...) */
-	struct SmtpReply starttls;  /* reply to STARTTLS */
-	struct SmtpReply mail;      /* reply to MAIL FROM */
-	struct SmtpReply *rcpt;     /* replies to RCPT TO, in order */
+	struct SmtpReply last;     /* the last complete reply of any stage */
+	enum SmtpStage last_stage; /* ... and the stage it answered */
+	struct SmtpReply auth;     /* final reply to AUTH (235, 535, ...) */
+	struct SmtpReply starttls; /* reply to STARTTLS */
+	struct SmtpReply mail;     /* reply to MAIL FROM */
+	struct SmtpReply *rcpt;    /* replies to RCPT TO, in order */
 	int n_rcpt;
 	int cap_rcpt;
-	struct SmtpReply data;      /* reply to DATA (354 on success) */
-	struct SmtpReply final;     /* reply after the end of the message */
-	bool starttls_offered;      /* the last EHLO reply listed STARTTLS */
-	bool body_started;          /* the read callback handed out the first message bytes */
-	bool body_complete;         /* ... and the last ones */
-	bool oom;                   /* a reply could not be stored */
-	struct Buf *trace;          /* transcript sink, or NULL when not tracing */
+	struct SmtpReply data;                    /* reply to DATA (354 on success) */
+	struct SmtpReply final;                   /* reply after the end of the message */
+	bool starttls_offered;                    /* the last EHLO reply listed STARTTLS */
+	bool body_started;                        /* the read callback handed out the first message bytes */
+	bool body_complete;                       /* ... and the last ones */
+	bool oom;                                 /* a reply could not be stored */
+	struct Buf *trace;                        /* transcript sink, or NULL when not tracing */
 	const char *secrets[SMTP_DIALOG_SECRETS]; /* scrubbed from the transcript */
 };
 

@@ -25,7 +25,7 @@
 /* Verdict is the outcome before recipients are filled in. */
 struct Verdict {
 	enum DeliveryStatus status;
-	const struct SmtpReply *reply;   /* the reply that decided, or NULL */
+	const struct SmtpReply *reply; /* the reply that decided, or NULL */
 	bool unknown;
 };
 
@@ -55,9 +55,8 @@ is_cert_error(int code)
 static bool
 is_config_error(int code)
 {
-	return code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT ||
-		   code == CURLE_NOT_BUILT_IN || code == CURLE_BAD_FUNCTION_ARGUMENT ||
-		   code == CURLE_UNKNOWN_OPTION || code == CURLE_LOGIN_DENIED;
+	return code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT || code == CURLE_NOT_BUILT_IN ||
+		   code == CURLE_BAD_FUNCTION_ARGUMENT || code == CURLE_UNKNOWN_OPTION || code == CURLE_LOGIN_DENIED;
 }
 
 /* class_status maps a 4xx/5xx reply to transient/permanent. */
@@ -79,8 +78,7 @@ any_rcpt_class(const struct SmtpDialog *d, int cls)
 	return false;
 }
 
-static void
-explain(struct DeliveryResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void explain(struct DeliveryResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
 /* explain writes the readable reason into r->error. */
 static void
@@ -142,8 +140,10 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 			return;
 		}
 		v->status = DS_PERMANENT;
-		explain(r, "authentication failed; check the profile's username and password or "
-				"oauth_token (configuration): %s", d->auth.code ? text_of(v->reply) : cerr);
+		explain(r,
+				"authentication failed; check the profile's username and password or "
+				"oauth_token (configuration): %s",
+				d->auth.code ? text_of(v->reply) : cerr);
 	} else if (a->curl_code == CURLE_USE_SSL_FAILED) {
 		v->reply = d->starttls.code ? &d->starttls : NULL;
 		if (d->starttls.code / 100 == 4) {
@@ -151,13 +151,16 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 			return;
 		}
 		v->status = DS_PERMANENT;
-		explain(r, "security=starttls requires STARTTLS but the server %s (configuration: fix "
+		explain(r,
+				"security=starttls requires STARTTLS but the server %s (configuration: fix "
 				"the server, or use security=tls or starttls_optional): %s",
 				d->starttls.code ? "refused it" : "does not offer it", cerr);
 	} else if (is_cert_error(a->curl_code)) {
 		v->status = DS_PERMANENT;
-		explain(r, "TLS certificate verification failed (configuration: check profile.smtp.host "
-				"against the certificate, and profile.smtp.ca_file): %s", cerr);
+		explain(r,
+				"TLS certificate verification failed (configuration: check profile.smtp.host "
+				"against the certificate, and profile.smtp.ca_file): %s",
+				cerr);
 	} else if (d->last.code / 100 == 4 || d->last.code / 100 == 5) {
 		v->reply = &d->last;
 		v->status = class_status(d->last.code);
@@ -167,9 +170,8 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 		v->status = DS_PERMANENT;
 		explain(r, "the SMTP request is invalid (configuration): %s", cerr);
 	} else
-		explain(r, "%s %s: %s", a->curl_code == CURLE_OPERATION_TIMEDOUT ? "timed out" :
-				"connection failed", smtp_stage_name(d->stage), cerr[0] ? cerr :
-				curl_easy_strerror((CURLcode) a->curl_code));
+		explain(r, "%s %s: %s", a->curl_code == CURLE_OPERATION_TIMEDOUT ? "timed out" : "connection failed",
+				smtp_stage_name(d->stage), cerr[0] ? cerr : curl_easy_strerror((CURLcode) a->curl_code));
 }
 
 /* verdict_of decides the attempt's status when libcurl reported an error. */
@@ -182,9 +184,11 @@ verdict_of(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryResult
 	if (d->body_complete && d->final.code == 0) {
 		v->status = DS_TRANSIENT;
 		v->unknown = true;
-		explain(r, "the connection was lost after the message was sent and before the server "
-				"replied; it may have been delivered: %s", a->curl_error && a->curl_error[0] ?
-				a->curl_error : curl_easy_strerror((CURLcode) a->curl_code));
+		explain(r,
+				"the connection was lost after the message was sent and before the server "
+				"replied; it may have been delivered: %s",
+				a->curl_error && a->curl_error[0] ? a->curl_error
+												  : curl_easy_strerror((CURLcode) a->curl_code));
 		return;
 	}
 	if (a->curl_code != CURLE_LOGIN_DENIED && a->curl_code != CURLE_USE_SSL_FAILED &&
@@ -246,8 +250,7 @@ fill_delivered(const struct SmtpAttempt *a, struct DeliveryResult *r)
 	if (sent == r->n_rcpt)
 		return true;
 	r->status = retry > 0 ? DS_TRANSIENT : DS_PARTIAL;
-	explain(r, "%d of %d recipients were refused (%d temporarily)", retry + failed, r->n_rcpt,
-			retry);
+	explain(r, "%d of %d recipients were refused (%d temporarily)", retry + failed, r->n_rcpt, retry);
 	return true;
 }
 
@@ -265,8 +268,7 @@ smtp_result_fill(const struct SmtpAttempt *a, struct DeliveryResult *r)
 	r->status = v.status;
 	r->unknown_outcome = v.unknown;
 	/* the reply that decided, else the last one seen; none when the final one never came */
-	return fill_rcpts(a, r, false) &&
-		   set_reply(r, v.reply ? v.reply : v.unknown ? NULL : &a->d->last);
+	return fill_rcpts(a, r, false) && set_reply(r, v.reply ? v.reply : v.unknown ? NULL : &a->d->last);
 }
 
 bool
@@ -277,6 +279,6 @@ smtp_result_retry_fresh(const struct SmtpAttempt *a, bool reused)
 	if (!reused || a->curl_code == CURLE_OK || d->data.code == 354 || d->body_started)
 		return false;
 	if (a->curl_code == CURLE_OPERATION_TIMEDOUT)
-		return false;   /* the time budget is spent */
+		return false; /* the time budget is spent */
 	return d->last.code == 0 || d->last.code == 421;
 }

@@ -13,8 +13,8 @@
 
 /* SmtpAttempt is everything the classifier looks at. */
 struct SmtpAttempt {
-	int curl_code;              /* CURLcode of curl_easy_perform */
-	const char *curl_error;     /* CURLOPT_ERRORBUFFER text (may be empty) */
+	int curl_code;          /* CURLcode of curl_easy_perform */
+	const char *curl_error; /* CURLOPT_ERRORBUFFER text (may be empty) */
 	const struct SmtpDialog *d;
 	const struct Recipient *const *env; /* the envelope, in RCPT order */
 	int n_env;

@@ -84,9 +84,8 @@ status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r)
 	}
 	for (i = 0; i < r->n_rcpt; i++)
 		json_array_append_new(rcpts, json_pack("{s:I, s:s, s:i, s:o}", "id", (json_int_t) r->rcpt[i].id,
-											   "status", rcpt_status_name(r->rcpt[i].status, final),
-											   "code", r->rcpt[i].code, "reply",
-											   str_or_null(r->rcpt[i].reply)));
+											   "status", rcpt_status_name(r->rcpt[i].status, final), "code",
+											   r->rcpt[i].code, "reply", str_or_null(r->rcpt[i].reply)));
 	json_object_set_new(doc, "attempt", json_integer(sd->attempt));
 	json_object_set_new(doc, "outcome", json_string(sd->outcome));
 	json_object_set_new(doc, "transport", json_string(sd->transport));
@@ -120,6 +119,6 @@ status_log_detail(const char *transport, const struct Message *m, const struct D
 	return dump(json_pack("{s:s, s:o, s:o, s:o, s:b, s:{s:i, s:i, s:i}}", "transport", transport,
 						  "message_id", str_or_null(m ? m->message_id : NULL), "reply_code",
 						  r->reply_code ? json_integer(r->reply_code) : json_null(), "reply",
-						  str_or_null(r->reply), "unknown_outcome", r->unknown_outcome, "recipients",
-						  "sent", sent, "failed", failed, "retrying", retrying));
+						  str_or_null(r->reply), "unknown_outcome", r->unknown_outcome, "recipients", "sent",
+						  sent, "failed", failed, "retrying", retrying));
 }

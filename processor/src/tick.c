@@ -92,11 +92,11 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 	char v[256], who[256];
 	bool isnull;
 
-	if (!one_value(t, "SELECT current_user || ' in database ' || pg_catalog.current_database()",
-				   who, sizeof who, &isnull))
+	if (!one_value(t, "SELECT current_user || ' in database ' || pg_catalog.current_database()", who,
+				   sizeof who, &isnull))
 		goto sqlerr;
-	if (!one_value(t, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'",
-				   v, sizeof v, &isnull))
+	if (!one_value(t, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'", v,
+				   sizeof v, &isnull))
 		goto sqlerr;
 	if (isnull) {
 		snprintf(err, errlen, "extension pg_relay is not installed (connected as %s)", who);
@@ -118,7 +118,8 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 	if (!one_value(t, "SELECT pgrelay.interface_version()", v, sizeof v, &isnull))
 		goto sqlerr;
 	if (strcmp(v, "1") != 0) {
-		snprintf(err, errlen, "pg_relay interface version %s is not supported (this Processor speaks version 1)", v);
+		snprintf(err, errlen,
+				 "pg_relay interface version %s is not supported (this Processor speaks version 1)", v);
 		snprintf(hint, hintlen, "install a Processor that matches the extension");
 		return false;
 	}
@@ -174,8 +175,8 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
-	log_debug("probe", "has_work=%s paused=%s dispatch=%s", r->has_work ? "t" : "f",
-			  r->paused ? "t" : "f", r->dispatch ? "t" : "f");
+	log_debug("probe", "has_work=%s paused=%s dispatch=%s", r->has_work ? "t" : "f", r->paused ? "t" : "f",
+			  r->dispatch ? "t" : "f");
 	apply_probe(t, r);
 	return true;
 }

@@ -11,21 +11,21 @@
 #include "pgrelay.h"
 
 struct ProbeResult {
-	bool has_work;          /* an event is due */
-	bool reload_requested;  /* pgrelay.request_reload() since the generation we saw */
-	bool paused;            /* pgrelay.pause() is in force */
-	bool dispatch;          /* the mode gate: true when this node may dispatch */
-	long long generation;   /* the reload generation the probe saw */
+	bool has_work;         /* an event is due */
+	bool reload_requested; /* pgrelay.request_reload() since the generation we saw */
+	bool paused;           /* pgrelay.pause() is in force */
+	bool dispatch;         /* the mode gate: true when this node may dispatch */
+	long long generation;  /* the reload generation the probe saw */
 };
 
 struct Ticker {
 	struct PgConn pg;
-	long backoff_ms;              /* reconnect delay before jitter */
-	long long next_connect_us;    /* when to try the next reconnect */
+	long backoff_ms;           /* reconnect delay before jitter */
+	long long next_connect_us; /* when to try the next reconnect */
 	int reconnect_attempt;
-	int gate;                     /* -1 unknown, 0 standby_waiting, 1 dispatching */
-	int paused;                   /* -1 unknown, 0 running, 1 paused */
-	long long seen_generation;    /* -1 before the first probe */
+	int gate;                  /* -1 unknown, 0 standby_waiting, 1 dispatching */
+	int paused;                /* -1 unknown, 0 running, 1 paused */
+	long long seen_generation; /* -1 before the first probe */
 };
 
 void ticker_init(struct Ticker *t);

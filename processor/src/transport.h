@@ -15,17 +15,17 @@
 #include "message.h"
 
 enum DeliveryStatus {
-	DS_SENT,        /* every envelope recipient accepted */
-	DS_PARTIAL,     /* some accepted; the others failed permanently; nothing to retry */
-	DS_TRANSIENT,   /* retry later: nothing accepted, or some recipients got a 4xx */
-	DS_PERMANENT    /* nothing accepted and retrying cannot help */
+	DS_SENT,      /* every envelope recipient accepted */
+	DS_PARTIAL,   /* some accepted; the others failed permanently; nothing to retry */
+	DS_TRANSIENT, /* retry later: nothing accepted, or some recipients got a 4xx */
+	DS_PERMANENT  /* nothing accepted and retrying cannot help */
 };
 
 struct RcptResult {
-	long long id;            /* Recipient.id */
-	enum RcptStatus status;  /* RS_SENT, RS_FAILED or RS_RETRYING */
-	int code;                /* SMTP reply code to RCPT (or 0) */
-	char *reply;             /* reply line(s), malloc'd, or NULL */
+	long long id;           /* Recipient.id */
+	enum RcptStatus status; /* RS_SENT, RS_FAILED or RS_RETRYING */
+	int code;               /* SMTP reply code to RCPT (or 0) */
+	char *reply;            /* reply line(s), malloc'd, or NULL */
 };
 
 struct DeliveryResult {
@@ -38,7 +38,7 @@ struct DeliveryResult {
 	long retry_after_s;        /* provider's Retry-After in seconds, -1 when none */
 	struct RcptResult *rcpt;   /* one per envelope recipient of this attempt */
 	int n_rcpt;
-	struct Buf trace;          /* redacted transcript, filled only when profile.debug */
+	struct Buf trace; /* redacted transcript, filled only when profile.debug */
 };
 
 struct DeliveryOptions {
@@ -57,8 +57,8 @@ struct Transport {
 	 * described (out of memory); otherwise true with r filled. Secrets in m->profile are already
 	 * resolved values.
 	 */
-	bool (*deliver)(struct TransportSession *s, const struct Message *m,
-					const struct DeliveryOptions *opt, struct DeliveryResult *r);
+	bool (*deliver)(struct TransportSession *s, const struct Message *m, const struct DeliveryOptions *opt,
+					struct DeliveryResult *r);
 };
 
 extern const struct Transport smtp_transport;

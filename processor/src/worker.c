@@ -41,8 +41,8 @@ worker_connect(struct Worker *w)
 	w->reconnect_attempt++;
 	w->backoff_ms = backoff_next(w->backoff_ms, 100, w->settings.reconnect_max_ms);
 	w->sleep_ms = backoff_jitter(w->backoff_ms, backoff_random());
-	log_warn("reconnecting", "conn=%s attempt=%d retry_in_ms=%ld error=%s", w->pg.label,
-			 w->reconnect_attempt, w->sleep_ms, log_quote(q, sizeof q, w->pg.error));
+	log_warn("reconnecting", "conn=%s attempt=%d retry_in_ms=%ld error=%s", w->pg.label, w->reconnect_attempt,
+			 w->sleep_ms, log_quote(q, sizeof q, w->pg.error));
 	return false;
 }
 
@@ -76,23 +76,24 @@ run_sql(struct Worker *w, struct Job *j)
 			connection_failed(w, j);
 		return;
 	}
-	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE, "SELECT outcome, error FROM pgrelay.process_one($1)", 1,
-							   params);
+	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE,
+								"SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
 		if (w->pg.lost)
 			connection_failed(w, j);
 		else
-			log_error("attempt_failed", "conn=%s id=%lld channel=%s outcome=not_finished sqlstate=%s error=%s",
-					  w->pg.label, j->id, j->channel, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
+			log_error("attempt_failed",
+					  "conn=%s id=%lld channel=%s outcome=not_finished sqlstate=%s error=%s", w->pg.label,
+					  j->id, j->channel, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
 		const char *err = pgconn_value(res, 0, 1);
 
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s",
-				 w->pg.label, j->id, j->channel, j->attempt, outcome_name(j->outcome),
+		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s", w->pg.label,
+				 j->id, j->channel, j->attempt, outcome_name(j->outcome),
 				 log_quote(q, sizeof q, err ? err : ""));
 	}
 	pgconn_clear(res);
@@ -134,16 +135,18 @@ run_job(struct Worker *w, struct Job *j)
 		j->outcome = notify_run(w, j);
 	} else {
 		if (unknown_action_first_time(j->action_type))
-			log_warn("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
+			log_warn("attempt_failed",
+					 "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
 					 w->pg.label, j->id, j->channel, j->action_type);
 		else
-			log_debug("attempt_failed", "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
+			log_debug("attempt_failed",
+					  "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
 					  w->pg.label, j->id, j->channel, j->action_type);
 		j->outcome = OC_SKIPPED;
 	}
 	j->duration_us = now_us() - t0;
-	log_trace("event_done", "conn=%s id=%lld channel=%s outcome=%s duration_us=%lld", w->pg.label,
-			  j->id, j->channel, outcome_name(j->outcome), j->duration_us);
+	log_trace("event_done", "conn=%s id=%lld channel=%s outcome=%s duration_us=%lld", w->pg.label, j->id,
+			  j->channel, outcome_name(j->outcome), j->duration_us);
 }
 
 void *

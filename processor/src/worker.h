@@ -11,30 +11,30 @@
 #include "pool.h"
 
 enum WorkerState {
-	W_STARTING,   /* thread created, first connection not made yet */
-	W_DOWN,       /* no connection; waiting to reconnect */
-	W_IDLE,       /* connected, waiting for an event */
-	W_SQL,        /* running pgrelay.process_one() */
-	W_NOTIFY,     /* inside the held transaction of a notify event */
-	W_STOPPED     /* the thread has finished */
+	W_STARTING, /* thread created, first connection not made yet */
+	W_DOWN,     /* no connection; waiting to reconnect */
+	W_IDLE,     /* connected, waiting for an event */
+	W_SQL,      /* running pgrelay.process_one() */
+	W_NOTIFY,   /* inside the held transaction of a notify event */
+	W_STOPPED   /* the thread has finished */
 };
 
 struct NotifyCtx;
 
 struct Worker {
-	int no;                        /* 1..workers */
+	int no; /* 1..workers */
 	pthread_t thread;
-	bool started;                  /* the thread exists (join it) */
+	bool started; /* the thread exists (join it) */
 	struct PgConn pg;
-	atomic_int state;              /* enum WorkerState, read by the main thread */
-	long backoff_ms;               /* current reconnect delay, before jitter */
-	long sleep_ms;                 /* the jittered delay actually waited */
+	atomic_int state; /* enum WorkerState, read by the main thread */
+	long backoff_ms;  /* current reconnect delay, before jitter */
+	long sleep_ms;    /* the jittered delay actually waited */
 	int reconnect_attempt;
 	char conninfo_mode[16];
 	const char *conninfo;
-	struct WorkerSettings settings;  /* copy taken with the current job */
-	long long job_id;              /* the event being run, 0 when none (guarded by the pool lock) */
-	struct NotifyCtx *notify;      /* transport sessions; created on first notify event */
+	struct WorkerSettings settings; /* copy taken with the current job */
+	long long job_id;               /* the event being run, 0 when none (guarded by the pool lock) */
+	struct NotifyCtx *notify;       /* transport sessions; created on first notify event */
 };
 
 void *worker_main(void *arg);

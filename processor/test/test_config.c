@@ -17,10 +17,10 @@ test_durations(void)
 		bool ok;
 		long ms;
 	} cases[] = {
-		{"1s", true, 1000}, {"250ms", true, 250}, {"2min", true, 120000}, {"1h", true, 3600000},
-		{"1.5s", true, 1500}, {"3", true, 3000}, {" 5 s ", true, 5000}, {"10m", true, 600000},
-		{"", false, 0}, {"s", false, 0}, {"-1s", false, 0}, {"1 parsec", false, 0},
-		{"1sx", false, 0}, {"1e20s", false, 0},
+		{"1s", true, 1000},   {"250ms", true, 250}, {"2min", true, 120000}, {"1h", true, 3600000},
+		{"1.5s", true, 1500}, {"3", true, 3000},    {" 5 s ", true, 5000},  {"10m", true, 600000},
+		{"", false, 0},       {"s", false, 0},      {"-1s", false, 0},      {"1 parsec", false, 0},
+		{"1sx", false, 0},    {"1e20s", false, 0},
 	};
 	size_t i;
 
@@ -67,8 +67,8 @@ test_defaults(void)
 static void
 test_flags(void)
 {
-	const char *args[] = {"-d", "dbname=x", "--workers=8", "-i", "250ms", "--once", "--log-format=json",
-						  "-vv", NULL};
+	const char *args[] = {"-d",     "dbname=x",          "--workers=8", "-i", "250ms",
+						  "--once", "--log-format=json", "-vv",         NULL};
 	struct Config cf;
 	struct Buf out = BUF_INIT;
 	char err[256] = "";
@@ -90,7 +90,8 @@ test_bad_values(void)
 	} cases[] = {
 		{"--workers=65", "invalid value \"65\" for --workers: expected an integer from 1 to 64"},
 		{"--mode=x", "invalid value \"x\" for --mode: expected one of single, multi-node, leader"},
-		{"--poll-interval=0", "invalid value \"0\" for --poll-interval: expected a duration from 10ms to 3600s"},
+		{"--poll-interval=0",
+		 "invalid value \"0\" for --poll-interval: expected a duration from 10ms to 3600s"},
 		{"--once=maybe", "invalid value \"maybe\" for --once: expected on or off"},
 		{"--nope", "unknown option \"--nope\""},
 		{"--workers", "option \"--workers\" needs a value"},
@@ -124,7 +125,7 @@ test_file_and_precedence(void)
 	fputs("# a comment\n\nworkers = 6\npoll_interval = 2s\nsecrets-dir = '/etc/pg_relay/secrets'\n", f);
 	fclose(f);
 	CHECK(load(&cf, err, sizeof err, &out, args) == 0);
-	CHECK(cf.workers == 2);           /* the flag wins */
+	CHECK(cf.workers == 2);             /* the flag wins */
 	CHECK(cf.poll_interval_ms == 2000); /* the file beats the default */
 	CHECK_STR(cf.secrets_dir, "/etc/pg_relay/secrets");
 	CHECK_STR(cf.config_file, path);

@@ -41,8 +41,7 @@ set_path(json_t *doc, const char *path, const char *value)
 	snprintf(buf, sizeof(buf), "%s", path);
 	tok = strtok_r(buf, "/", &save);
 	while ((next = strtok_r(NULL, "/", &save)) != NULL) {
-		cur = json_is_array(cur) ? json_array_get(cur, (size_t) atoi(tok))
-			: json_object_get(cur, tok);
+		cur = json_is_array(cur) ? json_array_get(cur, (size_t) atoi(tok)) : json_object_get(cur, tok);
 		tok = next;
 	}
 	if (value == NULL) {
@@ -97,7 +96,7 @@ test_valid_document(void)
 	CHECK(m.profile.timeout_ms == 30000 && m.profile.max_message_bytes == 1000000);
 	CHECK(m.profile.rate_limit_per_minute == 0);
 	message_free(&m);
-	message_free(&m);   /* freeing twice is harmless: message_free zeroes */
+	message_free(&m); /* freeing twice is harmless: message_free zeroes */
 }
 
 /* Defaults: port follows security, timeouts, content type, graph URLs. */
@@ -107,8 +106,11 @@ test_defaults(void)
 	static const struct {
 		const char *security;
 		int port;
-	} rows[] = {{"\"starttls\"", 587}, {"\"starttls_optional\"", 587}, {"\"tls\"", 465},
-				{"\"none\"", 25}, {"null", 587}};
+	} rows[] = {{"\"starttls\"", 587},
+				{"\"starttls_optional\"", 587},
+				{"\"tls\"", 465},
+				{"\"none\"", 25},
+				{"null", 587}};
 	struct Message m;
 	char err[256];
 	size_t i;
@@ -136,7 +138,8 @@ test_defaults(void)
 		char *text;
 
 		set_path(doc, "profile/transport", "\"graph\"");
-		set_path(doc, "profile/graph", "{\"tenant_id\": \"t\", \"client_id\": \"c\","
+		set_path(doc, "profile/graph",
+				 "{\"tenant_id\": \"t\", \"client_id\": \"c\","
 				 " \"client_secret\": \"file:graph\", \"sender\": \"s@example.com\"}");
 		text = json_dumps(doc, 0);
 		CHECK(message_parse(text, &m, err, sizeof(err)));
@@ -176,7 +179,7 @@ test_rejections(void)
 		{"recipients/0/address", "\"a b@example.org\"", "recipients[0].address is not a valid"},
 		{"subject", "\"Hi\\r\\nBcc: evil@example.com\"", "subject contains a control"},
 		{"subject", "42", "subject must be a string"},
-		{"body_text", NULL, NULL},   /* html alone is fine */
+		{"body_text", NULL, NULL}, /* html alone is fine */
 		{"headers/0", "[\"X-A\", \"v\\r\\nBcc: x@y.z\"]", "headers[0]: the value contains"},
 		{"headers/0", "[\"X A\", \"v\"]", "not a valid header field name"},
 		{"headers/0", "[\"X:A\", \"v\"]", "not a valid header field name"},
@@ -219,10 +222,9 @@ test_rejections(void)
 		}
 		CHECK(!ok);
 		if (ok || strstr(err, rows[i].want) == NULL)
-			fprintf(stderr, "  row %zu (%s): err \"%s\", want \"%s\"\n", i, rows[i].path, err,
-					rows[i].want);
+			fprintf(stderr, "  row %zu (%s): err \"%s\", want \"%s\"\n", i, rows[i].path, err, rows[i].want);
 		CHECK(!ok && strstr(err, rows[i].want) != NULL);
-		CHECK(m.rcpt == NULL && m.status == NULL);   /* freed on failure */
+		CHECK(m.rcpt == NULL && m.status == NULL); /* freed on failure */
 	}
 }
 

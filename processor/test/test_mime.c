@@ -58,8 +58,13 @@ test_base64(void)
 {
 	static const struct {
 		const char *in, *out;
-	} rows[] = {{"", ""}, {"f", "Zg=="}, {"fo", "Zm8="}, {"foo", "Zm9v"}, {"foob", "Zm9vYg=="},
-				{"fooba", "Zm9vYmE="}, {"foobar", "Zm9vYmFy"}};
+	} rows[] = {{"", ""},
+				{"f", "Zg=="},
+				{"fo", "Zm8="},
+				{"foo", "Zm9v"},
+				{"foob", "Zm9vYg=="},
+				{"fooba", "Zm9vYmE="},
+				{"foobar", "Zm9vYmFy"}};
 	size_t i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -85,8 +90,7 @@ test_base64(void)
 			data[n] = (unsigned char) (n * 7);
 		CHECK(base64_encode(&b, data, sizeof(data), 76));
 		CHECK(max_line_len(b.data, &bare) == 76 && !bare);
-		CHECK(base64_decode(b.data, &dec, &n) && n == sizeof(data) &&
-			  memcmp(dec, data, n) == 0);
+		CHECK(base64_decode(b.data, &dec, &n) && n == sizeof(data) && memcmp(dec, data, n) == 0);
 		free(dec);
 		buf_free(&b);
 	}
@@ -197,16 +201,20 @@ test_subject_encoding(void)
 		bool encoded;
 	} rows[] = {
 		{"Welcome, Ann", false},
-		{"Gr\xc3\xbc\xc3\x9f""e aus K\xc3\xb6ln", true},
+		{"Gr\xc3\xbc\xc3\x9f"
+		 "e aus K\xc3\xb6ln",
+		 true},
 		{"looks =?like?= a word", true},
 		{"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 " and \xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80"
-		 "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80", true},
+		 "\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80\xf0\x9f\x98\x80",
+		 true},
 		{"A very long plain subject line that certainly has to be folded somewhere because it "
-		 "is longer than seventy-eight characters", false},
+		 "is longer than seventy-eight characters",
+		 false},
 	};
 	size_t i;
 
@@ -300,8 +308,7 @@ test_date(void)
 	static const struct {
 		time_t t;
 		const char *want;
-	} rows[] = {{0, "Thu, 1 Jan 1970 00:00:00 +0000"},
-				{1796012993, "Mon, 30 Nov 2026 04:29:53 +0000"}};
+	} rows[] = {{0, "Thu, 1 Jan 1970 00:00:00 +0000"}, {1796012993, "Mon, 30 Nov 2026 04:29:53 +0000"}};
 	size_t i;
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
@@ -335,7 +342,8 @@ fixture(struct Message *m, const char *text, const char *html, int n_att)
 	m->from.name = "Example App";
 	m->rcpt = rcpts;
 	m->n_rcpt = 3;
-	m->subject = "Gr\xc3\xbc\xc3\x9f""e";
+	m->subject = "Gr\xc3\xbc\xc3\x9f"
+				 "e";
 	m->body_text = (char *) text;
 	m->body_html = (char *) html;
 	m->headers = hdrs;
@@ -365,38 +373,50 @@ in_order(const char *hay, const char *const *needles, size_t n)
 static void
 test_build_structures(void)
 {
-	static const char *const text_only[] = {
-		"Content-Type: text/plain; charset=utf-8", "quoted-printable\r\n\r\nHello"};
+	static const char *const text_only[] = {"Content-Type: text/plain; charset=utf-8",
+											"quoted-printable\r\n\r\nHello"};
 	static const char *const html_only[] = {"Content-Type: text/html; charset=utf-8", "<p>Hi"};
-	static const char *const alternative[] = {
-		"Content-Type: multipart/alternative;", "--=_pgrelay_00000000deadbeef_1\r\n",
-		"text/plain", "Hello", "--=_pgrelay_00000000deadbeef_1\r\n", "text/html", "<p>Hi",
-		"--=_pgrelay_00000000deadbeef_1--\r\n"};
+	static const char *const alternative[] = {"Content-Type: multipart/alternative;",
+											  "--=_pgrelay_00000000deadbeef_1\r\n",
+											  "text/plain",
+											  "Hello",
+											  "--=_pgrelay_00000000deadbeef_1\r\n",
+											  "text/html",
+											  "<p>Hi",
+											  "--=_pgrelay_00000000deadbeef_1--\r\n"};
 	static const char *const everything[] = {
-		"Content-Type: multipart/mixed;", "boundary=\"=_pgrelay_00000000deadbeef_1\"",
-		"--=_pgrelay_00000000deadbeef_1\r\n", "Content-Type: multipart/alternative;",
-		"--=_pgrelay_00000000deadbeef_2\r\n", "text/plain",
-		"--=_pgrelay_00000000deadbeef_2\r\n", "multipart/related; type=\"text/html\"",
-		"--=_pgrelay_00000000deadbeef_3\r\n", "text/html", "<p>Hi",
-		"--=_pgrelay_00000000deadbeef_3\r\n", "Content-Type: image/png;\r\n name=\"logo.png\"",
-		"Content-Disposition: inline;\r\n filename=\"logo.png\"", "Content-ID: <logo@example.com>",
-		"base64\r\n\r\niVBORwABAgM=", "--=_pgrelay_00000000deadbeef_3--\r\n",
-		"--=_pgrelay_00000000deadbeef_2--\r\n", "--=_pgrelay_00000000deadbeef_1\r\n",
+		"Content-Type: multipart/mixed;",
+		"boundary=\"=_pgrelay_00000000deadbeef_1\"",
+		"--=_pgrelay_00000000deadbeef_1\r\n",
+		"Content-Type: multipart/alternative;",
+		"--=_pgrelay_00000000deadbeef_2\r\n",
+		"text/plain",
+		"--=_pgrelay_00000000deadbeef_2\r\n",
+		"multipart/related; type=\"text/html\"",
+		"--=_pgrelay_00000000deadbeef_3\r\n",
+		"text/html",
+		"<p>Hi",
+		"--=_pgrelay_00000000deadbeef_3\r\n",
+		"Content-Type: image/png;\r\n name=\"logo.png\"",
+		"Content-Disposition: inline;\r\n filename=\"logo.png\"",
+		"Content-ID: <logo@example.com>",
+		"base64\r\n\r\niVBORwABAgM=",
+		"--=_pgrelay_00000000deadbeef_3--\r\n",
+		"--=_pgrelay_00000000deadbeef_2--\r\n",
+		"--=_pgrelay_00000000deadbeef_1\r\n",
 		"Content-Type: application/pdf;\r\n name*=UTF-8''R%C3%A9sum%C3%A9.pdf",
 		"Content-Disposition: attachment;\r\n filename*=UTF-8''R%C3%A9sum%C3%A9.pdf",
 		"--=_pgrelay_00000000deadbeef_1--\r\n"};
-	static const char *const text_with_inline[] = {
-		"multipart/mixed", "text/plain", "Content-Disposition: inline", "Content-ID: <logo"};
+	static const char *const text_with_inline[] = {"multipart/mixed", "text/plain",
+												   "Content-Disposition: inline", "Content-ID: <logo"};
 	static const struct {
 		const char *text, *html;
 		int n_att;
 		const char *const *want;
 		size_t n_want;
 	} rows[] = {
-		{"Hello", NULL, 0, text_only, 2},
-		{NULL, "<p>Hi</p>", 0, html_only, 2},
-		{"Hello", "<p>Hi</p>", 0, alternative, 8},
-		{"Hello", "<p>Hi</p>", 2, everything, 22},
+		{"Hello", NULL, 0, text_only, 2},          {NULL, "<p>Hi</p>", 0, html_only, 2},
+		{"Hello", "<p>Hi</p>", 0, alternative, 8}, {"Hello", "<p>Hi</p>", 2, everything, 22},
 		{"Hello", NULL, 1, text_with_inline, 4},
 	};
 	struct MimeOptions o = {1796012993, 0xdeadbeefULL};
@@ -416,13 +436,15 @@ test_build_structures(void)
 		CHECK(in_order(b.data, rows[i].want, rows[i].n_want));
 		/* the top header: never Bcc, always the generated fields in order */
 		{
-			static const char *const top[] = {
-				"Date: Mon, 30 Nov 2026 04:29:53 +0000\r\n",
-				"From: Example App <noreply@example.com>\r\n",
-				"To: =?UTF-8?B?QW5uIMOEeGFtcGxl?= <ann@example.org>\r\n",
-				"Cc: <bob@example.org>\r\n", "Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n",
-				"Message-ID: <42.abc@example.com>\r\n", "MIME-Version: 1.0\r\n",
-				"X-Campaign: welcome\r\n", "Content-Type: "};
+			static const char *const top[] = {"Date: Mon, 30 Nov 2026 04:29:53 +0000\r\n",
+											  "From: Example App <noreply@example.com>\r\n",
+											  "To: =?UTF-8?B?QW5uIMOEeGFtcGxl?= <ann@example.org>\r\n",
+											  "Cc: <bob@example.org>\r\n",
+											  "Subject: =?UTF-8?B?R3LDvMOfZQ==?=\r\n",
+											  "Message-ID: <42.abc@example.com>\r\n",
+											  "MIME-Version: 1.0\r\n",
+											  "X-Campaign: welcome\r\n",
+											  "Content-Type: "};
 
 			CHECK(in_order(b.data, top, 9));
 		}

@@ -25,8 +25,8 @@ test_window(void)
 	CHECK(ratelimit_acquire("p", 3, 2000) == 0);
 	CHECK(ratelimit_acquire("p", 3, 2500) == 57500);
 	CHECK(ratelimit_acquire("p", 3, 59999) == 1);
-	CHECK(ratelimit_acquire("p", 3, 60000) == 0);     /* takes the slot of t=0 */
-	CHECK(ratelimit_acquire("p", 3, 60001) == 999);   /* next frees at t=61 s */
+	CHECK(ratelimit_acquire("p", 3, 60000) == 0);   /* takes the slot of t=0 */
+	CHECK(ratelimit_acquire("p", 3, 60001) == 999); /* next frees at t=61 s */
 	/* another profile has its own window */
 	CHECK(ratelimit_acquire("q", 1, 60001) == 0);
 	CHECK(ratelimit_acquire("q", 1, 60002) == 59999);

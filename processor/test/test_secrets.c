@@ -51,8 +51,8 @@ setup(void)
 static void
 teardown(void)
 {
-	static const char *const names[] = {"pw", "pw_crlf", "two_newlines", "no_newline", "empty",
-										".hidden", "big"};
+	static const char *const names[] = {"pw",    "pw_crlf", "two_newlines", "no_newline",
+										"empty", ".hidden", "big"};
 	char path[256];
 	size_t i;
 
@@ -69,8 +69,8 @@ test_resolve_table(void)
 	static const struct {
 		const char *ref;
 		bool use_dir;
-		const char *want;      /* the value, or NULL when it must fail */
-		const char *err_has;   /* a part of the error when failing */
+		const char *want;    /* the value, or NULL when it must fail */
+		const char *err_has; /* a part of the error when failing */
 	} rows[] = {
 		{"plain-literal", true, "plain-literal", NULL},
 		{"value:env:not-a-ref", true, "env:not-a-ref", NULL},
@@ -97,8 +97,7 @@ test_resolve_table(void)
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
 		char *out = NULL, err[512] = "";
-		bool ok = secrets_resolve(rows[i].ref, rows[i].use_dir ? dir : NULL, &out, err,
-								  sizeof(err));
+		bool ok = secrets_resolve(rows[i].ref, rows[i].use_dir ? dir : NULL, &out, err, sizeof(err));
 
 		if (rows[i].want != NULL) {
 			CHECK(ok);

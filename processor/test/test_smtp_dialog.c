@@ -16,10 +16,10 @@
 #define MAX_EVENTS 24
 
 /* The common openings of a transaction, spliced in by name. */
-#define OPEN "S:220 mx ESMTP", "C:EHLO relay", "S:250-mx", "S:250 STARTTLS", \
-	"C:MAIL FROM:<a@x.org>", "S:250 OK"
-#define RCPT3(c1, c2, c3) "C:RCPT TO:<1@x.org>", "S:" c1, "C:RCPT TO:<2@x.org>", "S:" c2, \
-	"C:RCPT TO:<3@x.org>", "S:" c3
+#define OPEN \
+	"S:220 mx ESMTP", "C:EHLO relay", "S:250-mx", "S:250 STARTTLS", "C:MAIL FROM:<a@x.org>", "S:250 OK"
+#define RCPT3(c1, c2, c3) \
+	"C:RCPT TO:<1@x.org>", "S:" c1, "C:RCPT TO:<2@x.org>", "S:" c2, "C:RCPT TO:<3@x.org>", "S:" c3
 #define DATA_BODY "C:DATA", "S:354 go ahead", "B", "E"
 
 struct Row {
@@ -28,65 +28,198 @@ struct Row {
 	int curl_code;
 	enum DeliveryStatus want;
 	bool unknown;
-	const char *rcpt_want;   /* one letter per envelope recipient: s(ent) f(ailed) r(etrying) */
+	const char *rcpt_want; /* one letter per envelope recipient: s(ent) f(ailed) r(etrying) */
 	int reply_code;
 	const char *error_has;
 };
 
 static const struct Row rows[] = {
-	{"all accepted", {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY, "S:250 queued"},
-	 CURLE_OK, DS_SENT, false, "sss", 250, ""},
-	{"one 550", {OPEN, RCPT3("250 ok", "550 5.1.1 no such user", "250 ok"), DATA_BODY,
-				 "S:250 queued"},
-	 CURLE_OK, DS_PARTIAL, false, "sfs", 250, "1 of 3 recipients were refused"},
-	{"one 450", {OPEN, RCPT3("250 ok", "450 busy", "550 no"), DATA_BODY, "S:250 queued"},
-	 CURLE_OK, DS_TRANSIENT, false, "srf", 250, "(1 temporarily)"},
-	{"all 550", {OPEN, RCPT3("550 a", "550 b", "553 c")},
-	 CURLE_SEND_ERROR, DS_PERMANENT, false, "fff", 553, "every recipient was refused"},
-	{"all refused, one 4xx", {OPEN, RCPT3("550 a", "451 later", "550 c")},
-	 CURLE_SEND_ERROR, DS_TRANSIENT, false, "frf", 550, "every recipient was refused"},
-	{"MAIL 552", {"S:220 mx", "C:EHLO relay", "S:250 mx", "C:MAIL FROM:<a@x.org> SIZE=9",
-				  "S:552 too big"},
-	 CURLE_SEND_ERROR, DS_PERMANENT, false, "fff", 552, "refused the sender (MAIL FROM)"},
-	{"MAIL 421", {"C:MAIL FROM:<a@x.org>", "S:421 closing"},
-	 CURLE_SEND_ERROR, DS_TRANSIENT, false, "rrr", 421, "refused the sender"},
-	{"DATA 451", {OPEN, RCPT3("250 ok", "250 ok", "550 x"), "C:DATA", "S:451 try later"},
-	 CURLE_SEND_ERROR, DS_TRANSIENT, false, "rrf", 451, "refused DATA"},
-	{"DATA 554", {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), "C:DATA", "S:554 no"},
-	 CURLE_SEND_ERROR, DS_PERMANENT, false, "fff", 554, "refused DATA"},
-	{"end of data 451", {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY, "S:451 later"},
-	 CURLE_WEIRD_SERVER_REPLY, DS_TRANSIENT, false, "rrr", 451, "after it was sent"},
-	{"end of data 554", {OPEN, RCPT3("250 ok", "550 x", "250 ok"), DATA_BODY, "S:554 spam"},
-	 CURLE_WEIRD_SERVER_REPLY, DS_PERMANENT, false, "fff", 554, "after it was sent"},
-	{"lost after body", {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY},
-	 CURLE_RECV_ERROR, DS_TRANSIENT, true, "rrr", 0, "may have been delivered"},
-	{"timeout after body", {OPEN, RCPT3("250 ok", "250 ok", "550 x"), DATA_BODY},
-	 CURLE_OPERATION_TIMEDOUT, DS_TRANSIENT, true, "rrf", 0, "may have been delivered"},
-	{"lost during body", {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), "C:DATA", "S:354 go", "B"},
-	 CURLE_SEND_ERROR, DS_TRANSIENT, false, "rrr", 354, "connection failed"},
-	{"timeout at greeting", {NULL},
-	 CURLE_OPERATION_TIMEDOUT, DS_TRANSIENT, false, "rrr", 0, "timed out while connecting"},
-	{"refused", {NULL}, CURLE_COULDNT_CONNECT, DS_TRANSIENT, false, "rrr", 0,
+	{"all accepted",
+	 {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY, "S:250 queued"},
+	 CURLE_OK,
+	 DS_SENT,
+	 false,
+	 "sss",
+	 250,
+	 ""},
+	{"one 550",
+	 {OPEN, RCPT3("250 ok", "550 5.1.1 no such user", "250 ok"), DATA_BODY, "S:250 queued"},
+	 CURLE_OK,
+	 DS_PARTIAL,
+	 false,
+	 "sfs",
+	 250,
+	 "1 of 3 recipients were refused"},
+	{"one 450",
+	 {OPEN, RCPT3("250 ok", "450 busy", "550 no"), DATA_BODY, "S:250 queued"},
+	 CURLE_OK,
+	 DS_TRANSIENT,
+	 false,
+	 "srf",
+	 250,
+	 "(1 temporarily)"},
+	{"all 550",
+	 {OPEN, RCPT3("550 a", "550 b", "553 c")},
+	 CURLE_SEND_ERROR,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 553,
+	 "every recipient was refused"},
+	{"all refused, one 4xx",
+	 {OPEN, RCPT3("550 a", "451 later", "550 c")},
+	 CURLE_SEND_ERROR,
+	 DS_TRANSIENT,
+	 false,
+	 "frf",
+	 550,
+	 "every recipient was refused"},
+	{"MAIL 552",
+	 {"S:220 mx", "C:EHLO relay", "S:250 mx", "C:MAIL FROM:<a@x.org> SIZE=9", "S:552 too big"},
+	 CURLE_SEND_ERROR,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 552,
+	 "refused the sender (MAIL FROM)"},
+	{"MAIL 421",
+	 {"C:MAIL FROM:<a@x.org>", "S:421 closing"},
+	 CURLE_SEND_ERROR,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 421,
+	 "refused the sender"},
+	{"DATA 451",
+	 {OPEN, RCPT3("250 ok", "250 ok", "550 x"), "C:DATA", "S:451 try later"},
+	 CURLE_SEND_ERROR,
+	 DS_TRANSIENT,
+	 false,
+	 "rrf",
+	 451,
+	 "refused DATA"},
+	{"DATA 554",
+	 {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), "C:DATA", "S:554 no"},
+	 CURLE_SEND_ERROR,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 554,
+	 "refused DATA"},
+	{"end of data 451",
+	 {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY, "S:451 later"},
+	 CURLE_WEIRD_SERVER_REPLY,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 451,
+	 "after it was sent"},
+	{"end of data 554",
+	 {OPEN, RCPT3("250 ok", "550 x", "250 ok"), DATA_BODY, "S:554 spam"},
+	 CURLE_WEIRD_SERVER_REPLY,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 554,
+	 "after it was sent"},
+	{"lost after body",
+	 {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), DATA_BODY},
+	 CURLE_RECV_ERROR,
+	 DS_TRANSIENT,
+	 true,
+	 "rrr",
+	 0,
+	 "may have been delivered"},
+	{"timeout after body",
+	 {OPEN, RCPT3("250 ok", "250 ok", "550 x"), DATA_BODY},
+	 CURLE_OPERATION_TIMEDOUT,
+	 DS_TRANSIENT,
+	 true,
+	 "rrf",
+	 0,
+	 "may have been delivered"},
+	{"lost during body",
+	 {OPEN, RCPT3("250 ok", "250 ok", "250 ok"), "C:DATA", "S:354 go", "B"},
+	 CURLE_SEND_ERROR,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 354,
 	 "connection failed"},
-	{"TLS handshake", {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:220 go"},
-	 CURLE_SSL_CONNECT_ERROR, DS_TRANSIENT, false, "rrr", 220, "at STARTTLS"},
-	{"certificate", {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:220 go"},
-	 CURLE_PEER_FAILED_VERIFICATION, DS_PERMANENT, false, "fff", 220,
+	{"timeout at greeting",
+	 {NULL},
+	 CURLE_OPERATION_TIMEDOUT,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 0,
+	 "timed out while connecting"},
+	{"refused", {NULL}, CURLE_COULDNT_CONNECT, DS_TRANSIENT, false, "rrr", 0, "connection failed"},
+	{"TLS handshake",
+	 {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:220 go"},
+	 CURLE_SSL_CONNECT_ERROR,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 220,
+	 "at STARTTLS"},
+	{"certificate",
+	 {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:220 go"},
+	 CURLE_PEER_FAILED_VERIFICATION,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 220,
 	 "certificate verification failed (configuration"},
-	{"no STARTTLS", {"S:220 mx", "C:EHLO r", "S:250-mx", "S:250 AUTH PLAIN"},
-	 CURLE_USE_SSL_FAILED, DS_PERMANENT, false, "fff", 250, "does not offer it"},
-	{"STARTTLS 454", {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:454 later"},
-	 CURLE_USE_SSL_FAILED, DS_TRANSIENT, false, "rrr", 454, "cannot start TLS now"},
-	{"AUTH 535", {"S:220 mx", "C:EHLO r", "S:250 AUTH PLAIN", "C:AUTH PLAIN", "S:334 ",
-				  "C:AHVzZXIAcHc=", "S:535 5.7.8 bad credentials"},
-	 CURLE_LOGIN_DENIED, DS_PERMANENT, false, "fff", 535, "authentication failed"},
-	{"AUTH 454", {"S:220 mx", "C:EHLO r", "S:250 AUTH PLAIN", "C:AUTH PLAIN AHVzZXIAcHc=",
-				  "S:454 4.7.0 temporary"},
-	 CURLE_LOGIN_DENIED, DS_TRANSIENT, false, "rrr", 454, "temporary authentication failure"},
-	{"greeting 554", {"S:554 go away"},
-	 CURLE_WEIRD_SERVER_REPLY, DS_PERMANENT, false, "fff", 554, "refused the session"},
-	{"greeting 421", {"S:421 busy"},
-	 CURLE_WEIRD_SERVER_REPLY, DS_TRANSIENT, false, "rrr", 421, "refused the session"},
+	{"no STARTTLS",
+	 {"S:220 mx", "C:EHLO r", "S:250-mx", "S:250 AUTH PLAIN"},
+	 CURLE_USE_SSL_FAILED,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 250,
+	 "does not offer it"},
+	{"STARTTLS 454",
+	 {"S:220 mx", "C:EHLO r", "S:250 STARTTLS", "C:STARTTLS", "S:454 later"},
+	 CURLE_USE_SSL_FAILED,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 454,
+	 "cannot start TLS now"},
+	{"AUTH 535",
+	 {"S:220 mx", "C:EHLO r", "S:250 AUTH PLAIN", "C:AUTH PLAIN", "S:334 ",
+	  "C:AHVzZXIAcHc=", "S:535 5.7.8 bad credentials"},
+	 CURLE_LOGIN_DENIED,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 535,
+	 "authentication failed"},
+	{"AUTH 454",
+	 {"S:220 mx", "C:EHLO r", "S:250 AUTH PLAIN", "C:AUTH PLAIN AHVzZXIAcHc=", "S:454 4.7.0 temporary"},
+	 CURLE_LOGIN_DENIED,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 454,
+	 "temporary authentication failure"},
+	{"greeting 554",
+	 {"S:554 go away"},
+	 CURLE_WEIRD_SERVER_REPLY,
+	 DS_PERMANENT,
+	 false,
+	 "fff",
+	 554,
+	 "refused the session"},
+	{"greeting 421",
+	 {"S:421 busy"},
+	 CURLE_WEIRD_SERVER_REPLY,
+	 DS_TRANSIENT,
+	 false,
+	 "rrr",
+	 421,
+	 "refused the session"},
 	{"bad URL", {NULL}, CURLE_URL_MALFORMAT, DS_PERMANENT, false, "fff", 0, "configuration"},
 };
 
@@ -135,17 +268,19 @@ test_classification(void)
 		play(&d, row->events);
 		CHECK(smtp_result_fill(&a, &res));
 		ok = res.status == row->want && res.unknown_outcome == row->unknown &&
-			res.reply_code == row->reply_code && strstr(res.error, row->error_has) != NULL &&
-			res.n_rcpt == 3;
+			 res.reply_code == row->reply_code && strstr(res.error, row->error_has) != NULL &&
+			 res.n_rcpt == 3;
 		for (k = 0; ok && k < 3; k++)
 			ok = res.rcpt[k].id == env[k]->id &&
-				"sfr"[res.rcpt[k].status == RS_SENT ? 0 : res.rcpt[k].status == RS_FAILED ? 1
-					  : 2] == row->rcpt_want[k];
+				 "sfr"[res.rcpt[k].status == RS_SENT     ? 0
+					   : res.rcpt[k].status == RS_FAILED ? 1
+														 : 2] == row->rcpt_want[k];
 		if (!ok)
-			fprintf(stderr, "  row \"%s\": status %d unknown %d reply %d rcpt %d/%d/%d "
-					"error \"%s\"\n", row->name, res.status, res.unknown_outcome,
-					res.reply_code, res.rcpt[0].status, res.rcpt[1].status, res.rcpt[2].status,
-					res.error);
+			fprintf(stderr,
+					"  row \"%s\": status %d unknown %d reply %d rcpt %d/%d/%d "
+					"error \"%s\"\n",
+					row->name, res.status, res.unknown_outcome, res.reply_code, res.rcpt[0].status,
+					res.rcpt[1].status, res.rcpt[2].status, res.error);
 		CHECK(ok);
 		delivery_result_free(&res);
 		smtp_dialog_free(&d);
@@ -156,10 +291,17 @@ test_classification(void)
 static void
 test_reply_text(void)
 {
-	static const char *const ev[] = {"S:220 mx", "C:EHLO r", "S:250-mx", "S:250-SIZE 10",
-									 "S:250 STARTTLS", "C:MAIL FROM:<a@x.org>", "S:250 ok",
-									 "C:RCPT TO:<1@x.org>", "S:550-5.1.1 first line",
-									 "S:550 5.1.1 second line", NULL};
+	static const char *const ev[] = {"S:220 mx",
+									 "C:EHLO r",
+									 "S:250-mx",
+									 "S:250-SIZE 10",
+									 "S:250 STARTTLS",
+									 "C:MAIL FROM:<a@x.org>",
+									 "S:250 ok",
+									 "C:RCPT TO:<1@x.org>",
+									 "S:550-5.1.1 first line",
+									 "S:550 5.1.1 second line",
+									 NULL};
 	struct SmtpDialog d;
 
 	smtp_dialog_init(&d, NULL);
@@ -181,7 +323,7 @@ test_retry_fresh(void)
 		int code;
 		bool reused, want;
 	} cases[] = {
-		{{NULL}, CURLE_SEND_ERROR, true, true},                         /* dead socket */
+		{{NULL}, CURLE_SEND_ERROR, true, true}, /* dead socket */
 		{{"C:MAIL FROM:<a@x.org>", "S:421 idle", NULL}, CURLE_SEND_ERROR, true, true},
 		{{"C:MAIL FROM:<a@x.org>", "S:421 idle", NULL}, CURLE_SEND_ERROR, false, false},
 		{{"C:MAIL FROM:<a@x.org>", "S:451 later", NULL}, CURLE_SEND_ERROR, true, false},
@@ -206,11 +348,25 @@ test_retry_fresh(void)
 static void
 test_trace_redaction(void)
 {
-	static const char *const ev[] = {
-		"S:220 mx", "C:EHLO r", "S:250 AUTH LOGIN PLAIN", "C:AUTH LOGIN", "S:334 VXNlcm5hbWU6",
-		"C:dXNlcg==", "S:334 UGFzc3dvcmQ6", "C:cHctU2VjcmV0", "S:235 ok",
-		"C:MAIL FROM:<a@x.org>", "S:250 ok pw-Secret echoed", "C:RCPT TO:<1@x.org>", "S:250 ok",
-		"C:DATA", "S:354 go", "B", "E", "S:250 queued", NULL};
+	static const char *const ev[] = {"S:220 mx",
+									 "C:EHLO r",
+									 "S:250 AUTH LOGIN PLAIN",
+									 "C:AUTH LOGIN",
+									 "S:334 VXNlcm5hbWU6",
+									 "C:dXNlcg==",
+									 "S:334 UGFzc3dvcmQ6",
+									 "C:cHctU2VjcmV0",
+									 "S:235 ok",
+									 "C:MAIL FROM:<a@x.org>",
+									 "S:250 ok pw-Secret echoed",
+									 "C:RCPT TO:<1@x.org>",
+									 "S:250 ok",
+									 "C:DATA",
+									 "S:354 go",
+									 "B",
+									 "E",
+									 "S:250 queued",
+									 NULL};
 	static const char want[] =
 		"S: 220 mx\r\nC: EHLO r\r\nS: 250 AUTH LOGIN PLAIN\r\nC: AUTH LOGIN\r\n"
 		"S: 334 [redacted]\r\nC: [redacted]\r\nS: 334 [redacted]\r\nC: [redacted]\r\n"
@@ -244,8 +400,11 @@ test_scrub(void)
 {
 	static const struct {
 		const char *in, *want;
-	} cases[] = {{"abc", "abc"}, {"xSECy", "x[redacted]y"}, {"SECSEC", "[redacted][redacted]"},
-				 {"tokTOKtok", "[redacted]tok"}, {"", ""}};
+	} cases[] = {{"abc", "abc"},
+				 {"xSECy", "x[redacted]y"},
+				 {"SECSEC", "[redacted][redacted]"},
+				 {"tokTOKtok", "[redacted]tok"},
+				 {"", ""}};
 	const char *secrets[3] = {"SEC", NULL, "tokTOK"};
 	size_t i;
 

@@ -23,7 +23,8 @@ add_rcpt(struct DeliveryResult *r, long long id, enum RcptStatus st, int code, c
 static json_t *
 render(const char *outcome, const char *next, bool trace, const struct DeliveryResult *r)
 {
-	struct StatusDoc sd = {2, outcome, "smtp", "2026-11-29T19:20:50.123Z", "2026-11-29T19:20:51.000Z", next, trace};
+	struct StatusDoc sd = {2,    outcome, "smtp", "2026-11-29T19:20:50.123Z", "2026-11-29T19:20:51.000Z",
+						   next, trace};
 	char *text = status_doc_json(&sd, r);
 	json_t *doc = json_loads(text, 0, NULL);
 
@@ -47,8 +48,9 @@ test_retrying_keeps_retrying_recipients(void)
 	CHECK(json_integer_value(json_object_get(doc, "attempt")) == 2);
 	CHECK_STR(json_string_value(json_object_get(doc, "next_attempt_at")), "2026-11-29T19:30:00.000Z");
 	CHECK_STR(json_string_value(json_object_get(doc, "error")), "451 greylisted");
-	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(doc, "recipients"), 1), "status")),
-			  "retrying");
+	CHECK_STR(
+		json_string_value(json_object_get(json_array_get(json_object_get(doc, "recipients"), 1), "status")),
+		"retrying");
 	CHECK(json_object_get(doc, "trace") == NULL);
 	CHECK(json_is_false(json_object_get(doc, "unknown_outcome")));
 	json_decref(doc);
@@ -64,8 +66,9 @@ test_final_outcome_fails_retrying_recipients(void)
 	delivery_result_init(&r);
 	add_rcpt(&r, 7, RS_RETRYING, 450, NULL);
 	doc = render("failed", NULL, true, &r);
-	CHECK_STR(json_string_value(json_object_get(json_array_get(json_object_get(doc, "recipients"), 0), "status")),
-			  "failed");
+	CHECK_STR(
+		json_string_value(json_object_get(json_array_get(json_object_get(doc, "recipients"), 0), "status")),
+		"failed");
 	CHECK(json_is_null(json_object_get(doc, "next_attempt_at")));
 	CHECK(json_is_null(json_object_get(json_array_get(json_object_get(doc, "recipients"), 0), "reply")));
 	CHECK_STR(json_string_value(json_object_get(doc, "trace")), "");

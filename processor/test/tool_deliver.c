@@ -111,8 +111,7 @@ print_mime(const struct Message *m)
 
 /* deliver_file delivers one document opt->repeat times on session s; false on a usage error. */
 static bool
-deliver_file(struct TransportSession *s, const char *path, const struct ToolOptions *opt,
-			 int *attempt)
+deliver_file(struct TransportSession *s, const char *path, const struct ToolOptions *opt, int *attempt)
 {
 	char *json = read_file(path), err[1024], started[64];
 	struct Message m;
@@ -160,11 +159,13 @@ deliver_file(struct TransportSession *s, const char *path, const struct ToolOpti
 static int
 parse_args(int argc, char **argv, struct ToolOptions *opt)
 {
-	static const struct option longopts[] = {
-		{"secrets-dir", required_argument, NULL, 's'}, {"repeat", required_argument, NULL, 'n'},
-		{"max-time-ms", required_argument, NULL, 't'}, {"ehlo", required_argument, NULL, 'e'},
-		{"print-mime", no_argument, NULL, 'm'}, {"help", no_argument, NULL, 'h'},
-		{NULL, 0, NULL, 0}};
+	static const struct option longopts[] = {{"secrets-dir", required_argument, NULL, 's'},
+											 {"repeat", required_argument, NULL, 'n'},
+											 {"max-time-ms", required_argument, NULL, 't'},
+											 {"ehlo", required_argument, NULL, 'e'},
+											 {"print-mime", no_argument, NULL, 'm'},
+											 {"help", no_argument, NULL, 'h'},
+											 {NULL, 0, NULL, 0}};
 	int c;
 
 	while ((c = getopt_long(argc, argv, "s:n:t:e:mh", longopts, NULL)) != -1) {
@@ -194,7 +195,7 @@ parse_args(int argc, char **argv, struct ToolOptions *opt)
 	}
 	if (optind >= argc || opt->repeat < 1 || opt->dopt.max_time_ms < 1) {
 		fprintf(stderr, "tool_deliver: need FILE, --repeat >= 1, --max-time-ms >= 1\n"
-				"Try \"tool_deliver --help\" for more information.\n");
+						"Try \"tool_deliver --help\" for more information.\n");
 		return -1;
 	}
 	return optind;

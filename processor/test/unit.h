@@ -13,38 +13,37 @@
 
 static int unit_passed, unit_failed, unit_case_failed;
 
-#define CHECK(cond) \
-	do { \
-		if (!(cond)) { \
+#define CHECK(cond)                                                                    \
+	do {                                                                               \
+		if (!(cond)) {                                                                 \
 			fprintf(stderr, "  %s:%d: CHECK(%s) failed\n", __FILE__, __LINE__, #cond); \
-			unit_case_failed = 1; \
-		} \
+			unit_case_failed = 1;                                                      \
+		}                                                                              \
 	} while (0)
 
-#define CHECK_STR(got, want) \
-	do { \
-		const char *g_ = (got), *w_ = (want); \
-		if (g_ == NULL || w_ == NULL ? g_ != w_ : strcmp(g_, w_) != 0) { \
-			fprintf(stderr, "  %s:%d: %s\n    got:  \"%s\"\n    want: \"%s\"\n", __FILE__, \
-					__LINE__, #got, g_ ? g_ : "(null)", w_ ? w_ : "(null)"); \
-			unit_case_failed = 1; \
-		} \
+#define CHECK_STR(got, want)                                                                               \
+	do {                                                                                                   \
+		const char *g_ = (got), *w_ = (want);                                                              \
+		if (g_ == NULL || w_ == NULL ? g_ != w_ : strcmp(g_, w_) != 0) {                                   \
+			fprintf(stderr, "  %s:%d: %s\n    got:  \"%s\"\n    want: \"%s\"\n", __FILE__, __LINE__, #got, \
+					g_ ? g_ : "(null)", w_ ? w_ : "(null)");                                               \
+			unit_case_failed = 1;                                                                          \
+		}                                                                                                  \
 	} while (0)
 
-#define RUN(fn) \
-	do { \
-		unit_case_failed = 0; \
-		fn(); \
-		if (unit_case_failed) { \
-			unit_failed++; \
+#define RUN(fn)                           \
+	do {                                  \
+		unit_case_failed = 0;             \
+		fn();                             \
+		if (unit_case_failed) {           \
+			unit_failed++;                \
 			printf("not ok - %s\n", #fn); \
-		} else { \
-			unit_passed++; \
-			printf("ok - %s\n", #fn); \
-		} \
+		} else {                          \
+			unit_passed++;                \
+			printf("ok - %s\n", #fn);     \
+		}                                 \
 	} while (0)
 
-#define UNIT_DONE() \
-	(printf("# %d passed, %d failed\n", unit_passed, unit_failed), unit_failed ? 1 : 0)
+#define UNIT_DONE() (printf("# %d passed, %d failed\n", unit_passed, unit_failed), unit_failed ? 1 : 0)
 
 #endif
