@@ -619,7 +619,10 @@ CREATE FUNCTION pgrelay._write_log(queue_id bigint, result text, error text DEFA
                                    sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
                                    detail jsonb DEFAULT NULL, retry_at timestamptz DEFAULT NULL,
                                    OUT log_id bigint, OUT outcome text, OUT next_run_at timestamptz)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- The log lookups by (event_id, queue_id) must use log_event_idx even when the log was
+-- analyzed empty: a session keeps the plan, and a sequential scan grows with the log.
+SET enable_seqscan = off AS $$
 /*
  * Step 2 of 3 (claim, log, mark done) of the Processor's held transaction: writes the audit row of
  * this attempt on a claimed row and returns the resolved outcome and, for a retry, when. A second
@@ -650,7 +653,10 @@ COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, js
 
 -- pgrelay._queue_mark_done()
 CREATE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- The log lookups by (event_id, queue_id) must use log_event_idx even when the log was
+-- analyzed empty: a session keeps the plan, and a sequential scan grows with the log.
+SET enable_seqscan = off AS $$
 /*
  * Step 3 of 3: finishes a claimed row as its log row says (see _settle). Returns the id of the
  * retry row, or NULL. A row without its log row is refused.
