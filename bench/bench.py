@@ -540,16 +540,22 @@ class Bench:
         def pf(ok):
             return "PASS" if ok else "MISS"
 
-        if "drain4" in r:
-            for n in DRAIN_WORKERS:
-                d, f = r["drain%d" % n], r["floor%d" % n]
+        def against_floor(key, workers, figure, unit, floor_key, floor_ref):
+            """One row per worker count: the Processor's rate against the floor of the same run,
+            with the target's verdict on the 4-worker row."""
+            for n in workers:
+                got, floor = r["%s%d" % (key, n)], r["%s%d" % (floor_key, n)]
                 tgt = verdict = ""
                 if n == 4:
-                    tgt = ">= %d%% of floor" % (TARGETS["drain4"] * 100)
-                    verdict = pf(d / f >= TARGETS["drain4"])
-                row("1-2 drain %d events, %d worker%s" % (DRAIN_EVENTS, n, "s" if n > 1 else ""),
-                    "%.0f events/s" % d, "pgbench %d client%s: %.0f tx/s" % (n, "s" if n > 1 else "", f),
-                    "%.0f%%" % (100 * d / f), tgt, verdict)
+                    tgt = ">= %d%% of floor" % (TARGETS[key + "4"] * 100)
+                    verdict = pf(got / floor >= TARGETS[key + "4"])
+                plural = "s" if n > 1 else ""
+                row(figure % (n, plural), "%.0f %s" % (got, unit), floor_ref % (n, plural, floor),
+                    "%.0f%%" % (100 * got / floor), tgt, verdict)
+
+        if "drain4" in r:
+            against_floor("drain", DRAIN_WORKERS, "1-2 drain %d events, %%d worker%%s" % DRAIN_EVENTS,
+                          "events/s", "floor", "pgbench %d client%s: %.0f tx/s")
         if "probe_us" in r:
             row("3   probe, empty queue, %s log rows" % format(r["log_rows"], ","), "%.0f us" % r["probe_us"],
                 "SELECT 1: %.0f us; in server: %.0f us" % (r["rtt_us"], r["probe_server_us"]), "",
@@ -579,15 +585,8 @@ class Bench:
                     "p50 %.0f ms, p99 %.0f ms" % (p50, p99),
                     "max %.0f ms; %.0f events/s made" % (mx, produced))
         if "email4" in r:
-            for n in EMAIL_WORKERS:
-                e, f = r["email%d" % n], r["smtp_floor%d" % n]
-                tgt = verdict = ""
-                if n == 4:
-                    tgt = ">= %d%% of floor" % (TARGETS["email4"] * 100)
-                    verdict = pf(e / f >= TARGETS["email4"])
-                row("7   email %d messages, %d worker%s" % (EMAILS, n, "s" if n > 1 else ""),
-                    "%.0f emails/s" % e, "smtplib %d conn%s: %.0f msg/s" % (n, "s" if n > 1 else "", f),
-                    "%.0f%%" % (100 * e / f), tgt, verdict)
+            against_floor("email", EMAIL_WORKERS, "7   email %d messages, %%d worker%%s" % EMAILS,
+                          "emails/s", "smtp_floor", "smtplib %d conn%s: %.0f msg/s")
 
         head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
         widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]

@@ -223,11 +223,34 @@ failed:
 	}
 }
 
+/* can_fetch: a worker is free and nothing is queued for it, so a fetch would be put to work. */
+static bool
+can_fetch(void)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	return c.queued == 0 && c.idle > 0;
+}
+
+/*
+ * pool_empty: nothing queued, running, or finished but not counted yet (so that the batch line
+ * misses no event).
+ */
+static bool
+pool_empty(void)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	return c.queued + c.in_flight + c.done == 0;
+}
+
 /* once_finished: with --once, stop when a probe found nothing more to do and the pool is empty. */
 static bool
 once_finished(void)
 {
-	return loop.ticked && !loop.want_probe && !loop.batch_active && pool_busy() == 0;
+	return loop.ticked && !loop.want_probe && !loop.batch_active && pool_empty();
 }
 
 /*
@@ -259,19 +282,18 @@ main_loop_once(void)
 		loop.want_probe = true;
 		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
 	}
-	if (loop.want_probe && pool_queued() == 0 && pool_idle() > 0) {
+	if (loop.want_probe && can_fetch()) {
 		loop.want_probe = false;
 		run_tick();
 	}
-	/* pool_busy() counts finished events not collected yet, so the batch line misses none. */
-	if (loop.batch_active && !loop.want_probe && pool_busy() == 0)
+	if (loop.batch_active && !loop.want_probe && pool_empty())
 		end_batch();
 	if (cf.once && once_finished()) {
 		shutdown_requested = 1;
 		return;
 	}
 	wait_ms = (loop.next_tick_us - now_us()) / 1000 + 1;
-	if (loop.want_probe && pool_queued() == 0 && pool_idle() > 0)
+	if (loop.want_probe && can_fetch())
 		wait_ms = 0;
 	pool_wait(wait_ms);
 }
@@ -304,6 +326,7 @@ main(int argc, char **argv)
 {
 	struct Buf out = BUF_INIT, desc = BUF_INIT;
 	struct WorkerSettings ws;
+	struct PoolCounts counts;
 	char err[512], hint[256], q1[600], q2[300];
 	int rc, left;
 
@@ -353,8 +376,9 @@ main(int argc, char **argv)
 			main_loop_once();
 	}
 
+	pool_counts(&counts);
 	log_info("stopping", "reason=%s in_flight=%d", rc ? "startup_failed" : (cf.once ? "once" : "signal"),
-			 pool_in_flight());
+			 counts.in_flight);
 	left = pool_stop(cf.shutdown_timeout_ms);
 	collect_finished();
 	if (loop.batch_active)

@@ -180,48 +180,15 @@ pool_collect(void)
 	return list;
 }
 
-int
-pool_queued(void)
+void
+pool_counts(struct PoolCounts *out)
 {
-	int n;
-
 	pthread_mutex_lock(&pool.mu);
-	n = pool.queued;
+	out->queued = pool.queued;
+	out->in_flight = pool.in_flight;
+	out->idle = pool.idle;
+	out->done = pool.done;
 	pthread_mutex_unlock(&pool.mu);
-	return n;
-}
-
-int
-pool_in_flight(void)
-{
-	int n;
-
-	pthread_mutex_lock(&pool.mu);
-	n = pool.in_flight;
-	pthread_mutex_unlock(&pool.mu);
-	return n;
-}
-
-int
-pool_busy(void)
-{
-	int n;
-
-	pthread_mutex_lock(&pool.mu);
-	n = pool.queued + pool.in_flight + pool.done;
-	pthread_mutex_unlock(&pool.mu);
-	return n;
-}
-
-int
-pool_idle(void)
-{
-	int n;
-
-	pthread_mutex_lock(&pool.mu);
-	n = pool.idle;
-	pthread_mutex_unlock(&pool.mu);
-	return n;
 }
 
 bool
@@ -327,16 +294,16 @@ pool_wait(long timeout_ms)
 static int
 wait_in_flight(long long deadline_us)
 {
-	int n;
+	struct PoolCounts c;
 
-	while ((n = pool_in_flight()) > 0) {
+	for (pool_counts(&c); c.in_flight > 0; pool_counts(&c)) {
 		long long left = deadline_us - now_us();
 
 		if (left <= 0)
 			break;
 		pool_wait(left / 1000 + 1);
 	}
-	return n;
+	return c.in_flight;
 }
 
 int

@@ -32,10 +32,15 @@ int pool_submit(struct Job *jobs);
 /* pool_collect returns the finished jobs, oldest first; the caller frees them. */
 struct Job *pool_collect(void);
 
-int pool_queued(void);    /* submitted, not yet taken */
-int pool_in_flight(void); /* taken, not yet finished */
-int pool_idle(void);      /* connected workers waiting for a job */
-int pool_busy(void);      /* queued + in flight + finished but not collected */
+/* A snapshot of the pool, taken under its lock. */
+struct PoolCounts {
+	int queued;    /* submitted, not yet taken */
+	int in_flight; /* taken, not yet finished */
+	int idle;      /* connected workers waiting for a job */
+	int done;      /* finished, not yet collected */
+};
+
+void pool_counts(struct PoolCounts *out);
 
 /* pool_wait sleeps until something happens in the pool, a signal arrives, or timeout_ms. */
 void pool_wait(long timeout_ms);
