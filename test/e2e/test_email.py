@@ -361,3 +361,19 @@ def test_a_failing_fetch_is_a_transient_failure_not_a_stuck_row(mail, smtpd, pro
     assert err.startswith("fetch failed:") and "pgrelay_notifier" in err
     assert mail.sql("SELECT channel, attempt FROM pgrelay.queue") == [("mail", 2)]
     assert s.connections() == 0
+
+
+def test_valgrind_email_run_is_clean(mail, smtpd):
+    """The release build under valgrind delivers mail (libcurl, TLS set-up, the held transaction)
+    without a memory error or a leak."""
+    import subprocess
+    s = smtpd()
+    profile(mail, s)
+    ids = [send(mail, subject="n%d" % i) for i in range(5)]
+    r = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+                        "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
+                        testlib.PROCESSOR_RELEASE, "-d", mail.dsn, "--once", "--workers=2"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert r.returncode == 0, r.stdout[-6000:]
+    assert "ERROR SUMMARY: 0 errors" in r.stdout
+    assert [status(mail, i) for i in ids] == ["sent"] * 5
