@@ -112,18 +112,8 @@ session_for(struct Worker *w)
 static enum Outcome
 abort_held(struct Held *h, const char *step)
 {
-	char q[1100];
-
-	if (h->w->pg.lost) {
-		log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost step=%s error=%s", h->w->pg.label,
-				 h->j->id, step, log_quote(q, sizeof q, h->w->pg.error));
-		pgconn_close(&h->w->pg);
-		return OC_LOST;
-	}
-	log_error("attempt_failed",
-			  "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s", h->w->pg.label,
-			  h->j->id, h->j->channel, step, h->w->pg.sqlstate, log_quote(q, sizeof q, h->w->pg.error));
-	if (!pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
+	worker_statement_failed(h->w, h->j, step);
+	if (h->w->pg.conn != NULL && !pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
 		pgconn_close(&h->w->pg);
 	return OC_LOST;
 }

@@ -46,17 +46,22 @@ worker_connect(struct Worker *w)
 	return false;
 }
 
-/* connection_failed: the session broke under an event; reconnect at once on the next loop. */
-static void
-connection_failed(struct Worker *w, const struct Job *j)
+void
+worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
 {
 	char q[1100];
 
-	log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost error=%s", w->pg.label, j->id,
-			 log_quote(q, sizeof q, w->pg.error));
+	if (!w->pg.lost) {
+		log_error("attempt_failed",
+				  "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s", w->pg.label,
+				  j->id, j->channel, step, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
+		return;
+	}
+	log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost step=%s error=%s", w->pg.label, j->id,
+			 step, log_quote(q, sizeof q, w->pg.error));
 	pgconn_close(&w->pg);
 	atomic_store(&w->state, W_DOWN);
-	w->reconnect_attempt = 1;
+	w->reconnect_attempt = 1; /* counts the lost session, so "reconnected" is logged */
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
@@ -72,20 +77,14 @@ run_sql(struct Worker *w, struct Job *j)
 	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
 	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
 		j->outcome = OC_LOST;
-		if (w->pg.lost)
-			connection_failed(w, j);
+		worker_statement_failed(w, j, "statement_timeout");
 		return;
 	}
 	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE,
 								"SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
-		if (w->pg.lost)
-			connection_failed(w, j);
-		else
-			log_error("attempt_failed",
-					  "conn=%s id=%lld channel=%s outcome=not_finished sqlstate=%s error=%s", w->pg.label,
-					  j->id, j->channel, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
+		worker_statement_failed(w, j, "process_one");
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));

@@ -38,6 +38,13 @@ struct Worker {
 };
 
 void *worker_main(void *arg);
+
+/*
+ * worker_statement_failed reports a statement of event j that failed at step: a lost session is
+ * logged as "reconnecting" and closed (the worker reconnects at once), anything else as an
+ * attempt_failed that left the event unfinished. The event is offered again later either way.
+ */
+void worker_statement_failed(struct Worker *w, const struct Job *j, const char *step);
 const char *worker_state_name(enum WorkerState s);
 
 #endif
