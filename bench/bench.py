@@ -249,14 +249,19 @@ class Bench:
                 pass
         return stat, ns / 1e9
 
-    def stop_processor(self, p):
+    @staticmethod
+    def terminate(p, timeout):
+        """SIGTERM, then SIGKILL if it has not exited within timeout seconds."""
         if p.poll() is None:
             p.send_signal(signal.SIGTERM)
         try:
-            p.wait(timeout=60)
+            p.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             p.kill()
             p.wait()
+
+    def stop_processor(self, p):
+        self.terminate(p, 60)
         p.logf.close()
         self.children.remove(p)
         if p.returncode != 0:
@@ -619,13 +624,7 @@ class Bench:
 
     def cleanup(self):
         for p in list(self.children):
-            if p.poll() is None:
-                p.send_signal(signal.SIGTERM)
-                try:
-                    p.wait(timeout=30)
-                except subprocess.TimeoutExpired:
-                    p.kill()
-                    p.wait()
+            self.terminate(p, 30)
         for c in ("db", "admin"):
             if hasattr(self, c):
                 getattr(self, c).close()
