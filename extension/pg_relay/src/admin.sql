@@ -1,0 +1,267 @@
+/* extension/pg_relay/src/admin.sql: administration: channels, pause/resume, reload, failed events, retention */
+
+-- pgrelay.request_reload()
+CREATE OR REPLACE FUNCTION pgrelay.request_reload() RETURNS bigint
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    UPDATE pgrelay.control
+    SET reload_generation = reload_generation + 1, reload_requested_at = now()
+    RETURNING reload_generation
+$$;
+COMMENT ON FUNCTION pgrelay.request_reload() IS
+    'Asks every Processor to reload its configuration and channel settings; returns the new generation';
+
+-- pgrelay.pause()
+CREATE OR REPLACE FUNCTION pgrelay.pause() RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    UPDATE pgrelay.control SET paused = true, paused_at = COALESCE(paused_at, now())
+    RETURNING paused
+$$;
+COMMENT ON FUNCTION pgrelay.pause() IS
+    'Stops dispatch on every Processor (queue_pending_ids returns nothing) until resume()';
+
+-- pgrelay.resume()
+CREATE OR REPLACE FUNCTION pgrelay.resume() RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    UPDATE pgrelay.control SET paused = false, paused_at = NULL
+    RETURNING paused
+$$;
+COMMENT ON FUNCTION pgrelay.resume() IS 'Resumes dispatch after pause()';
+
+-- pgrelay.register()
+CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAULT NULL,
+                                 handler regprocedure DEFAULT NULL,
+                                 concurrency_mode text DEFAULT NULL,
+                                 node_restricted boolean DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL,
+                                 timeout interval DEFAULT NULL,
+                                 backoff_base interval DEFAULT NULL,
+                                 backoff_max interval DEFAULT NULL,
+                                 active boolean DEFAULT NULL,
+                                 description text DEFAULT NULL)
+RETURNS pgrelay.channels
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Creates a channel, or updates one: an argument left NULL keeps the current value (or takes the
+ * default for a new channel). Everything is validated here so that the Processor never meets a
+ * channel it cannot run. Asks the Processors to reload.
+ */
+DECLARE
+    prev pgrelay.channels;
+    ch pgrelay.channels;
+    p record;
+    queued bigint;
+BEGIN
+    IF register.channel IS NULL THEN
+        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF register.channel !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
+        RAISE EXCEPTION 'invalid channel name "%"', register.channel
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'A channel name has 1 to 128 letters, digits or the characters _ . : / -';
+    END IF;
+
+    SELECT * INTO prev FROM pgrelay.channels x WHERE x.channel = register.channel FOR UPDATE;
+    IF NOT FOUND THEN
+        IF register.action_type IS NULL THEN
+            RAISE EXCEPTION 'channel "%" does not exist; give its action_type to create it', register.channel
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        prev := NULL;
+        ch.channel := register.channel;
+        ch.active := true;
+        ch.concurrency_mode := 'parallel';
+        ch.node_restricted := false;
+        ch.max_attempts := 5;
+        ch.timeout := '30 seconds';
+        ch.backoff_base := '10 seconds';
+        ch.backoff_max := '1 hour';
+        ch.registered_by := session_user;
+        ch.registered_at := now();
+    ELSE
+        ch := prev;
+    END IF;
+
+    ch.action_type := COALESCE(register.action_type, ch.action_type);
+    IF NOT EXISTS (SELECT 1 FROM pgrelay.action_types a WHERE a.action_type = ch.action_type) THEN
+        RAISE EXCEPTION 'action type "%" does not exist', ch.action_type
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'See pgrelay.action_types.';
+    END IF;
+    IF prev.channel IS NOT NULL AND prev.action_type <> ch.action_type THEN
+        SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = register.channel;
+        IF queued > 0 THEN
+            RAISE EXCEPTION 'channel "%" still has % queued event(s); its action type cannot change', register.channel, queued
+                USING ERRCODE = 'object_in_use';
+        END IF;
+    END IF;
+
+    IF register.handler IS NOT NULL THEN
+        SELECT p2.oid, p2.prokind, p2.pronargs, p2.proargtypes, n.nspname, p2.proname
+        INTO p
+        FROM pg_catalog.pg_proc p2 JOIN pg_catalog.pg_namespace n ON n.oid = p2.pronamespace
+        WHERE p2.oid = register.handler;
+        IF p.prokind <> 'f' OR p.pronargs <> 1 OR p.proargtypes[0] <> 'text'::regtype THEN
+            RAISE EXCEPTION 'handler % must be a function taking one text argument', register.handler
+                USING ERRCODE = 'invalid_function_definition';
+        END IF;
+        IF p.nspname IN ('pg_catalog', 'information_schema') THEN
+            RAISE EXCEPTION 'handler % is a system function', register.handler
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'Write a handler function of your own that calls it.';
+        END IF;
+        IF NOT has_function_privilege('pgrelay_processor', p.oid, 'EXECUTE') THEN
+            RAISE EXCEPTION 'handler % is not executable by role pgrelay_processor', register.handler
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'GRANT EXECUTE ON FUNCTION ... TO pgrelay_processor.';
+        END IF;
+        ch.handler := format('%I.%I(text)', p.nspname, p.proname);
+    END IF;
+    IF ch.action_type = 'sql' AND ch.handler IS NULL THEN
+        RAISE EXCEPTION 'channel "%": a sql channel needs a handler function taking one text argument', register.channel
+            USING ERRCODE = 'null_value_not_allowed';
+    ELSIF ch.action_type <> 'sql' THEN
+        IF register.handler IS NOT NULL THEN
+            RAISE EXCEPTION 'channel "%": % channels take no handler', register.channel, ch.action_type
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        ch.handler := NULL;
+    END IF;
+
+    ch.concurrency_mode := COALESCE(register.concurrency_mode, ch.concurrency_mode);
+    IF ch.concurrency_mode NOT IN ('parallel', 'channel') THEN
+        RAISE EXCEPTION 'invalid concurrency_mode "%"', ch.concurrency_mode
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use parallel (the default) or channel (one event of the channel at a time).';
+    END IF;
+    ch.node_restricted := COALESCE(register.node_restricted, ch.node_restricted);
+    ch.max_attempts := COALESCE(register.max_attempts, ch.max_attempts);
+    IF ch.max_attempts < 1 OR ch.max_attempts > 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be between 1 and 1000, not %', ch.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    ch.timeout := COALESCE(register.timeout, ch.timeout);
+    IF ch.timeout <= '0' OR ch.timeout > '24 hours' THEN
+        RAISE EXCEPTION 'timeout must be positive and at most 24 hours, not %', ch.timeout
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    ch.backoff_base := COALESCE(register.backoff_base, ch.backoff_base);
+    IF ch.backoff_base <= '0' THEN
+        RAISE EXCEPTION 'backoff_base must be positive, not %', ch.backoff_base
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    ch.backoff_max := COALESCE(register.backoff_max, ch.backoff_max);
+    IF ch.backoff_max < ch.backoff_base THEN
+        RAISE EXCEPTION 'backoff_max (%) must not be less than backoff_base (%)', ch.backoff_max, ch.backoff_base
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    ch.active := COALESCE(register.active, ch.active);
+    ch.description := COALESCE(register.description, ch.description);
+    ch.updated_at := now();
+
+    IF prev.channel IS NULL THEN
+        INSERT INTO pgrelay.channels SELECT ch.*;
+    ELSE
+        UPDATE pgrelay.channels x
+        SET action_type = ch.action_type, handler = ch.handler, active = ch.active,
+            concurrency_mode = ch.concurrency_mode, node_restricted = ch.node_restricted,
+            max_attempts = ch.max_attempts, timeout = ch.timeout,
+            backoff_base = ch.backoff_base, backoff_max = ch.backoff_max,
+            description = ch.description, updated_at = ch.updated_at
+        WHERE x.channel = register.channel;
+    END IF;
+    PERFORM pgrelay.request_reload();
+    RETURN ch;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text) IS
+    'Creates or updates a channel (named arguments; NULL keeps the current value) and asks the Processors to reload';
+
+-- pgrelay.unregister()
+CREATE OR REPLACE FUNCTION pgrelay.unregister(channel text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    queued bigint;
+BEGIN
+    -- SHARE mode waits for transactions that are queueing events right now, so no event can
+    -- commit into a channel that no longer exists.
+    LOCK TABLE pgrelay.queue IN SHARE MODE;
+    IF NOT EXISTS (SELECT 1 FROM pgrelay.channels x WHERE x.channel = unregister.channel) THEN
+        RAISE EXCEPTION 'channel "%" does not exist', unregister.channel
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = unregister.channel;
+    IF queued > 0 THEN
+        RAISE EXCEPTION 'channel "%" still has % queued event(s)', unregister.channel, queued
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Deactivate it with pgrelay.register(channel, active => false) and let the queue drain.';
+    END IF;
+    DELETE FROM pgrelay.channels x WHERE x.channel = unregister.channel;
+    PERFORM pgrelay.request_reload();
+END
+$$;
+COMMENT ON FUNCTION pgrelay.unregister(text) IS 'Drops a channel that has no queued events';
+
+-- pgrelay.retry_failed()
+CREATE OR REPLACE FUNCTION pgrelay.retry_failed(event_id bigint) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Puts a failed event back in the queue as attempt 1 (a fresh max_attempts budget), keeping its
+ * event_id so its history stays linked in pgrelay.log. Returns the new queue id.
+ */
+DECLARE
+    f pgrelay.failed_events;
+    c pgrelay.channels;
+    v bigint;
+BEGIN
+    DELETE FROM pgrelay.failed_events x WHERE x.event_id = retry_failed.event_id RETURNING * INTO f;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'event % is not in pgrelay.failed', retry_failed.event_id
+            USING ERRCODE = 'no_data_found';
+    END IF;
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = f.channel;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'channel "%" of event % does not exist any more', f.channel, f.event_id
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    v := pgrelay._next_id();
+    INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, node_restricted,
+                               attempt, run_at, queued_at)
+    VALUES (v, f.event_id, f.channel, c.action_type, f.payload, c.node_restricted, 1, now(), now());
+    RETURN v;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.retry_failed(bigint) IS
+    'Re-queues a failed event (see pgrelay.failed) with a fresh attempt budget; returns the queue id';
+
+-- pgrelay.discard_failed()
+CREATE OR REPLACE FUNCTION pgrelay.discard_failed(event_id bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    DELETE FROM pgrelay.failed_events x WHERE x.event_id = discard_failed.event_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'event % is not in pgrelay.failed', discard_failed.event_id
+            USING ERRCODE = 'no_data_found';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.discard_failed(bigint) IS
+    'Forgets a failed event (its log rows stay)';
+
+-- pgrelay.purge_log()
+CREATE OR REPLACE FUNCTION pgrelay.purge_log(older_than interval) RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    n bigint;
+BEGIN
+    IF older_than IS NULL OR older_than < '0' THEN
+        RAISE EXCEPTION 'older_than must be a positive interval, not %', COALESCE(older_than::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- Log ids start with their creation time, so the primary key is the retention index.
+    DELETE FROM pgrelay.log l WHERE l.id < pgrelay._id_floor(now() - older_than);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.purge_log(interval) IS
+    'Deletes log rows written more than older_than ago; returns how many';

@@ -1,0 +1,119 @@
+/* extension/pg_relay/src/catalog.sql: tables, indexes and sequences (run once, by the base install; upgrades change them in upgrade/) */
+
+-- The logical clock behind _next_id(): value = milliseconds since 2026-01-01 UTC * 4096 + sequence.
+CREATE SEQUENCE pgrelay._id_clock;
+
+
+CREATE TABLE pgrelay.action_types (
+    action_type text PRIMARY KEY,
+    run_order   integer,
+    description text
+);
+COMMENT ON TABLE pgrelay.action_types IS
+    'Kinds of action; lower run_order is dispatched first within a batch, NULL last';
+INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
+    ('sql', 10, 'call the channel''s handler function with the payload'),
+    ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id');
+
+CREATE TABLE pgrelay.channels (
+    channel          text PRIMARY KEY,
+    action_type      text NOT NULL REFERENCES pgrelay.action_types,
+    handler          text,
+    active           boolean NOT NULL DEFAULT true,
+    concurrency_mode text NOT NULL DEFAULT 'parallel'
+                     CHECK (concurrency_mode IN ('parallel', 'channel')),
+    node_restricted  boolean NOT NULL DEFAULT false,
+    max_attempts     integer NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 1000),
+    timeout          interval NOT NULL DEFAULT '30 seconds'
+                     CHECK (timeout > '0' AND timeout <= '24 hours'),
+    backoff_base     interval NOT NULL DEFAULT '10 seconds' CHECK (backoff_base > '0'),
+    backoff_max      interval NOT NULL DEFAULT '1 hour' CHECK (backoff_max >= backoff_base),
+    description      text,
+    registered_by    name NOT NULL DEFAULT session_user,
+    registered_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at       timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.channels IS 'Named event channels; change them with pgrelay.register()';
+COMMENT ON COLUMN pgrelay.channels.handler IS
+    'The handler of a sql channel, as the text of a regprocedure (schema-qualified). Stored as text '
+    'because pg_upgrade refuses tables with regprocedure columns.';
+
+CREATE TABLE pgrelay.queue (
+    id              bigint PRIMARY KEY DEFAULT pgrelay._next_id(),
+    event_id        bigint NOT NULL,
+    channel         text NOT NULL,
+    action_type     text NOT NULL,
+    payload         text NOT NULL,
+    owner_node      integer NOT NULL DEFAULT pgrelay._this_node(),
+    node_restricted boolean NOT NULL DEFAULT false,
+    attempt         integer NOT NULL DEFAULT 1,
+    run_at          timestamptz NOT NULL DEFAULT now(),
+    queued_at       timestamptz NOT NULL DEFAULT now(),
+    last_error      text
+);
+COMMENT ON TABLE pgrelay.queue IS
+    'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
+-- The one secondary index serves the probe (action_type = x AND run_at <= now()) and the ordered
+-- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id).
+CREATE INDEX queue_dispatch_idx ON pgrelay.queue (action_type, run_at, queued_at, id);
+
+CREATE TABLE pgrelay.log (
+    id          bigint PRIMARY KEY DEFAULT pgrelay._next_id(),
+    queue_id    bigint NOT NULL,
+    event_id    bigint NOT NULL,
+    channel     text NOT NULL,
+    action_type text NOT NULL,
+    payload     text,
+    attempt     integer NOT NULL,
+    outcome     text NOT NULL
+                CHECK (outcome IN ('ok', 'partial', 'retry', 'timeout', 'failed', 'cancelled')),
+    error       text,
+    sqlstate    text,
+    detail      jsonb,
+    node_id     integer NOT NULL,
+    queued_at   timestamptz,
+    started_at  timestamptz NOT NULL,
+    finished_at timestamptz NOT NULL,
+    retry_at    timestamptz
+);
+COMMENT ON TABLE pgrelay.log IS 'The audit trail: one row per attempt';
+COMMENT ON COLUMN pgrelay.log.outcome IS
+    'ok: done; partial: done, some recipients failed; retry: transient failure, retried at retry_at; '
+    'timeout: timed out, retried at retry_at; failed: permanent failure or attempts exhausted; '
+    'cancelled: the work was withdrawn before the attempt';
+CREATE INDEX log_event_idx ON pgrelay.log (event_id);
+
+CREATE TABLE pgrelay.failed_events (
+    event_id    bigint PRIMARY KEY,
+    channel     text NOT NULL,
+    action_type text NOT NULL,
+    payload     text NOT NULL,
+    attempts    integer NOT NULL,
+    error       text,
+    sqlstate    text,
+    log_id      bigint NOT NULL,
+    node_id     integer NOT NULL,
+    queued_at   timestamptz NOT NULL,
+    failed_at   timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.failed_events IS
+    'Events whose last attempt failed for good; re-queue with retry_failed(), drop with discard_failed()';
+
+CREATE TABLE pgrelay.control (
+    singleton           boolean PRIMARY KEY DEFAULT true CHECK (singleton),
+    paused              boolean NOT NULL DEFAULT false,
+    paused_at           timestamptz,
+    reload_generation   bigint NOT NULL DEFAULT 0,
+    reload_requested_at timestamptz
+);
+COMMENT ON TABLE pgrelay.control IS 'The flags queue_probe() reports: paused and the reload generation';
+INSERT INTO pgrelay.control DEFAULT VALUES;
+
+-- pg_dump keeps user data of extension tables only when told to.
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.log', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
+                                           $$WHERE action_type NOT IN ('sql', 'notify')$$);
+SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');

@@ -1,0 +1,83 @@
+/* extension/pg_relay/src/ids.sql: node identity and the ids of queue, log and notification rows */
+
+-- pgrelay._this_node()
+CREATE OR REPLACE FUNCTION pgrelay._this_node() RETURNS integer
+LANGUAGE plpgsql STABLE AS $$
+DECLARE
+    v text := pg_catalog.current_setting('pg_relay.node_id', true);
+BEGIN
+    IF v IS NULL OR pg_catalog.btrim(v) = '' THEN
+        RETURN 0;
+    END IF;
+    IF v ~ '^\s*[0-9]{1,4}\s*$' THEN
+        IF v::integer <= 1023 THEN
+            RETURN v::integer;
+        END IF;
+    END IF;
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', v
+        USING ERRCODE = 'invalid_parameter_value',
+              DETAIL = 'The node id must be an integer between 0 and 1023.';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._this_node() IS
+    'This node''s id: the pg_relay.node_id setting (0 to 1023), 0 when unset';
+
+-- pgrelay._next_id()
+CREATE OR REPLACE FUNCTION pgrelay._next_id() RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Returns 41 bits of milliseconds since 2026-01-01 UTC | 10 bits node id | 12 bits sequence.
+ *
+ * The millisecond and sequence fields come together from one logical clock (the sequence
+ * pgrelay._id_clock, counting ms * 4096 + n) that is moved forward to the wall clock whenever it
+ * lags behind. Moving it forward (setval) must not race with another session doing the same, or
+ * both could hand out the same value; a session-level advisory lock serialises that step. The
+ * lock is held for a few microseconds, never across the caller's transaction, and released on
+ * every error path. When more than 4096 ids are drawn in one millisecond the logical clock simply
+ * runs ahead of the wall clock for a moment: ids stay unique and ordered.
+ */
+DECLARE
+    node   bigint := pgrelay._this_node();
+    v      bigint;
+    wall   bigint;
+BEGIN
+    PERFORM pg_catalog.pg_advisory_lock(1885827584, 0);
+    BEGIN
+        v := pg_catalog.nextval('pgrelay._id_clock');
+        wall := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
+                 - 1767225600000) * 4096;
+        IF v < wall THEN
+            PERFORM pg_catalog.setval('pgrelay._id_clock', wall);
+            v := wall;
+        END IF;
+        PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
+    EXCEPTION WHEN OTHERS OR query_canceled THEN
+        PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
+        RAISE;
+    END;
+    IF (v >> 12) >= (1::bigint << 41) THEN
+        RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
+    END IF;
+    RETURN ((v >> 12) << 22) | (node << 12) | (v & 4095);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._next_id() IS
+    'Next unique id: 41-bit ms since 2026-01-01 | 10-bit node id | 12-bit sequence';
+
+-- pgrelay.decode_id()
+CREATE OR REPLACE FUNCTION pgrelay.decode_id(id bigint, OUT created_at timestamptz, OUT node_id integer, OUT seq integer)
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT pg_catalog.to_timestamp(((id >> 22) + 1767225600000) / 1000.0),
+           ((id >> 12) & 1023)::integer,
+           (id & 4095)::integer
+$$;
+COMMENT ON FUNCTION pgrelay.decode_id(bigint) IS
+    'Splits an id made by _next_id() into its time, node id and sequence';
+
+-- pgrelay._id_floor()
+CREATE OR REPLACE FUNCTION pgrelay._id_floor(ts timestamptz) RETURNS bigint
+LANGUAGE sql IMMUTABLE STRICT AS $$
+    SELECT GREATEST(pg_catalog.floor(pg_catalog.date_part('epoch', ts) * 1000)::bigint - 1767225600000, 0) << 22
+$$;
+COMMENT ON FUNCTION pgrelay._id_floor(timestamptz) IS
+    'The smallest id _next_id() can make at time ts (for range scans on id)';

@@ -1,0 +1,50 @@
+/* extension/pg_relay/src/privileges.sql: privileges: PUBLIC gets nothing; each role gets what its job needs */
+
+REVOKE ALL ON SCHEMA pgrelay FROM PUBLIC;
+REVOKE ALL ON ALL TABLES IN SCHEMA pgrelay FROM PUBLIC;
+REVOKE ALL ON ALL SEQUENCES IN SCHEMA pgrelay FROM PUBLIC;
+REVOKE ALL ON ALL FUNCTIONS IN SCHEMA pgrelay FROM PUBLIC;
+
+GRANT USAGE ON SCHEMA pgrelay TO pgrelay_producer, pgrelay_processor, pgrelay_admin;
+
+GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz) TO pgrelay_producer;
+
+GRANT EXECUTE ON FUNCTION
+    pgrelay.queue_probe(bigint),
+    pgrelay.queue_has_work(),
+    pgrelay.queue_pending_ids(integer),
+    pgrelay.process_one(bigint),
+    pgrelay._queue_claim(bigint),
+    pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz),
+    pgrelay._queue_mark_done(bigint),
+    pgrelay._complete(bigint, text, text, text, timestamptz),
+    pgrelay._queue_defer(bigint, timestamptz),
+    pgrelay.should_dispatch_single(),
+    pgrelay.interface_version(),
+    pgrelay._this_node(),
+    pgrelay._classify_error(text),
+    pgrelay._handler_sql(text),
+    pgrelay.decode_id(bigint)
+TO pgrelay_processor;
+
+GRANT EXECUTE ON FUNCTION
+    pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text),
+    pgrelay.unregister(text),
+    pgrelay.pause(),
+    pgrelay.resume(),
+    pgrelay.request_reload(),
+    pgrelay.retry_failed(bigint),
+    pgrelay.discard_failed(bigint),
+    pgrelay.purge_log(interval),
+    pgrelay.queue_probe(bigint),
+    pgrelay.queue_has_work(),
+    pgrelay.interface_version(),
+    pgrelay._this_node(),
+    pgrelay.decode_id(bigint)
+TO pgrelay_admin;
+
+GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
+                pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed
+TO pgrelay_admin;
+GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed TO pgrelay_processor;

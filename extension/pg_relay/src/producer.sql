@@ -1,0 +1,42 @@
+/* extension/pg_relay/src/producer.sql: what producers call: notify */
+
+-- pgrelay.notify()
+CREATE OR REPLACE FUNCTION pgrelay.notify(channel text, payload text, run_at timestamptz DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Queues one event in the caller's transaction: a rollback discards it, a commit guarantees it.
+ * Returns the queue id, which is also the event id.
+ */
+DECLARE
+    c pgrelay.channels;
+    v bigint;
+BEGIN
+    IF notify.channel IS NULL THEN
+        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF notify.payload IS NULL THEN
+        RAISE EXCEPTION 'payload must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an empty string for an event without a payload.';
+    END IF;
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = notify.channel;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'channel "%" does not exist', notify.channel
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Create it with pgrelay.register().';
+    END IF;
+    IF NOT c.active THEN
+        RAISE EXCEPTION 'channel "%" is not active', notify.channel
+            USING ERRCODE = 'object_not_in_prerequisite_state';
+    END IF;
+    v := pgrelay._next_id();
+    INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, node_restricted,
+                               run_at, queued_at)
+    VALUES (v, v, c.channel, c.action_type, notify.payload, c.node_restricted,
+            COALESCE(notify.run_at, now()), now());
+    RETURN v;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.notify(text, text, timestamptz) IS
+    'Queues an event on an active channel in the caller''s transaction; returns its id';

@@ -1,0 +1,17 @@
+/* extension/pg_relay/src/roles.sql: the three NOLOGIN roles (cluster-wide; created once, kept on DROP EXTENSION) */
+
+DO $$
+DECLARE
+    r text;
+BEGIN
+    FOREACH r IN ARRAY ARRAY['pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin'] LOOP
+        IF NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = r) THEN
+            EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
+        END IF;
+    END LOOP;
+END
+$$;
+
+COMMENT ON ROLE pgrelay_producer IS 'pg_relay: may queue events with pgrelay.notify() (and send mail with pg_relay_notifier)';
+COMMENT ON ROLE pgrelay_processor IS 'pg_relay: the Processor''s role: may run the dispatch functions';
+COMMENT ON ROLE pgrelay_admin IS 'pg_relay: may register channels, pause, resume and re-queue failed events';

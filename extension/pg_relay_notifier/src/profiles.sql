@@ -1,0 +1,552 @@
+/* extension/pg_relay_notifier/src/profiles.sql: connection profiles: create, alter, drop */
+
+-- pgrelay_notifier._secret_error()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._secret_error(secret text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    -- The reference syntax of docs/interface.md. The reason never repeats a literal value.
+    SELECT CASE
+        WHEN secret IS NULL THEN NULL
+        WHEN secret = '' THEN 'is empty (pass NULL for none)'
+        WHEN secret LIKE 'env:%' AND pg_catalog.substr(secret, 5) !~ '^[A-Za-z_][A-Za-z0-9_]*$' THEN
+            pg_catalog.format('"%s" is not a valid env: reference (the variable name is [A-Za-z_][A-Za-z0-9_]*)',
+                              pgrelay_notifier._show(secret))
+        WHEN secret LIKE 'file:%' AND (pg_catalog.substr(secret, 6) = ''
+                                       OR pg_catalog.strpos(pg_catalog.substr(secret, 6), '/') > 0
+                                       OR pg_catalog.substr(secret, 6, 1) = '.'
+                                       OR pgrelay_notifier._has_control(pg_catalog.substr(secret, 6))) THEN
+            pg_catalog.format('"%s" is not a valid file: reference (a file name in the Processor''s secrets '
+                              'directory: not empty, no /, not starting with a dot)', pgrelay_notifier._show(secret))
+        WHEN secret = 'value:' THEN 'is an empty value: reference'
+        ELSE NULL
+    END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._secret_error(text) IS
+    'NULL when a secret is a literal or a well-formed env:/file:/value: reference, else the reason';
+
+-- pgrelay_notifier._https_url_error()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._https_url_error(url text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    SELECT CASE
+        WHEN url !~ '^https://' THEN 'must start with https://'
+        WHEN url !~ '^https://([A-Za-z0-9]([A-Za-z0-9.-]*[A-Za-z0-9])?|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?(/[A-Za-z0-9._~%!$&''()*+,;=:@/-]*)?$'
+            THEN 'is not a valid https URL (scheme, host, optional port and path; no query or fragment)'
+        ELSE NULL
+    END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._https_url_error(text) IS
+    'NULL when the text is an https:// base URL without query or fragment, else the reason';
+
+-- pgrelay_notifier._validate_profile()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_profile(p pgrelay_notifier.profiles,
+                                                   s pgrelay_notifier.profile_secrets)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+/*
+ * Function: checks a complete profile row and its secrets, as create_profile() and
+ * alter_profile() are about to store them. Every rule lives here, so both functions agree.
+ * Returns: nothing; raises invalid_parameter_value with the reason.
+ */
+DECLARE
+    guid CONSTANT text := '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$';
+    reason text;
+    k text;
+BEGIN
+    IF p.name IS NULL THEN
+        RAISE EXCEPTION 'profile name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF p.name !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
+        RAISE EXCEPTION 'invalid profile name "%"', pgrelay_notifier._show(p.name)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'A profile name has 1 to 63 letters, digits or the characters _ . - and does not start with . or -.';
+    END IF;
+    IF p.transport IS NULL OR p.transport NOT IN ('smtp', 'graph') THEN
+        RAISE EXCEPTION 'invalid transport "%"', pgrelay_notifier._show(p.transport)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use smtp or graph.';
+    END IF;
+
+    -- Settings of the other transport are a mistake, not something to ignore.
+    IF p.transport = 'smtp' THEN
+        k := CASE WHEN p.tenant_id IS NOT NULL THEN 'tenant_id'
+                  WHEN p.client_id IS NOT NULL THEN 'client_id'
+                  WHEN s.client_secret IS NOT NULL THEN 'client_secret'
+                  WHEN p.sender IS NOT NULL THEN 'sender'
+                  WHEN p.login_url IS NOT NULL THEN 'login_url'
+                  WHEN p.graph_url IS NOT NULL THEN 'graph_url'
+                  WHEN p.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END;
+    ELSE
+        k := CASE WHEN p.host IS NOT NULL THEN 'host'
+                  WHEN p.port IS NOT NULL THEN 'port'
+                  WHEN p.security IS NOT NULL THEN 'security'
+                  WHEN p.username IS NOT NULL THEN 'username'
+                  WHEN s.password IS NOT NULL THEN 'password'
+                  WHEN s.oauth_token IS NOT NULL THEN 'oauth_token'
+                  WHEN p.ca_file IS NOT NULL THEN 'ca_file'
+                  WHEN p.helo_name IS NOT NULL THEN 'helo_name' END;
+    END IF;
+    IF k IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": % is not a setting of transport %', p.name, k, p.transport
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF p.transport = 'smtp' THEN
+        IF p.host IS NULL THEN
+            RAISE EXCEPTION 'profile "%": an smtp profile needs a host', p.name
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        IF p.host ~ '^\[.*\]$' THEN
+            reason := CASE WHEN pgrelay_notifier._is_ipv6(substr(p.host, 2, length(p.host) - 2)) THEN NULL
+                           ELSE 'the IPv6 address is malformed' END;
+        ELSIF pgrelay_notifier._is_ipv6(p.host) THEN
+            reason := 'write an IPv6 address in brackets, [' || p.host || ']';
+        ELSIF pgrelay_notifier._is_ipv4(p.host) THEN
+            reason := NULL;
+        ELSIF p.host ~ ':[0-9]*$' THEN
+            reason := 'give the port separately (port => N)';
+        ELSE
+            reason := pgrelay_notifier._domain_error(p.host, false);
+            IF reason IS NULL AND p.host ~ '(^|\.)[0-9]+$' THEN
+                reason := 'neither a host name nor an IPv4 address';
+            END IF;
+        END IF;
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": invalid host "%": %', p.name, pgrelay_notifier._show(p.host), reason
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF p.security NOT IN ('starttls', 'starttls_optional', 'tls', 'none') THEN
+            RAISE EXCEPTION 'profile "%": invalid security "%"', p.name, pgrelay_notifier._show(p.security)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Use starttls (the default: STARTTLS required), starttls_optional, tls (implicit TLS, port 465) or none.';
+        END IF;
+        IF p.port IS NOT NULL AND (p.port < 1 OR p.port > 65535) THEN
+            RAISE EXCEPTION 'profile "%": port must be between 1 and 65535, not %', p.name, p.port
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF p.username IS NOT NULL AND (p.username = '' OR pgrelay_notifier._has_control(p.username)
+                                       OR length(p.username) > 256) THEN
+            RAISE EXCEPTION 'profile "%": username must be 1 to 256 characters without control characters', p.name
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) AND p.username IS NULL THEN
+            RAISE EXCEPTION 'profile "%": % needs a username', p.name,
+                            CASE WHEN s.password IS NOT NULL THEN 'password' ELSE 'oauth_token' END
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF s.password IS NOT NULL AND s.oauth_token IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": give either password or oauth_token, not both', p.name
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'With oauth_token the Processor authenticates with XOAUTH2, with password with PLAIN or LOGIN.';
+        END IF;
+        IF p.security = 'none' AND (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) THEN
+            RAISE EXCEPTION 'profile "%": credentials are never sent over an unencrypted connection (security none)', p.name
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Use security starttls or tls.';
+        END IF;
+        IF p.ca_file IS NOT NULL AND (p.ca_file !~ '^/' OR pgrelay_notifier._has_control(p.ca_file)
+                                      OR length(p.ca_file) > 1024) THEN
+            RAISE EXCEPTION 'profile "%": ca_file must be an absolute path on the Processor''s machine', p.name
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF p.helo_name IS NOT NULL THEN
+            reason := CASE WHEN left(p.helo_name, 1) = '[' THEN pgrelay_notifier._literal_error(p.helo_name)
+                           ELSE pgrelay_notifier._domain_error(p.helo_name, false) END;
+            IF reason IS NOT NULL THEN
+                RAISE EXCEPTION 'profile "%": helo_name "%" is not a host name or address literal: %',
+                                p.name, pgrelay_notifier._show(p.helo_name), reason
+                    USING ERRCODE = 'invalid_parameter_value';
+            END IF;
+        END IF;
+    ELSE
+        IF p.tenant_id IS NULL OR p.client_id IS NULL OR s.client_secret IS NULL OR p.sender IS NULL THEN
+            RAISE EXCEPTION 'profile "%": a graph profile needs tenant_id, client_id, client_secret and sender', p.name
+                USING ERRCODE = 'null_value_not_allowed';
+        END IF;
+        IF p.tenant_id !~ guid AND pgrelay_notifier._domain_error(p.tenant_id, true) IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": tenant_id "%" is neither a GUID nor a domain name', p.name,
+                            pgrelay_notifier._show(p.tenant_id)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF p.client_id !~ guid THEN
+            RAISE EXCEPTION 'profile "%": client_id "%" is not a GUID (the application id of the app registration)',
+                            p.name, pgrelay_notifier._show(p.client_id)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        IF p.sender !~ guid AND pgrelay_notifier.address_error(p.sender) IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": sender "%" is neither a mailbox address nor a user id: %', p.name,
+                            pgrelay_notifier._show(p.sender), pgrelay_notifier.address_error(p.sender)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        reason := pgrelay_notifier._https_url_error(p.login_url);
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": login_url "%" %', p.name, pgrelay_notifier._show(p.login_url), reason
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        reason := pgrelay_notifier._https_url_error(p.graph_url);
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": graph_url "%" %', p.name, pgrelay_notifier._show(p.graph_url), reason
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+
+    FOREACH k IN ARRAY ARRAY['password', 'oauth_token', 'client_secret'] LOOP
+        reason := pgrelay_notifier._secret_error(CASE k WHEN 'password' THEN s.password
+                                                        WHEN 'oauth_token' THEN s.oauth_token
+                                                        ELSE s.client_secret END);
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": % %', p.name, k, reason
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'A secret is a literal value, env:NAME, file:NAME or value:TEXT.';
+        END IF;
+    END LOOP;
+
+    IF p.from_address IS NOT NULL AND pgrelay_notifier.address_error(p.from_address) IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": invalid from_address "%": %', p.name, pgrelay_notifier._show(p.from_address),
+                        pgrelay_notifier.address_error(p.from_address)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Give the display name as from_name.';
+    END IF;
+    IF p.from_name IS NOT NULL AND (pgrelay_notifier._has_control(p.from_name) OR length(p.from_name) > 256) THEN
+        RAISE EXCEPTION 'profile "%": from_name must be at most 256 characters without control characters', p.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.connect_timeout IS NULL OR p.connect_timeout < '1 millisecond' OR p.connect_timeout > '10 minutes' THEN
+        RAISE EXCEPTION 'profile "%": connect_timeout must be between 1 millisecond and 10 minutes, not %',
+                        p.name, COALESCE(p.connect_timeout::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.timeout IS NULL OR p.timeout < '1 millisecond' OR p.timeout > '24 hours' THEN
+        RAISE EXCEPTION 'profile "%": timeout must be between 1 millisecond and 24 hours, not %',
+                        p.name, COALESCE(p.timeout::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.connect_timeout > p.timeout THEN
+        RAISE EXCEPTION 'profile "%": connect_timeout (%) must not exceed timeout (%)', p.name,
+                        p.connect_timeout, p.timeout
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.rate_limit_per_minute IS NOT NULL AND (p.rate_limit_per_minute < 1 OR p.rate_limit_per_minute > 1000000) THEN
+        RAISE EXCEPTION 'profile "%": rate_limit_per_minute must be between 1 and 1000000, not %', p.name,
+                        p.rate_limit_per_minute
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Reset it (reset => ''{rate_limit_per_minute}'') for no limit.';
+    END IF;
+    IF p.max_message_bytes IS NULL OR p.max_message_bytes < 1024 OR p.max_message_bytes > 104857600 THEN
+        RAISE EXCEPTION 'profile "%": max_message_bytes must be between 1024 and 104857600 (100 MiB), not %',
+                        p.name, COALESCE(p.max_message_bytes::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'fetch() hands the whole message to the Processor as one jsonb document.';
+    END IF;
+    IF p.debug IS NULL THEN
+        RAISE EXCEPTION 'profile "%": debug must not be NULL', p.name USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._validate_profile(pgrelay_notifier.profiles, pgrelay_notifier.profile_secrets) IS
+    'Checks a whole profile and its secrets before create_profile()/alter_profile() store them';
+
+-- pgrelay_notifier._profile_defaults()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._profile_defaults(p pgrelay_notifier.profiles)
+RETURNS pgrelay_notifier.profiles
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    -- The defaults that depend on the transport; the port stays NULL (= the security's default).
+    IF p.transport = 'smtp' THEN
+        p.security := COALESCE(p.security, 'starttls');
+    ELSIF p.transport = 'graph' THEN
+        p.login_url := rtrim(COALESCE(p.login_url, 'https://login.microsoftonline.com'), '/');
+        p.graph_url := rtrim(COALESCE(p.graph_url, 'https://graph.microsoft.com'), '/');
+        p.save_to_sent_items := COALESCE(p.save_to_sent_items, true);
+    END IF;
+    p.connect_timeout := COALESCE(p.connect_timeout, '10 seconds');
+    p.timeout := COALESCE(p.timeout, '60 seconds');
+    p.max_message_bytes := COALESCE(p.max_message_bytes, 26214400);
+    p.debug := COALESCE(p.debug, false);
+    RETURN p;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._profile_defaults(pgrelay_notifier.profiles) IS
+    'Fills the unset settings of a profile with their defaults';
+
+-- pgrelay_notifier.create_profile()
+CREATE OR REPLACE FUNCTION pgrelay_notifier.create_profile(
+    name text,
+    transport text DEFAULT 'smtp',
+    host text DEFAULT NULL,
+    port integer DEFAULT NULL,
+    security text DEFAULT NULL,
+    username text DEFAULT NULL,
+    password text DEFAULT NULL,
+    oauth_token text DEFAULT NULL,
+    ca_file text DEFAULT NULL,
+    helo_name text DEFAULT NULL,
+    tenant_id text DEFAULT NULL,
+    client_id text DEFAULT NULL,
+    client_secret text DEFAULT NULL,
+    sender text DEFAULT NULL,
+    login_url text DEFAULT NULL,
+    graph_url text DEFAULT NULL,
+    save_to_sent_items boolean DEFAULT NULL,
+    from_address text DEFAULT NULL,
+    from_name text DEFAULT NULL,
+    connect_timeout interval DEFAULT NULL,
+    timeout interval DEFAULT NULL,
+    rate_limit_per_minute integer DEFAULT NULL,
+    max_message_bytes bigint DEFAULT NULL,
+    debug boolean DEFAULT NULL,
+    description text DEFAULT NULL)
+RETURNS pgrelay_notifier.profiles
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: creates a profile (use named arguments). Unset settings take their defaults: security
+ * starttls, port by security (587, 465 for tls, 25 for none), the Microsoft login and Graph URLs,
+ * save_to_sent_items true, timeouts 10 s / 60 s, max_message_bytes 25 MiB, no rate limit, debug
+ * off. Secrets go to profile_secrets.
+ * Returns: the stored profile row (secrets are not part of it).
+ */
+DECLARE
+    p pgrelay_notifier.profiles;
+    s pgrelay_notifier.profile_secrets;
+BEGIN
+    p.name := create_profile.name;
+    p.transport := create_profile.transport;
+    p.host := create_profile.host;
+    p.port := create_profile.port;
+    p.security := create_profile.security;
+    p.username := create_profile.username;
+    p.ca_file := create_profile.ca_file;
+    p.helo_name := create_profile.helo_name;
+    p.tenant_id := create_profile.tenant_id;
+    p.client_id := create_profile.client_id;
+    p.sender := create_profile.sender;
+    p.login_url := create_profile.login_url;
+    p.graph_url := create_profile.graph_url;
+    p.save_to_sent_items := create_profile.save_to_sent_items;
+    p.from_address := create_profile.from_address;
+    p.from_name := create_profile.from_name;
+    p.connect_timeout := create_profile.connect_timeout;
+    p.timeout := create_profile.timeout;
+    p.rate_limit_per_minute := create_profile.rate_limit_per_minute;
+    p.max_message_bytes := create_profile.max_message_bytes;
+    p.debug := create_profile.debug;
+    p.description := create_profile.description;
+    p.created_by := session_user;
+    p.created_at := now();
+    p.updated_at := now();
+    s.profile := create_profile.name;
+    s.password := create_profile.password;
+    s.oauth_token := create_profile.oauth_token;
+    s.client_secret := create_profile.client_secret;
+
+    p := pgrelay_notifier._profile_defaults(p);
+    PERFORM pgrelay_notifier._validate_profile(p, s);
+    IF EXISTS (SELECT 1 FROM pgrelay_notifier.profiles x WHERE x.name = p.name) THEN
+        RAISE EXCEPTION 'profile "%" exists already', p.name
+            USING ERRCODE = 'duplicate_object',
+                  HINT = 'Change it with pgrelay_notifier.alter_profile().';
+    END IF;
+    INSERT INTO pgrelay_notifier.profiles SELECT p.*;
+    INSERT INTO pgrelay_notifier.profile_secrets SELECT s.*;
+    RETURN p;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier.create_profile(text, text, text, integer, text, text, text, text, text, text,
+                                                    text, text, text, text, text, text, boolean, text, text,
+                                                    interval, interval, integer, bigint, boolean, text) IS
+    'Creates an SMTP or Microsoft Graph profile (named arguments); returns it without its secrets';
+
+-- pgrelay_notifier.alter_profile()
+CREATE OR REPLACE FUNCTION pgrelay_notifier.alter_profile(
+    name text,
+    host text DEFAULT NULL,
+    port integer DEFAULT NULL,
+    security text DEFAULT NULL,
+    username text DEFAULT NULL,
+    password text DEFAULT NULL,
+    oauth_token text DEFAULT NULL,
+    ca_file text DEFAULT NULL,
+    helo_name text DEFAULT NULL,
+    tenant_id text DEFAULT NULL,
+    client_id text DEFAULT NULL,
+    client_secret text DEFAULT NULL,
+    sender text DEFAULT NULL,
+    login_url text DEFAULT NULL,
+    graph_url text DEFAULT NULL,
+    save_to_sent_items boolean DEFAULT NULL,
+    from_address text DEFAULT NULL,
+    from_name text DEFAULT NULL,
+    connect_timeout interval DEFAULT NULL,
+    timeout interval DEFAULT NULL,
+    rate_limit_per_minute integer DEFAULT NULL,
+    max_message_bytes bigint DEFAULT NULL,
+    debug boolean DEFAULT NULL,
+    description text DEFAULT NULL,
+    reset text[] DEFAULT NULL)
+RETURNS pgrelay_notifier.profiles
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: changes a profile. An argument left NULL keeps the current value; reset lists settings
+ * to put back to their default (or to unset: username, password, rate_limit_per_minute, ...).
+ * The transport cannot change (drop and re-create the profile). Messages still queued are
+ * delivered with the new settings.
+ * Returns: the stored profile row.
+ */
+DECLARE
+    p pgrelay_notifier.profiles;
+    s pgrelay_notifier.profile_secrets;
+    given text[];
+    k text;
+BEGIN
+    SELECT * INTO p FROM pgrelay_notifier.profiles x WHERE x.name = alter_profile.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'profile "%" does not exist', pgrelay_notifier._show(alter_profile.name)
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT * INTO s FROM pgrelay_notifier.profile_secrets x WHERE x.profile = p.name;
+    s.profile := p.name;
+
+    given := array_remove(ARRAY[
+        CASE WHEN alter_profile.host IS NOT NULL THEN 'host' END,
+        CASE WHEN alter_profile.port IS NOT NULL THEN 'port' END,
+        CASE WHEN alter_profile.security IS NOT NULL THEN 'security' END,
+        CASE WHEN alter_profile.username IS NOT NULL THEN 'username' END,
+        CASE WHEN alter_profile.password IS NOT NULL THEN 'password' END,
+        CASE WHEN alter_profile.oauth_token IS NOT NULL THEN 'oauth_token' END,
+        CASE WHEN alter_profile.ca_file IS NOT NULL THEN 'ca_file' END,
+        CASE WHEN alter_profile.helo_name IS NOT NULL THEN 'helo_name' END,
+        CASE WHEN alter_profile.tenant_id IS NOT NULL THEN 'tenant_id' END,
+        CASE WHEN alter_profile.client_id IS NOT NULL THEN 'client_id' END,
+        CASE WHEN alter_profile.client_secret IS NOT NULL THEN 'client_secret' END,
+        CASE WHEN alter_profile.sender IS NOT NULL THEN 'sender' END,
+        CASE WHEN alter_profile.login_url IS NOT NULL THEN 'login_url' END,
+        CASE WHEN alter_profile.graph_url IS NOT NULL THEN 'graph_url' END,
+        CASE WHEN alter_profile.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END,
+        CASE WHEN alter_profile.from_address IS NOT NULL THEN 'from_address' END,
+        CASE WHEN alter_profile.from_name IS NOT NULL THEN 'from_name' END,
+        CASE WHEN alter_profile.connect_timeout IS NOT NULL THEN 'connect_timeout' END,
+        CASE WHEN alter_profile.timeout IS NOT NULL THEN 'timeout' END,
+        CASE WHEN alter_profile.rate_limit_per_minute IS NOT NULL THEN 'rate_limit_per_minute' END,
+        CASE WHEN alter_profile.max_message_bytes IS NOT NULL THEN 'max_message_bytes' END,
+        CASE WHEN alter_profile.debug IS NOT NULL THEN 'debug' END,
+        CASE WHEN alter_profile.description IS NOT NULL THEN 'description' END], NULL);
+
+    FOREACH k IN ARRAY COALESCE(alter_profile.reset, '{}') LOOP
+        IF k = ANY (given) THEN
+            RAISE EXCEPTION 'profile "%": % is both given and reset', p.name, k
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        CASE k
+            WHEN 'port' THEN p.port := NULL;
+            WHEN 'security' THEN p.security := NULL;
+            WHEN 'username' THEN p.username := NULL;
+            WHEN 'password' THEN s.password := NULL;
+            WHEN 'oauth_token' THEN s.oauth_token := NULL;
+            WHEN 'ca_file' THEN p.ca_file := NULL;
+            WHEN 'helo_name' THEN p.helo_name := NULL;
+            WHEN 'login_url' THEN p.login_url := NULL;
+            WHEN 'graph_url' THEN p.graph_url := NULL;
+            WHEN 'save_to_sent_items' THEN p.save_to_sent_items := NULL;
+            WHEN 'from_address' THEN p.from_address := NULL;
+            WHEN 'from_name' THEN p.from_name := NULL;
+            WHEN 'connect_timeout' THEN p.connect_timeout := NULL;
+            WHEN 'timeout' THEN p.timeout := NULL;
+            WHEN 'rate_limit_per_minute' THEN p.rate_limit_per_minute := NULL;
+            WHEN 'max_message_bytes' THEN p.max_message_bytes := NULL;
+            WHEN 'debug' THEN p.debug := NULL;
+            WHEN 'description' THEN p.description := NULL;
+            ELSE
+                IF k IN ('name', 'transport', 'host', 'tenant_id', 'client_id', 'client_secret', 'sender') THEN
+                    RAISE EXCEPTION 'profile "%": % cannot be reset', p.name, k
+                        USING ERRCODE = 'invalid_parameter_value',
+                              DETAIL = 'It has no default: give a new value instead.';
+                END IF;
+                RAISE EXCEPTION 'profile "%": unknown setting "%" in reset', p.name, pgrelay_notifier._show(k)
+                    USING ERRCODE = 'invalid_parameter_value';
+        END CASE;
+    END LOOP;
+
+    p.host := COALESCE(alter_profile.host, p.host);
+    p.port := COALESCE(alter_profile.port, p.port);
+    p.security := COALESCE(alter_profile.security, p.security);
+    p.username := COALESCE(alter_profile.username, p.username);
+    p.ca_file := COALESCE(alter_profile.ca_file, p.ca_file);
+    p.helo_name := COALESCE(alter_profile.helo_name, p.helo_name);
+    p.tenant_id := COALESCE(alter_profile.tenant_id, p.tenant_id);
+    p.client_id := COALESCE(alter_profile.client_id, p.client_id);
+    p.sender := COALESCE(alter_profile.sender, p.sender);
+    p.login_url := COALESCE(alter_profile.login_url, p.login_url);
+    p.graph_url := COALESCE(alter_profile.graph_url, p.graph_url);
+    p.save_to_sent_items := COALESCE(alter_profile.save_to_sent_items, p.save_to_sent_items);
+    p.from_address := COALESCE(alter_profile.from_address, p.from_address);
+    p.from_name := COALESCE(alter_profile.from_name, p.from_name);
+    p.connect_timeout := COALESCE(alter_profile.connect_timeout, p.connect_timeout);
+    p.timeout := COALESCE(alter_profile.timeout, p.timeout);
+    p.rate_limit_per_minute := COALESCE(alter_profile.rate_limit_per_minute, p.rate_limit_per_minute);
+    p.max_message_bytes := COALESCE(alter_profile.max_message_bytes, p.max_message_bytes);
+    p.debug := COALESCE(alter_profile.debug, p.debug);
+    p.description := COALESCE(alter_profile.description, p.description);
+    s.password := COALESCE(alter_profile.password, s.password);
+    s.oauth_token := COALESCE(alter_profile.oauth_token, s.oauth_token);
+    s.client_secret := COALESCE(alter_profile.client_secret, s.client_secret);
+    p.updated_at := now();
+
+    p := pgrelay_notifier._profile_defaults(p);
+    PERFORM pgrelay_notifier._validate_profile(p, s);
+    UPDATE pgrelay_notifier.profiles x
+    SET host = p.host, port = p.port, security = p.security, username = p.username,
+        ca_file = p.ca_file, helo_name = p.helo_name, tenant_id = p.tenant_id,
+        client_id = p.client_id, sender = p.sender, login_url = p.login_url,
+        graph_url = p.graph_url, save_to_sent_items = p.save_to_sent_items,
+        from_address = p.from_address, from_name = p.from_name,
+        connect_timeout = p.connect_timeout, timeout = p.timeout,
+        rate_limit_per_minute = p.rate_limit_per_minute, max_message_bytes = p.max_message_bytes,
+        debug = p.debug, description = p.description, updated_at = p.updated_at
+    WHERE x.name = p.name;
+    INSERT INTO pgrelay_notifier.profile_secrets AS x (profile, password, oauth_token, client_secret)
+    VALUES (s.profile, s.password, s.oauth_token, s.client_secret)
+    ON CONFLICT (profile) DO UPDATE
+        SET password = EXCLUDED.password, oauth_token = EXCLUDED.oauth_token,
+            client_secret = EXCLUDED.client_secret;
+    RETURN p;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier.alter_profile(text, text, integer, text, text, text, text, text, text, text,
+                                                   text, text, text, text, text, boolean, text, text, interval,
+                                                   interval, integer, bigint, boolean, text, text[]) IS
+    'Changes a profile: NULL keeps a setting, reset => ''{setting,...}'' restores defaults; returns it without secrets';
+
+-- pgrelay_notifier.drop_profile()
+CREATE OR REPLACE FUNCTION pgrelay_notifier.drop_profile(name text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: drops a profile and its secrets. Refused while a channel uses it or a notification
+ * composed for it is still queued or retrying. The row lock taken first makes a concurrent send()
+ * on the profile wait, and then fail cleanly.
+ */
+DECLARE
+    chans text;
+    open_count bigint;
+BEGIN
+    PERFORM 1 FROM pgrelay_notifier.profiles x WHERE x.name = drop_profile.name FOR UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'profile "%" does not exist', pgrelay_notifier._show(drop_profile.name)
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    SELECT string_agg(c.channel, ', ' ORDER BY c.channel) INTO chans
+    FROM pgrelay_notifier.channels c WHERE c.profile = drop_profile.name;
+    IF chans IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%" is used by channel(s) %', drop_profile.name, chans
+            USING ERRCODE = 'dependent_objects_still_exist',
+                  HINT = 'Drop the channels or move them to another profile with alter_channel() first.';
+    END IF;
+    SELECT count(*) INTO open_count FROM pgrelay_notifier.notifications n
+    WHERE n.profile = drop_profile.name AND n.status IN ('queued', 'retrying');
+    IF open_count > 0 THEN
+        RAISE EXCEPTION 'profile "%" still has % notification(s) waiting for delivery', drop_profile.name, open_count
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Let them finish, or cancel them.';
+    END IF;
+    DELETE FROM pgrelay_notifier.profiles x WHERE x.name = drop_profile.name;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier.drop_profile(text) IS
+    'Drops a profile and its secrets; refused while channels or undelivered notifications use it';
