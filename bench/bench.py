@@ -81,7 +81,8 @@ GRANT USAGE ON SCHEMA bench TO pgrelay_processor;
 CREATE TABLE bench.sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,
                          at timestamptz NOT NULL DEFAULT clock_timestamp());
 GRANT INSERT ON bench.sink TO pgrelay_processor;
-CREATE FUNCTION bench.record(payload text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION bench.record(payload text) RETURNS void LANGUAGE plpgsql
+SECURITY DEFINER SET search_path = pg_catalog AS $$
 BEGIN
     INSERT INTO bench.sink (payload) VALUES (payload);
 END

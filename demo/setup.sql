@@ -8,14 +8,18 @@ SET client_min_messages = warning;
 CREATE EXTENSION pg_relay;
 CREATE EXTENSION pg_relay_notifier;
 
--- Two login roles, each with only the rights its job needs:
+-- Three roles, each with only the rights its job needs:
 --   demo_app    the application: places orders, queues events and emails (pgrelay_producer)
---   demo_relay  the Processor's login (pgrelay_processor); it also runs the SQL handlers
+--   demo_relay  the Processor's login (pgrelay_processor)
+--   demo_shop   owns the shop's tables and the SQL handler; a handler is SECURITY DEFINER and runs
+--               with its owner's rights, so the Processor itself needs no rights on the tables
 CREATE ROLE demo_app LOGIN IN ROLE pgrelay_producer;
 CREATE ROLE demo_relay LOGIN IN ROLE pgrelay_processor;
+CREATE ROLE demo_shop NOLOGIN;
 
--- The application's tables.
-CREATE SCHEMA shop;
+-- The application's tables, made by their owner.
+CREATE SCHEMA shop AUTHORIZATION demo_shop;
+SET ROLE demo_shop;
 CREATE TABLE shop.orders (
     order_id  integer PRIMARY KEY,
     customer  text NOT NULL,
@@ -32,27 +36,29 @@ CREATE TABLE shop.order_audit (
 );
 
 -- The handler of the SQL channel order_placed: pg_relay calls it with the event's payload, after
--- the producer's transaction committed, in a transaction of the Processor's own.
+-- the producer's transaction committed, in a transaction of the Processor's own. SECURITY DEFINER
+-- with a pinned search_path: it runs as demo_shop, whoever calls it.
 CREATE FUNCTION shop.order_placed(payload text) RETURNS void
-LANGUAGE plpgsql AS $$
+LANGUAGE plpgsql SECURITY DEFINER SET search_path = shop, pg_catalog AS $$
 DECLARE
     id integer := (payload::jsonb ->> 'order_id')::integer;
-    o shop.orders;
+    o orders;
 BEGIN
-    SELECT * INTO o FROM shop.orders WHERE order_id = id FOR UPDATE;
+    SELECT * INTO o FROM orders WHERE order_id = id FOR UPDATE;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'order % does not exist', id;   -- SQLSTATE P0001: a permanent failure
+        -- SQLSTATE PGSTP: retrying cannot help, fail the event at once (any other error is retried)
+        RAISE EXCEPTION 'order % does not exist', id USING ERRCODE = 'PGSTP';
     END IF;
-    UPDATE shop.orders SET status = 'confirmed' WHERE order_id = id;
-    INSERT INTO shop.order_audit (order_id, note)
+    UPDATE orders SET status = 'confirmed' WHERE order_id = id;
+    INSERT INTO order_audit (order_id, note)
     VALUES (id, format('confirmed: %s, %s EUR', o.customer, o.total));
 END
 $$;
-
-GRANT USAGE ON SCHEMA shop TO demo_app, demo_relay;
+REVOKE EXECUTE ON FUNCTION shop.order_placed(text) FROM PUBLIC;
+GRANT EXECUTE ON FUNCTION shop.order_placed(text) TO pgrelay_processor;
+GRANT USAGE ON SCHEMA shop TO demo_app, pgrelay_processor;
 GRANT SELECT, INSERT ON shop.orders TO demo_app;
-GRANT SELECT, UPDATE ON shop.orders TO demo_relay;
-GRANT INSERT ON shop.order_audit TO demo_relay;
+RESET ROLE;
 
 -- A SQL channel: events of order_placed run shop.order_placed(payload).
 SELECT channel, action_type, handler, max_attempts

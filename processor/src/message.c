@@ -16,6 +16,7 @@
 #include <strings.h>
 
 #include "base64.h"
+#include "pgrelay.h"
 
 /* Parse carries the error buffer through the recursive descent. */
 struct Parse {
@@ -480,8 +481,9 @@ parse_document(struct Parse *p, json_t *doc, struct Message *m)
 		return parse_fail(p, "the document is not a JSON object");
 	if (!get_int(p, doc, "", "interface_version", 1, 0, INT_MAX, &iv))
 		return false;
-	if (iv != 1)
-		return parse_fail(p, "interface_version %lld is not supported (expected 1)", iv);
+	if (iv != PGRELAY_INTERFACE_VERSION)
+		return parse_fail(p, "interface_version %lld is not supported (expected %d)", iv,
+						  PGRELAY_INTERFACE_VERSION);
 	if (json_object_get(doc, "notification_id") == NULL)
 		return parse_fail(p, "notification_id is missing");
 	if (!get_int(p, doc, "", "notification_id", 0, 0, LLONG_MAX, &m->notification_id) ||

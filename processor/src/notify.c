@@ -159,10 +159,11 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 
 	*doc = NULL;
 	err[0] = '\0';
-	res = pgconn_query_prepared(&h->w->pg, STMT_CLAIM_FETCH,
-								"SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload)::text"
-								" FROM pgrelay._queue_claim($1) c",
-								1, params);
+	res = pgconn_query_prepared(
+		&h->w->pg, STMT_CLAIM_FETCH,
+		"SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload, c.event_id)::text"
+		" FROM pgrelay._queue_claim($1) c",
+		1, params);
 	if (res == NULL) {
 		if (h->w->pg.lost)
 			return -1;

@@ -97,11 +97,13 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	/*
 	 * client_connection_check_interval: should the Processor die in the middle of a long
 	 * handler, the server notices within a second, cancels it and rolls back, instead of
-	 * running it to the end for nobody.
+	 * running it to the end for nobody. search_path: no schema another role can create objects
+	 * in may shadow a function or operator in the Processor's own statements.
 	 */
 	params[0] = mode;
 	if (!pgconn_exec(c,
-					 "SELECT pg_catalog.set_config('pg_relay.mode', $1, false),"
+					 "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
+					 " pg_catalog.set_config('pg_relay.mode', $1, false),"
 					 " pg_catalog.set_config('client_connection_check_interval', '1000', false)",
 					 1, params)) {
 		pgconn_close(c);

@@ -117,10 +117,17 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 	}
 	if (!one_value(t, "SELECT pgrelay.interface_version()", v, sizeof v, &isnull))
 		goto sqlerr;
-	if (strcmp(v, "1") != 0) {
+	if (atoi(v) != PGRELAY_INTERFACE_VERSION) {
 		snprintf(err, errlen,
-				 "pg_relay interface version %s is not supported (this Processor speaks version 1)", v);
-		snprintf(hint, hintlen, "install a Processor that matches the extension");
+				 "pg_relay interface version %s is not supported (this Processor speaks version %d)", v,
+				 PGRELAY_INTERFACE_VERSION);
+		if (atoi(v) < PGRELAY_INTERFACE_VERSION)
+			snprintf(hint, hintlen,
+					 "the extensions are older than this Processor: run ALTER EXTENSION pg_relay UPDATE (and "
+					 "ALTER EXTENSION pg_relay_notifier UPDATE) in that database");
+		else
+			snprintf(hint, hintlen,
+					 "the extensions are newer than this Processor: install the matching Processor");
 		return false;
 	}
 	return true;

@@ -81,7 +81,10 @@ run_sql(struct Worker *w, struct Job *j)
 		return;
 	}
 	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE,
-								"SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
+								"SELECT outcome, error, sqlstate,"
+								" to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+								" FROM pgrelay.process_one($1)",
+								1, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
 		worker_statement_failed(w, j, "process_one");
@@ -89,11 +92,13 @@ run_sql(struct Worker *w, struct Job *j)
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
-		const char *err = pgconn_value(res, 0, 1);
+		const char *err = pgconn_value(res, 0, 1), *state = pgconn_value(res, 0, 2),
+				   *next = pgconn_value(res, 0, 3);
 
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s", w->pg.label,
-				 j->id, j->channel, j->attempt, outcome_name(j->outcome),
-				 log_quote(q, sizeof q, err ? err : ""));
+		log_warn("attempt_failed",
+				 "conn=%s id=%lld channel=%s attempt=%d outcome=%s sqlstate=%s retry_at=%s error=%s",
+				 w->pg.label, j->id, j->channel, j->attempt, outcome_name(j->outcome), state ? state : "-",
+				 next ? next : "-", log_quote(q, sizeof q, err ? err : ""));
 	}
 	pgconn_clear(res);
 }

@@ -9,7 +9,7 @@
 #include "unit.h"
 
 static const char base_doc[] =
-	"{\"interface_version\": 1, \"notification_id\": 1234567890123, \"status\": \"queued\","
+	"{\"interface_version\": 2, \"notification_id\": 1234567890123, \"status\": \"queued\","
 	" \"channel\": \"welcome_mail\", \"message_id\": \"<1234.k3j4h5@example.com>\","
 	" \"from\": {\"address\": \"noreply@example.com\", \"name\": \"Example App\"},"
 	" \"reply_to\": [{\"address\": \"support@example.com\", \"name\": \"Support\"}],"
@@ -159,7 +159,7 @@ test_rejections(void)
 	static const struct {
 		const char *path, *value, *want;
 	} rows[] = {
-		{"interface_version", "2", "interface_version 2"},
+		{"interface_version", "1", "interface_version 1"},
 		{"notification_id", NULL, "notification_id is missing"},
 		{"notification_id", "\"12\"", "notification_id must be an integer"},
 		{"status", NULL, "status is missing"},

@@ -115,10 +115,19 @@ def test_missing_privileges_is_one_clear_line(db):
 
 
 def test_wrong_interface_version_is_refused(db):
-    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 2'")
+    """A version mismatch is refused at startup, with a hint that says which side to upgrade."""
+    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 3'")
     p = testlib.Processor(["-d", db.dsn])
     assert p.wait_exit() == 1
-    assert "interface version 2 is not supported" in p.lines("startup_failed")[0]
+    line = p.lines("startup_failed")[0]
+    assert "interface version 3 is not supported" in line
+    assert "install the matching Processor" in line
+    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 1'")
+    p = testlib.Processor(["-d", db.dsn])
+    assert p.wait_exit() == 1
+    line = p.lines("startup_failed")[0]
+    assert "interface version 1 is not supported" in line
+    assert "ALTER EXTENSION pg_relay UPDATE" in line
 
 
 def test_unreachable_server_with_once_fails_at_once():
@@ -138,7 +147,7 @@ def test_unreachable_server_is_retried_until_it_comes_up():
     with c.connect() as conn:
         conn.execute("CREATE EXTENSION pg_relay")
         conn.execute("CREATE TABLE done (p text)")
-        conn.execute("CREATE FUNCTION h(p text) RETURNS void LANGUAGE sql AS 'INSERT INTO done VALUES (p)'")
+        conn.execute("CREATE FUNCTION h(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS 'INSERT INTO done VALUES (p)'")
         conn.execute("SELECT pgrelay.register('late', 'sql', handler => 'h(text)')")
         conn.execute("SELECT pgrelay.notify('late', 'hello')")
     port = c.port

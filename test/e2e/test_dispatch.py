@@ -7,7 +7,7 @@ import testlib
 SETUP = """
 CREATE TABLE done (n bigserial PRIMARY KEY, payload text, started timestamptz, finished timestamptz,
                    peers int, backend int);
-CREATE FUNCTION record(p text) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION record(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$
     INSERT INTO done (payload, started, finished, backend)
     VALUES (p, clock_timestamp(), clock_timestamp(), pg_backend_pid()) $$;
 GRANT INSERT, SELECT ON done TO PUBLIC;
@@ -95,7 +95,7 @@ CREATE FUNCTION peers(ch text) RETURNS int LANGUAGE sql AS $$
     SELECT count(*)::int FROM pg_stat_activity
     WHERE application_name = 'pgr-test:' || ch AND state = 'active' $$;
 -- serial_h looks for company after a pause long enough for any overlap to show.
-CREATE FUNCTION serial_h(p text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION serial_h(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz := clock_timestamp(); n int;
 BEGIN
     PERFORM set_config('application_name', 'pgr-test:serial', true);
@@ -104,7 +104,7 @@ BEGIN
     INSERT INTO seen VALUES ('serial', p, n, t0, clock_timestamp());
 END $$;
 -- parallel_h waits (up to 1 s) until another event of its channel runs beside it.
-CREATE FUNCTION parallel_h(p text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION parallel_h(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
 DECLARE t0 timestamptz := clock_timestamp(); n int;
 BEGIN
     PERFORM set_config('application_name', 'pgr-test:parallel', true);
@@ -141,7 +141,7 @@ def test_transient_failure_is_retried_with_backoff(db, processors):
     db.conn.execute("""
         CREATE SEQUENCE tries;
         CREATE TABLE done (p text);
-        CREATE FUNCTION flaky(p text) RETURNS void LANGUAGE plpgsql AS $$
+        CREATE FUNCTION flaky(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
         BEGIN
             IF nextval('tries') = 1 THEN
                 RAISE EXCEPTION 'could not serialize' USING ERRCODE = 'serialization_failure';
@@ -160,22 +160,44 @@ def test_transient_failure_is_retried_with_backoff(db, processors):
 
 
 def test_permanent_failure_lands_in_failed(db, processors):
-    db.conn.execute("""CREATE FUNCTION broken(p text) RETURNS void LANGUAGE plpgsql AS $$
+    """Under retry_policy strict a plain handler error fails the event at once."""
+    db.conn.execute("""CREATE FUNCTION broken(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
                        BEGIN RAISE EXCEPTION 'no such customer %', p; END $$""")
-    db.sql("SELECT pgrelay.register('broken', 'sql', handler => 'broken(text)')")
+    db.sql("SELECT pgrelay.register('broken', 'sql', handler => 'broken(text)', retry_policy => 'strict')")
     db.sql("SELECT pgrelay.notify('broken', '42')")
     p = processors("-d", db.dsn, "--once")
     assert p.wait_exit() == 0
     assert db.sql("SELECT channel, payload, attempts, error FROM pgrelay.failed") == \
         [("broken", "42", 1, "no such customer 42")]
-    assert "outcome=failed" in p.lines("attempt_failed")[0]
+    line = p.lines("attempt_failed")[0]
+    assert "outcome=failed" in line and "sqlstate=P0001" in line and "retry_at=-" in line
     assert "failed=1" in p.lines("batch")[0]
+
+
+def test_any_handler_error_is_retried_until_max_attempts(db, processors):
+    """By default every handler error is retried with backoff; the log line and pgrelay.log carry
+    the SQLSTATE and the next run time, and the last attempt lands in pgrelay.failed."""
+    db.conn.execute("""CREATE FUNCTION buggy(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+                       BEGIN RAISE EXCEPTION 'bug in the handler for %', p; END $$""")
+    db.sql("SELECT pgrelay.register('buggy', 'sql', handler => 'buggy(text)', max_attempts => 3,"
+           " backoff_base => '10 ms', backoff_max => '20 ms')")
+    db.sql("SELECT pgrelay.notify('buggy', '7')")
+    p = processors("-d", db.dsn, "--poll-interval=20ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.failed") == 1, "the event to fail for good")
+    assert p.stop() == 0
+    assert db.sql("SELECT attempt, outcome, sqlstate, retry_at IS NOT NULL FROM pgrelay.log ORDER BY id") == \
+        [(1, "retry", "P0001", True), (2, "retry", "P0001", True), (3, "failed", "P0001", False)]
+    assert db.sql("SELECT attempts, error_kind FROM pgrelay.failed") == [(3, "handler")]
+    lines = p.lines("attempt_failed")
+    assert len(lines) == 3
+    assert re.search(r"outcome=retry sqlstate=P0001 retry_at=20\d\d-\d\d-\d\dT[0-9:.]+Z ", lines[0])
+    assert "outcome=failed sqlstate=P0001 retry_at=- " in lines[2]
 
 
 def test_channel_timeout_cancels_the_handler_and_the_worker_goes_on(db, processors):
     db.conn.execute("""
         CREATE TABLE done (p text);
-        CREATE FUNCTION sleepy(p text) RETURNS void LANGUAGE plpgsql AS $$
+        CREATE FUNCTION sleepy(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
         BEGIN
             IF p = 'slow' THEN PERFORM pg_sleep(30); END IF;
             INSERT INTO done VALUES (p);

@@ -321,7 +321,7 @@ def test_run_order_dispatches_notify_before_sql_when_asked(mail, smtpd, processo
     that is older."""
     s = smtpd()
     profile(mail, s)
-    mail.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    mail.sql("CREATE FUNCTION noop(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
     mail.sql("SELECT pgrelay.register('jobs', 'sql', handler => 'noop(text)')")
     mail.sql("SELECT pgrelay.notify('jobs', 'older sql event', now() - interval '1 minute')")
     send(mail)
@@ -349,7 +349,7 @@ def test_a_failing_fetch_is_a_transient_failure_not_a_stuck_row(mail, smtpd, pro
     mail.sql("SELECT pgrelay.register('mail', backoff_base => '1 hour', backoff_max => '2 hours')")
     send(mail)
     mail.sql("DROP EXTENSION pg_relay_notifier CASCADE")
-    mail.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    mail.sql("CREATE FUNCTION noop(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
     mail.sql("SELECT pgrelay.register('jobs', 'sql', handler => 'noop(text)')")
     mail.sql("SELECT pgrelay.notify('jobs', 'after the failed fetch')")
     p = processors("-d", mail.dsn, "--once", "--workers=1")

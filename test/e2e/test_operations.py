@@ -13,7 +13,7 @@ SLOW = """
 CREATE TABLE done (p text, at timestamptz DEFAULT clock_timestamp());
 GRANT INSERT ON done TO PUBLIC;
 -- A handler that sleeps for as many seconds as its payload says, then records it.
-CREATE FUNCTION nap(p text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION nap(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
 BEGIN
     PERFORM pg_sleep(split_part(p, ':', 1)::float8);
     INSERT INTO done (p) VALUES (p);
@@ -58,7 +58,7 @@ def test_request_reload_from_sql_reloads(db, processors):
     db.sql("SELECT pgrelay.request_reload()")
     p.wait_log(r" reloaded source=database")
     # registering a channel asks for it too
-    db.sql("CREATE FUNCTION noop(p text) RETURNS void LANGUAGE sql AS ''")
+    db.sql("CREATE FUNCTION noop(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
     db.sql("SELECT pgrelay.register('x', 'sql', handler => 'noop(text)')")
     p.wait_log(r" reloaded source=database", count=2)
     assert p.stop() == 0
@@ -130,7 +130,7 @@ def test_connection_killed_mid_event(db, processors):
     # The first attempt sleeps until killed; the second (after reconnect) finishes at once. A
     # sequence counts the attempts because sequences ignore the rollback of the killed one.
     db.sql("CREATE SEQUENCE attempts")
-    db.sql("""CREATE FUNCTION once_slow(p text) RETURNS void LANGUAGE plpgsql AS $$
+    db.sql("""CREATE FUNCTION once_slow(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
               BEGIN
                   IF nextval('attempts') = 1 THEN PERFORM pg_sleep(60); END IF;
                   INSERT INTO done (p) VALUES (p);

@@ -3,12 +3,12 @@
 SET intervalstyle = postgres;
 -- pause, resume, request_reload
 SET timezone = 'UTC';
-CREATE FUNCTION regress_fail(payload text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION regress_fail(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
 BEGIN
     IF payload LIKE 'bad%' THEN RAISE EXCEPTION 'cannot %', payload; END IF;
 END
 $$;
-SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)');
+SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)', max_attempts => 1);
 SELECT channel FROM pgrelay.register('a_two', 'sql', handler => 'regress_fail(text)', active => false);
 DELETE FROM pgrelay.queue;
 
@@ -53,7 +53,7 @@ SELECT pgrelay.discard_failed(:e1);
 -- purge_log: removes rows written before now - older_than, keeps the rest
 INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, attempt, outcome, node_id,
                          started_at, finished_at)
-SELECT pgrelay._id_floor(now() - interval '40 days') + n, 0, 0, 'a_one', 'sql', 1, 'ok', 0, now(), now()
+SELECT pgrelay._id_floor(now() - interval '40 days') + n, n, 0, 'a_one', 'sql', 1, 'ok', 0, now(), now()
 FROM generate_series(1, 5) n;
 SELECT count(*) AS old_rows FROM pgrelay.log WHERE id < pgrelay._id_floor(now() - interval '30 days');
 SELECT count(*) AS recent_rows FROM pgrelay.log WHERE id >= pgrelay._id_floor(now() - interval '30 days') \gset

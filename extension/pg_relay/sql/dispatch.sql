@@ -1,7 +1,7 @@
 -- queue_probe(), queue_has_work(), queue_pending_ids() and the dispatch rule
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
-CREATE FUNCTION regress_noop(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_noop(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 DELETE FROM pgrelay.queue;
 
 -- the interface version the Processor checks, and the single-mode gate (a primary here)

@@ -1,7 +1,7 @@
 -- pgrelay.notify()
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
-CREATE FUNCTION regress_sink(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_sink(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 SELECT channel FROM pgrelay.register('n_orders', 'sql', handler => 'regress_sink(text)');
 
 -- success: the id is returned, the row is queued in the caller's transaction

@@ -3,7 +3,7 @@
 SET intervalstyle = postgres;
 SET timezone = 'UTC';
 CREATE TABLE regress_calls (payload text, at timestamptz DEFAULT clock_timestamp());
-CREATE FUNCTION regress_work(payload text) RETURNS void LANGUAGE plpgsql AS $$
+CREATE FUNCTION regress_work(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
 BEGIN
     INSERT INTO regress_calls (payload) VALUES (payload);
     CASE payload
@@ -16,8 +16,11 @@ BEGIN
     END CASE;
 END
 $$;
-SELECT channel FROM pgrelay.register('p_work', 'sql', handler => 'regress_work(text)',
-                                     max_attempts => 3, backoff_base => '10 seconds', backoff_max => '15 seconds');
+-- retry_policy strict: only errors that can pass by themselves are retried (the default, all, is
+-- tested further down)
+SELECT channel, retry_policy FROM pgrelay.register('p_work', 'sql', handler => 'regress_work(text)',
+                                     max_attempts => 3, backoff_base => '10 seconds', backoff_max => '15 seconds',
+                                     retry_policy => 'strict');
 
 -- _backoff: exponential from base, capped, scaled by 0.5 + jitter / 2
 SELECT a, pgrelay._backoff(a, '10 seconds', '1 hour', 1) AS full_delay,
@@ -25,9 +28,11 @@ SELECT a, pgrelay._backoff(a, '10 seconds', '1 hour', 1) AS full_delay,
 FROM unnest(ARRAY[1, 2, 3, 5, 9, 10, 1000]) a;
 SELECT pgrelay._backoff(3, '10 seconds', '1 hour') BETWEEN '20 seconds' AND '40 seconds' AS random_jitter_in_range;
 
--- _classify_error
-SELECT s, pgrelay._classify_error(s)
-FROM unnest(ARRAY['40001', '40P01', '55P03', '57014', '08006', '53200', 'PGRTY', 'P0001', '23505', '42883']) s;
+-- _classify_error under both policies, and error_kind for people reading the log
+SELECT s, pgrelay._classify_error(s) AS policy_all, pgrelay._classify_error(s, 'strict') AS policy_strict,
+       pgrelay.error_kind(s)
+FROM unnest(ARRAY['40001', '40P01', '55P03', '57014', '08006', '53200', 'PGRTY', 'PGSTP', 'P0001', '23505',
+                  '22P02', '42883', '42501', 'XX000']) s;
 
 -- success: the handler ran once, one log row, the queue is empty
 SELECT pgrelay.notify('p_work', 'fine') AS id \gset
@@ -86,6 +91,32 @@ SELECT pgrelay.notify('p_work', 'ask retry') AS id \gset
 SELECT outcome, error FROM pgrelay.process_one(:id);
 DELETE FROM pgrelay.queue;
 
+-- retry_policy all (the default): any error is retried until max_attempts, so a bug fixed and
+-- redeployed meanwhile lets queued events through; SQLSTATE PGSTP stops at once
+SELECT retry_policy FROM pgrelay.register('p_work', retry_policy => 'all');
+SELECT pgrelay.notify('p_work', 'permanent') AS id \gset
+SELECT outcome, retry_id > 0 AS has_retry, error, sqlstate, retry_at > now() AS retry_at_later
+FROM pgrelay.process_one(:id);
+UPDATE pgrelay.queue SET run_at = now();
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue));
+UPDATE pgrelay.queue SET run_at = now();
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue));
+SELECT attempt, outcome, sqlstate FROM pgrelay.log WHERE event_id = :id ORDER BY attempt;
+SELECT attempts, sqlstate, error_kind FROM pgrelay.failed WHERE event_id = :id;
+CREATE FUNCTION regress_stop(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+BEGIN
+    RAISE EXCEPTION 'not worth retrying: %', payload USING ERRCODE = 'PGSTP';
+END
+$$;
+SELECT channel FROM pgrelay.register('p_stop', 'sql', handler => 'regress_stop(text)', max_attempts => 5);
+SELECT pgrelay.notify('p_stop', 'x') AS id \gset
+SELECT outcome, retry_id, error FROM pgrelay.process_one(:id);
+SELECT attempts, sqlstate, error_kind FROM pgrelay.failed WHERE event_id = :id;
+SELECT retry_policy FROM pgrelay.register('p_work', retry_policy => 'strict');
+-- an unknown policy (error)
+SELECT pgrelay.register('p_work', retry_policy => 'sometimes');
+DELETE FROM pgrelay.failed_events;
+
 -- timeout: statement_timeout cancels the handler; the attempt is logged as a timeout and retried;
 -- the session stays usable
 SELECT pgrelay.notify('p_work', 'slow') AS id \gset
@@ -97,13 +128,15 @@ SELECT attempt FROM pgrelay.queue WHERE event_id = :id;
 SELECT 1 AS still_usable;
 DELETE FROM pgrelay.queue;
 
--- a handler dropped after registration: a permanent failure of the event, not a stuck row
-CREATE FUNCTION regress_doomed(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+-- a handler dropped after registration: a clear error on the event (retried: it may be created
+-- again), not a stuck row
+CREATE FUNCTION regress_doomed(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 SELECT channel FROM pgrelay.register('p_doomed', 'sql', handler => 'regress_doomed(text)');
 SELECT pgrelay.notify('p_doomed', 'x') AS id \gset
 DROP FUNCTION regress_doomed(text);
 SELECT outcome, error FROM pgrelay.process_one(:id);
 SELECT sqlstate FROM pgrelay.log WHERE event_id = :id;
+DELETE FROM pgrelay.queue WHERE channel = 'p_doomed';
 
 -- process_one() runs sql actions only (error)
 SELECT channel FROM pgrelay.register('p_mail', 'notify');

@@ -1,14 +1,14 @@
 -- pgrelay.register() and pgrelay.unregister()
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
-CREATE FUNCTION regress_handler(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_handler(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 CREATE FUNCTION regress_int(n integer) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 CREATE FUNCTION regress_two(a text, b text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
 CREATE PROCEDURE regress_proc(a text) LANGUAGE sql AS $$ SELECT $$;
-CREATE FUNCTION regress_private(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_private(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 REVOKE EXECUTE ON FUNCTION regress_private(text) FROM PUBLIC;
 CREATE SCHEMA "Regress Schema";
-CREATE FUNCTION "Regress Schema"."Odd Name"(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION "Regress Schema"."Odd Name"(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 
 SELECT pgrelay.request_reload() AS generation_before \gset
 

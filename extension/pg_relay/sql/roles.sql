@@ -7,7 +7,7 @@ CREATE ROLE regress_admin IN ROLE pgrelay_admin;
 CREATE ROLE regress_nobody;
 CREATE TABLE regress_done (payload text);
 GRANT INSERT ON regress_done TO pgrelay_processor;
-CREATE FUNCTION regress_record(payload text) RETURNS void LANGUAGE sql AS $$
+CREATE FUNCTION regress_record(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$
     INSERT INTO regress_done VALUES (payload) $$;
 DELETE FROM pgrelay.queue;
 

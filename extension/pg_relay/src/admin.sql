@@ -27,6 +27,99 @@ LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS 
 $$;
 COMMENT ON FUNCTION pgrelay.resume() IS 'Resumes dispatch after pause()';
 
+-- pgrelay._register_handler()
+CREATE OR REPLACE FUNCTION pgrelay._register_handler(handler regprocedure) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register): checks that a function may be a channel's handler and returns its
+ * canonical signature. It must take one text argument, not be a system function, be SECURITY
+ * DEFINER (a handler runs with its owner's rights: whoever owns it cannot gain the Processor's),
+ * and be executable both by pgrelay_processor and by the role registering it (so registering a
+ * handler never lets anyone have a function run that they could not run themselves).
+ */
+DECLARE
+    p record;
+BEGIN
+    SELECT x.oid, x.prokind, x.pronargs, x.proargtypes, x.prosecdef, n.nspname, x.proname INTO p
+    FROM pg_proc x JOIN pg_namespace n ON n.oid = x.pronamespace
+    WHERE x.oid = handler;
+    IF p.prokind <> 'f' OR p.pronargs <> 1 OR p.proargtypes[0] <> 'text'::regtype THEN
+        RAISE EXCEPTION 'handler % must be a function taking one text argument', handler
+            USING ERRCODE = 'invalid_function_definition';
+    END IF;
+    IF p.nspname IN ('pg_catalog', 'information_schema') THEN
+        RAISE EXCEPTION 'handler % is a system function', handler
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'Write a handler function of your own that calls it.';
+    END IF;
+    IF NOT p.prosecdef THEN
+        RAISE EXCEPTION 'handler % must be SECURITY DEFINER', handler
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A handler runs with its owner''s rights, never with the Processor''s.',
+                  HINT = format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = ...', handler);
+    END IF;
+    IF NOT has_function_privilege('pgrelay_processor', p.oid, 'EXECUTE') THEN
+        RAISE EXCEPTION 'handler % is not executable by role pgrelay_processor', handler
+            USING ERRCODE = 'insufficient_privilege',
+                  HINT = 'GRANT EXECUTE ON FUNCTION ... TO pgrelay_processor.';
+    END IF;
+    IF NOT has_function_privilege(session_user, p.oid, 'EXECUTE') THEN
+        RAISE EXCEPTION 'handler % is not executable by %, who registers it', handler, session_user
+            USING ERRCODE = 'insufficient_privilege';
+    END IF;
+    RETURN format('%I.%I(text)', p.nspname, p.proname);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._register_handler(regprocedure) IS
+    'Internal: checks a function as a channel handler and returns its canonical signature';
+
+-- pgrelay._check_channel()
+CREATE OR REPLACE FUNCTION pgrelay._check_channel(ch pgrelay.channels) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register): every setting of a channel in range, with an error that names it. The
+ * table's CHECK constraints say the same; this says it in words the admin can act on.
+ */
+BEGIN
+    IF ch.concurrency_mode NOT IN ('parallel', 'channel') THEN
+        RAISE EXCEPTION 'invalid concurrency_mode "%"', ch.concurrency_mode
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use parallel (the default) or channel (one event of the channel at a time).';
+    END IF;
+    IF ch.retry_policy NOT IN ('all', 'strict') THEN
+        RAISE EXCEPTION 'invalid retry_policy "%"', ch.retry_policy
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use all (the default: every error is retried) or strict (only errors that can pass by themselves).';
+    END IF;
+    IF ch.max_attempts < 1 OR ch.max_attempts > 1000 THEN
+        RAISE EXCEPTION 'max_attempts must be between 1 and 1000, not %', ch.max_attempts
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF ch.max_payload_bytes < 1 OR ch.max_payload_bytes > 104857600 THEN
+        RAISE EXCEPTION 'max_payload_bytes must be between 1 and 104857600 (100 MB), not %', ch.max_payload_bytes
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF ch.timeout < '1 millisecond' OR ch.timeout > '24 hours' THEN
+        RAISE EXCEPTION 'timeout must be between 1 millisecond and 24 hours, not %', ch.timeout
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF ch.backoff_base < '1 millisecond' OR ch.backoff_base > '1 day' THEN
+        RAISE EXCEPTION 'backoff_base must be between 1 millisecond and 1 day, not %', ch.backoff_base
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF ch.backoff_max < ch.backoff_base THEN
+        RAISE EXCEPTION 'backoff_max (%) must not be less than backoff_base (%)', ch.backoff_max, ch.backoff_base
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF ch.backoff_max > '30 days' THEN
+        RAISE EXCEPTION 'backoff_max must be at most 30 days, not %', ch.backoff_max
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_channel(pgrelay.channels) IS
+    'Internal: raises a clear error for the first setting of a channel that is out of range';
+
 -- pgrelay.register()
 CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAULT NULL,
                                  handler regprocedure DEFAULT NULL,
@@ -37,7 +130,9 @@ CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAU
                                  backoff_base interval DEFAULT NULL,
                                  backoff_max interval DEFAULT NULL,
                                  active boolean DEFAULT NULL,
-                                 description text DEFAULT NULL)
+                                 description text DEFAULT NULL,
+                                 max_payload_bytes integer DEFAULT NULL,
+                                 retry_policy text DEFAULT NULL)
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -48,7 +143,6 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 DECLARE
     prev pgrelay.channels;
     ch pgrelay.channels;
-    p record;
     queued bigint;
 BEGIN
     IF register.channel IS NULL THEN
@@ -75,6 +169,8 @@ BEGIN
         ch.timeout := '30 seconds';
         ch.backoff_base := '10 seconds';
         ch.backoff_max := '1 hour';
+        ch.max_payload_bytes := 1048576;
+        ch.retry_policy := 'all';
         ch.registered_by := session_user;
         ch.registered_at := now();
     ELSE
@@ -96,25 +192,7 @@ BEGIN
     END IF;
 
     IF register.handler IS NOT NULL THEN
-        SELECT p2.oid, p2.prokind, p2.pronargs, p2.proargtypes, n.nspname, p2.proname
-        INTO p
-        FROM pg_catalog.pg_proc p2 JOIN pg_catalog.pg_namespace n ON n.oid = p2.pronamespace
-        WHERE p2.oid = register.handler;
-        IF p.prokind <> 'f' OR p.pronargs <> 1 OR p.proargtypes[0] <> 'text'::regtype THEN
-            RAISE EXCEPTION 'handler % must be a function taking one text argument', register.handler
-                USING ERRCODE = 'invalid_function_definition';
-        END IF;
-        IF p.nspname IN ('pg_catalog', 'information_schema') THEN
-            RAISE EXCEPTION 'handler % is a system function', register.handler
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'Write a handler function of your own that calls it.';
-        END IF;
-        IF NOT has_function_privilege('pgrelay_processor', p.oid, 'EXECUTE') THEN
-            RAISE EXCEPTION 'handler % is not executable by role pgrelay_processor', register.handler
-                USING ERRCODE = 'insufficient_privilege',
-                      HINT = 'GRANT EXECUTE ON FUNCTION ... TO pgrelay_processor.';
-        END IF;
-        ch.handler := format('%I.%I(text)', p.nspname, p.proname);
+        ch.handler := pgrelay._register_handler(register.handler);
     END IF;
     IF ch.action_type = 'sql' AND ch.handler IS NULL THEN
         RAISE EXCEPTION 'channel "%": a sql channel needs a handler function taking one text argument', register.channel
@@ -128,35 +206,17 @@ BEGIN
     END IF;
 
     ch.concurrency_mode := COALESCE(register.concurrency_mode, ch.concurrency_mode);
-    IF ch.concurrency_mode NOT IN ('parallel', 'channel') THEN
-        RAISE EXCEPTION 'invalid concurrency_mode "%"', ch.concurrency_mode
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use parallel (the default) or channel (one event of the channel at a time).';
-    END IF;
     ch.node_restricted := COALESCE(register.node_restricted, ch.node_restricted);
     ch.max_attempts := COALESCE(register.max_attempts, ch.max_attempts);
-    IF ch.max_attempts < 1 OR ch.max_attempts > 1000 THEN
-        RAISE EXCEPTION 'max_attempts must be between 1 and 1000, not %', ch.max_attempts
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     ch.timeout := COALESCE(register.timeout, ch.timeout);
-    IF ch.timeout <= '0' OR ch.timeout > '24 hours' THEN
-        RAISE EXCEPTION 'timeout must be positive and at most 24 hours, not %', ch.timeout
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     ch.backoff_base := COALESCE(register.backoff_base, ch.backoff_base);
-    IF ch.backoff_base <= '0' THEN
-        RAISE EXCEPTION 'backoff_base must be positive, not %', ch.backoff_base
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     ch.backoff_max := COALESCE(register.backoff_max, ch.backoff_max);
-    IF ch.backoff_max < ch.backoff_base THEN
-        RAISE EXCEPTION 'backoff_max (%) must not be less than backoff_base (%)', ch.backoff_max, ch.backoff_base
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    ch.max_payload_bytes := COALESCE(register.max_payload_bytes, ch.max_payload_bytes);
+    ch.retry_policy := COALESCE(register.retry_policy, ch.retry_policy);
     ch.active := COALESCE(register.active, ch.active);
     ch.description := COALESCE(register.description, ch.description);
     ch.updated_at := now();
+    PERFORM pgrelay._check_channel(ch);
 
     IF prev.channel IS NULL THEN
         INSERT INTO pgrelay.channels SELECT ch.*;
@@ -166,14 +226,16 @@ BEGIN
             concurrency_mode = ch.concurrency_mode, node_restricted = ch.node_restricted,
             max_attempts = ch.max_attempts, timeout = ch.timeout,
             backoff_base = ch.backoff_base, backoff_max = ch.backoff_max,
-            description = ch.description, updated_at = ch.updated_at
+            description = ch.description, updated_at = ch.updated_at,
+            max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy
         WHERE x.channel = register.channel;
     END IF;
     PERFORM pgrelay.request_reload();
     RETURN ch;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text) IS
+COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval,
+                                     interval, boolean, text, integer, text) IS
     'Creates or updates a channel (named arguments; NULL keeps the current value) and asks the Processors to reload';
 
 -- pgrelay.unregister()
@@ -253,8 +315,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 DECLARE
     n bigint;
 BEGIN
-    IF older_than IS NULL OR older_than < '0' THEN
-        RAISE EXCEPTION 'older_than must be a positive interval, not %', COALESCE(older_than::text, 'NULL')
+    -- 0 would delete the whole log; more than 1000 years would not even make a timestamp.
+    IF older_than IS NULL OR older_than <= '0' OR older_than > '1000 years' THEN
+        RAISE EXCEPTION 'older_than must be a positive interval of at most 1000 years, not %',
+                        COALESCE(older_than::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Log ids start with their creation time, so the primary key is the retention index.

@@ -24,19 +24,32 @@ CREATE TABLE pgrelay.channels (
                      CHECK (concurrency_mode IN ('parallel', 'channel')),
     node_restricted  boolean NOT NULL DEFAULT false,
     max_attempts     integer NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 1000),
+    -- Durations are bounded so that every one of them makes a valid timestamp and a timer: a
+    -- timeout under a millisecond would round to "no timeout" (0) in statement_timeout.
     timeout          interval NOT NULL DEFAULT '30 seconds'
-                     CHECK (timeout > '0' AND timeout <= '24 hours'),
-    backoff_base     interval NOT NULL DEFAULT '10 seconds' CHECK (backoff_base > '0'),
-    backoff_max      interval NOT NULL DEFAULT '1 hour' CHECK (backoff_max >= backoff_base),
+                     CHECK (timeout >= '1 millisecond' AND timeout <= '24 hours'),
+    backoff_base     interval NOT NULL DEFAULT '10 seconds'
+                     CHECK (backoff_base >= '1 millisecond' AND backoff_base <= '1 day'),
+    backoff_max      interval NOT NULL DEFAULT '1 hour'
+                     CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'),
     description      text,
     registered_by    name NOT NULL DEFAULT session_user,
     registered_at    timestamptz NOT NULL DEFAULT now(),
-    updated_at       timestamptz NOT NULL DEFAULT now()
+    updated_at       timestamptz NOT NULL DEFAULT now(),
+    -- since 1.2
+    max_payload_bytes integer NOT NULL DEFAULT 1048576
+                      CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
+    retry_policy     text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict'))
 );
 COMMENT ON TABLE pgrelay.channels IS 'Named event channels; change them with pgrelay.register()';
 COMMENT ON COLUMN pgrelay.channels.handler IS
     'The handler of a sql channel, as the text of a regprocedure (schema-qualified). Stored as text '
     'because pg_upgrade refuses tables with regprocedure columns.';
+COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
+    'Largest payload notify() accepts on this channel, in bytes';
+COMMENT ON COLUMN pgrelay.channels.retry_policy IS
+    'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
+    'strict: only errors that can pass by themselves are retried';
 
 CREATE TABLE pgrelay.queue (
     id              bigint PRIMARY KEY DEFAULT pgrelay._next_id(),
@@ -81,7 +94,8 @@ COMMENT ON COLUMN pgrelay.log.outcome IS
     'ok: done; partial: done, some recipients failed; retry: transient failure, retried at retry_at; '
     'timeout: timed out, retried at retry_at; failed: permanent failure or attempts exhausted; '
     'cancelled: the work was withdrawn before the attempt';
-CREATE INDEX log_event_idx ON pgrelay.log (event_id);
+-- One log row per attempt (queue row) of an event; the index also serves "the history of event x".
+CREATE UNIQUE INDEX log_event_idx ON pgrelay.log (event_id, queue_id);
 
 CREATE TABLE pgrelay.failed_events (
     event_id    bigint PRIMARY KEY,

@@ -82,19 +82,23 @@ LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Internal: writes the one audit row of an attempt on the locked row q and takes the retry
  * decision, once, for everybody: result ok/partial/cancelled finish the event; permanent fails
- * it; transient and timeout retry it until the channel's max_attempts, then fail it. The row's
+ * it; transient and timeout retry it until the channel's max_attempts, then fail it; error is a
+ * handler's error, classified from its SQLSTATE by the channel's retry_policy. The row's
  * retry_at is the caller's (a provider's Retry-After) or now + the channel's backoff.
  */
 DECLARE
     c pgrelay.channels;
     l pgrelay.log;
 BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled') THEN
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
         RAISE EXCEPTION 'invalid result "%"', result
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent or cancelled.';
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
+    IF result = 'error' THEN
+        result := pgrelay._classify_error(sqlstate, c.retry_policy);
+    END IF;
 
     l.outcome := CASE
         WHEN result IN ('ok', 'partial', 'cancelled') THEN result
@@ -159,10 +163,7 @@ CREATE OR REPLACE FUNCTION pgrelay._write_log(queue_id bigint, result text, erro
                                    sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
                                    detail jsonb DEFAULT NULL, retry_at timestamptz DEFAULT NULL,
                                    OUT log_id bigint, OUT outcome text, OUT next_run_at timestamptz)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
--- The log lookups by (event_id, queue_id) must use log_event_idx even when the log was
--- analyzed empty: a session keeps the plan, and a sequential scan grows with the log.
-SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Step 2 of 3 (claim, log, mark done) of the Processor's held transaction: writes the audit row of
  * this attempt on a claimed row and returns the resolved outcome and, for a retry, when. A second
@@ -172,10 +173,10 @@ DECLARE
     q pgrelay.queue;
     l pgrelay.log;
 BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled') THEN
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
         RAISE EXCEPTION 'invalid result "%"', result
             USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent or cancelled.';
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
     q := pgrelay._lock_claimed(queue_id);
     IF EXISTS (SELECT 1 FROM pgrelay.log x WHERE x.event_id = q.event_id AND x.queue_id = q.id) THEN
@@ -193,10 +194,7 @@ COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, js
 
 -- pgrelay._queue_mark_done()
 CREATE OR REPLACE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
--- The log lookups by (event_id, queue_id) must use log_event_idx even when the log was
--- analyzed empty: a session keeps the plan, and a sequential scan grows with the log.
-SET enable_seqscan = off AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Step 3 of 3: finishes a claimed row as its log row says (see _settle). Returns the id of the
  * retry row, or NULL. A row without its log row is refused.
@@ -223,7 +221,8 @@ COMMENT ON FUNCTION pgrelay._queue_mark_done(bigint) IS
 -- pgrelay._complete()
 CREATE OR REPLACE FUNCTION pgrelay._complete(queue_id bigint, result text, error text DEFAULT NULL,
                                   sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
-                                  OUT log_id bigint, OUT outcome text, OUT retry_id bigint)
+                                  OUT log_id bigint, OUT outcome text, OUT retry_id bigint,
+                                  OUT retry_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Steps 2 and 3 at once, for a caller that claimed the row in this same statement
@@ -238,6 +237,7 @@ BEGIN
     log_id := l.id;
     outcome := l.outcome;
     retry_id := pgrelay._settle(q, l);
+    retry_at := l.retry_at;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
@@ -263,28 +263,48 @@ COMMENT ON FUNCTION pgrelay._queue_defer(bigint, timestamptz) IS
 
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint, OUT outcome text, OUT log_id bigint,
-                                    OUT retry_id bigint, OUT error text)
+                                    OUT retry_id bigint, OUT error text, OUT sqlstate text,
+                                    OUT retry_at timestamptz)
 LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Claims the row, runs the channel's handler with the payload inside a subtransaction (so a
  * failing handler cannot take the bookkeeping with it), writes the log row and finishes the row.
- * outcome is skipped when the claim fails, else the log row's outcome.
+ * outcome is skipped when the claim fails, else the log row's outcome; a failed attempt also
+ * returns its error and SQLSTATE, and retry_at when it will run again.
  *
  * The channel timeout reaches the handler through statement_timeout: the Processor sets it to the
  * channel's timeout before this statement, the cancel lands inside the handler, is caught here and
- * logged as a timeout; the connection stays usable. SECURITY INVOKER on purpose: the handler runs
- * with the caller's privileges and search_path.
+ * logged as a timeout; the connection stays usable.
+ *
+ * Security. The handler is SECURITY DEFINER (checked by _handler_sql on every call), so it runs
+ * with its owner's rights; this function is SECURITY INVOKER so that it adds none of its own. It
+ * runs with search_path pinned to pg_catalog, pg_temp, and so does the handler unless it sets its
+ * own. Nothing the handler does to the session survives it: RESET ALL afterwards, then the
+ * settings this call began with are put back (search_path, statement_timeout, the pg_relay.*
+ * settings, client_connection_check_interval and the date and time formats). The pin is set
+ * here rather than with a SET clause because a SET clause would hide the caller's search_path;
+ * until it is set, only the pg_catalog-qualified calls of the DECLARE section run.
  */
 DECLARE
+    keep_path text := pg_catalog.current_setting('search_path');
+    keep_timeout text := pg_catalog.current_setting('statement_timeout');
+    keep_mode text := pg_catalog.current_setting('pg_relay.mode', true);
+    keep_leader text := pg_catalog.current_setting('pg_relay.is_leader', true);
+    keep_check text := pg_catalog.current_setting('client_connection_check_interval');
+    keep_tz text := pg_catalog.current_setting('TimeZone');
+    keep_datestyle text := pg_catalog.current_setting('DateStyle');
+    keep_intervalstyle text := pg_catalog.current_setting('IntervalStyle');
+    pinned text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     c record;
     started timestamptz;
     result text := 'ok';
-    state text;
+    state text; -- sqlstate cannot be set inside the handler: there it names the error's SQLSTATE
     l record;
 BEGIN
     SELECT * INTO c FROM pgrelay._queue_claim(process_one.id);
     IF NOT FOUND THEN
         outcome := 'skipped';
+        PERFORM set_config('search_path', keep_path, true);
         RETURN;
     END IF;
     IF c.action_type <> 'sql' THEN
@@ -293,18 +313,30 @@ BEGIN
                   HINT = 'notify events are delivered by the Processor.';
     END IF;
 
-    started := pg_catalog.clock_timestamp();
+    started := clock_timestamp();
     BEGIN
-        EXECUTE pg_catalog.format('SELECT %s($1)', pgrelay._handler_sql(c.handler)) USING c.payload;
+        EXECUTE format('SELECT %s($1)', pgrelay._handler_sql(c.handler)) USING c.payload;
     EXCEPTION WHEN OTHERS OR query_canceled OR assert_failure THEN
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-        result := pgrelay._classify_error(state);
+        result := 'error';
     END;
+    sqlstate := state;
+    RESET ALL;
+    PERFORM set_config('search_path', 'pg_catalog, pg_temp', true),
+            set_config('statement_timeout', keep_timeout, false),
+            set_config('pg_relay.mode', COALESCE(keep_mode, ''), false),
+            set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false),
+            set_config('client_connection_check_interval', keep_check, false),
+            set_config('TimeZone', keep_tz, false),
+            set_config('DateStyle', keep_datestyle, false),
+            set_config('IntervalStyle', keep_intervalstyle, false);
 
-    SELECT * INTO l FROM pgrelay._complete(c.queue_id, result, error, state, started);
+    SELECT * INTO l FROM pgrelay._complete(c.queue_id, result, error, sqlstate, started);
     outcome := l.outcome;
     log_id := l.log_id;
     retry_id := l.retry_id;
+    retry_at := l.retry_at;
+    PERFORM set_config('search_path', keep_path, false);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS

@@ -2,7 +2,7 @@
 
 -- pgrelay.interface_version()
 CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer
-LANGUAGE sql IMMUTABLE AS $$ SELECT 1 $$;
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT 2 $$;
 COMMENT ON FUNCTION pgrelay.interface_version() IS
     'Version of the Processor/notifier interface this extension implements (docs/interface.md)';
 
@@ -22,17 +22,49 @@ COMMENT ON FUNCTION pgrelay._backoff(integer, interval, interval, double precisi
     'Delay before the retry of a failed attempt: min(cap, base * 2^(attempt-1)), scaled by 0.5 + jitter/2';
 
 -- pgrelay._classify_error()
-CREATE OR REPLACE FUNCTION pgrelay._classify_error(sqlstate text) RETURNS text
-LANGUAGE sql IMMUTABLE AS $$
+CREATE OR REPLACE FUNCTION pgrelay._classify_error(sqlstate text, retry_policy text DEFAULT 'all')
+RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- What a handler's error means for its event: timeout (the channel's timeout cancelled it),
+    -- transient (retry after the backoff) or permanent (fail at once). SQLSTATE PGSTP is a
+    -- handler's way to say "never retry"; PGRTY always asks for a retry. Under the channel's
+    -- retry_policy 'all' (the default) every other error is retried until max_attempts, as in
+    -- every job queue: the handler may be fixed and redeployed meanwhile. Under 'strict' only
+    -- errors that can pass by themselves are retried: serialization failures and deadlocks,
+    -- lost connections, lack of resources, lock timeouts, a server shutting down.
     SELECT CASE
+        WHEN sqlstate = 'PGSTP' THEN 'permanent'
         WHEN sqlstate = '57014' THEN 'timeout'
-        WHEN pg_catalog.left(sqlstate, 2) IN ('40', '08', '53')
-          OR sqlstate IN ('55P03', '57P03', '58000', '58030', 'PGRTY') THEN 'transient'
+        WHEN sqlstate = 'PGRTY' OR retry_policy IS DISTINCT FROM 'strict' THEN 'transient'
+        WHEN left(sqlstate, 2) IN ('40', '08', '53')
+          OR sqlstate IN ('55P03', '57P03', '58000', '58030') THEN 'transient'
         ELSE 'permanent'
     END
 $$;
-COMMENT ON FUNCTION pgrelay._classify_error(text) IS
-    'transient (retry), timeout (retry) or permanent, from the SQLSTATE a handler raised';
+COMMENT ON FUNCTION pgrelay._classify_error(text, text) IS
+    'timeout, transient (retry) or permanent: what a handler''s SQLSTATE means under a retry policy (all or strict)';
+
+-- pgrelay.error_kind()
+CREATE OR REPLACE FUNCTION pgrelay.error_kind(sqlstate text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- For people reading pgrelay.failed and the log: whether retrying an error can help by
+    -- itself (transient), needs someone to change the set-up (configuration: a missing function
+    -- or table, a privilege, a feature), needs the data or the handler fixed (data, handler), or
+    -- was the handler's decision (stop, retry) or the channel's timeout.
+    SELECT CASE
+        WHEN sqlstate IS NULL THEN NULL
+        WHEN sqlstate = 'PGSTP' THEN 'stop'
+        WHEN sqlstate = 'PGRTY' THEN 'retry'
+        WHEN sqlstate = '57014' THEN 'timeout'
+        WHEN left(sqlstate, 2) IN ('40', '08', '53', '58')
+          OR sqlstate IN ('55P03', '57P01', '57P02', '57P03') THEN 'transient'
+        WHEN left(sqlstate, 2) IN ('42', '28', '3D', '3F', '0A', '2F', '38', '39') THEN 'configuration'
+        WHEN left(sqlstate, 2) IN ('22', '23') THEN 'data'
+        ELSE 'handler'
+    END
+$$;
+COMMENT ON FUNCTION pgrelay.error_kind(text) IS
+    'What kind of error a SQLSTATE is: transient, configuration, data, handler, timeout, stop or retry';
 
 -- pgrelay._dispatch_context()
 CREATE OR REPLACE FUNCTION pgrelay._dispatch_context(OUT mode text, OUT node integer, OUT is_leader boolean)
@@ -68,28 +100,39 @@ COMMENT ON FUNCTION pgrelay._dispatch_allowed(integer, boolean, text, integer, b
 
 -- pgrelay.should_dispatch_single()
 CREATE OR REPLACE FUNCTION pgrelay.should_dispatch_single() RETURNS boolean
-LANGUAGE sql STABLE AS $$ SELECT NOT pg_catalog.pg_is_in_recovery() $$;
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT NOT pg_catalog.pg_is_in_recovery() $$;
 COMMENT ON FUNCTION pgrelay.should_dispatch_single() IS
     'Mode gate of --mode=single: true on a writable primary, false on a standby';
 
 -- pgrelay._handler_sql()
 CREATE OR REPLACE FUNCTION pgrelay._handler_sql(handler text) RETURNS text
-LANGUAGE plpgsql STABLE STRICT AS $$
+LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Resolves the stored signature afresh (the function may have been dropped or replaced) and
- * returns its quoted, schema-qualified name for EXECUTE. PL/pgSQL rather than SQL because it runs
- * once per event: PL/pgSQL keeps the plan of the lookup for the session, while PostgreSQL plans
- * the body of a SQL function that cannot be inlined again on every call (docs/benchmarks.md).
+ * Resolves the stored signature afresh (the function may have been dropped, replaced or altered
+ * since it was registered) and returns its quoted, schema-qualified name for EXECUTE. A handler
+ * runs with its owner's rights, never with the caller's: one that is not SECURITY DEFINER (any
+ * more) is refused here, so whoever owns or replaces a handler cannot run code as the Processor.
+ * PL/pgSQL rather than SQL because it runs once per event and PL/pgSQL keeps the lookup's plan.
  */
 DECLARE
-    v text;
+    p record;
 BEGIN
-    SELECT pg_catalog.format('%I.%I', n.nspname, p.proname) INTO v
-    FROM pg_catalog.pg_proc p
-    JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
-    WHERE p.oid = handler::pg_catalog.regprocedure;
-    RETURN v;
+    SELECT format('%I.%I', n.nspname, x.proname) AS call, x.prosecdef, x.oid INTO p
+    FROM pg_proc x JOIN pg_namespace n ON n.oid = x.pronamespace
+    WHERE x.oid = to_regprocedure(handler);
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'handler % does not exist', handler
+            USING ERRCODE = 'undefined_function',
+                  HINT = 'Create it again, or register the channel with another handler.';
+    END IF;
+    IF NOT p.prosecdef THEN
+        RAISE EXCEPTION 'handler % is not SECURITY DEFINER', handler
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A handler runs with its owner''s rights, never with the Processor''s.',
+                  HINT = pg_catalog.format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = ...', p.oid::regprocedure);
+    END IF;
+    RETURN p.call;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._handler_sql(text) IS
-    'Quoted qualified name of a handler given as regprocedure text; errors if it no longer exists';
+    'Quoted qualified name of a handler given as regprocedure text; errors if it is gone or not SECURITY DEFINER';

@@ -2,7 +2,7 @@
 
 -- pgrelay._this_node()
 CREATE OR REPLACE FUNCTION pgrelay._this_node() RETURNS integer
-LANGUAGE plpgsql STABLE AS $$
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v text := pg_catalog.current_setting('pg_relay.node_id', true);
 BEGIN
@@ -66,7 +66,7 @@ COMMENT ON FUNCTION pgrelay._next_id() IS
 
 -- pgrelay.decode_id()
 CREATE OR REPLACE FUNCTION pgrelay.decode_id(id bigint, OUT created_at timestamptz, OUT node_id integer, OUT seq integer)
-LANGUAGE sql IMMUTABLE STRICT AS $$
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
     SELECT pg_catalog.to_timestamp(((id >> 22) + 1767225600000) / 1000.0),
            ((id >> 12) & 1023)::integer,
            (id & 4095)::integer

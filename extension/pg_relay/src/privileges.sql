@@ -22,13 +22,14 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),
     pgrelay._this_node(),
-    pgrelay._classify_error(text),
     pgrelay._handler_sql(text),
-    pgrelay.decode_id(bigint)
+    pgrelay.decode_id(bigint),
+    pgrelay.error_kind(text)
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
-    pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text),
+    pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
+                     integer, text),
     pgrelay.unregister(text),
     pgrelay.pause(),
     pgrelay.resume(),
@@ -40,7 +41,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
     pgrelay._this_node(),
-    pgrelay.decode_id(bigint)
+    pgrelay.decode_id(bigint),
+    pgrelay.error_kind(text)
 TO pgrelay_admin;
 
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,

@@ -30,6 +30,17 @@ BEGIN
         RAISE EXCEPTION 'channel "%" is not active', notify.channel
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
+    IF octet_length(notify.payload) > c.max_payload_bytes THEN
+        RAISE EXCEPTION 'payload of % bytes is larger than the % bytes channel "%" accepts',
+                        octet_length(notify.payload), c.max_payload_bytes, notify.channel
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
+    END IF;
+    -- infinity would never be due and -infinity would jump every queue: only real times.
+    IF notify.run_at IS NOT NULL AND NOT isfinite(notify.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', notify.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     v := pgrelay._next_id();
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, node_restricted,
                                run_at, queued_at)

@@ -17,7 +17,8 @@ COMMENT ON VIEW pgrelay.queue_depth IS
 
 CREATE OR REPLACE VIEW pgrelay.failed AS
 SELECT f.event_id, f.channel, f.action_type, f.payload, f.attempts, f.error, f.sqlstate,
-       f.failed_at, f.queued_at, f.log_id, f.node_id
+       f.failed_at, f.queued_at, f.log_id, f.node_id,
+       pgrelay.error_kind(f.sqlstate) AS error_kind
 FROM pgrelay.failed_events f;
 COMMENT ON VIEW pgrelay.failed IS
     'Events that failed for good (permanent error or attempts exhausted), newest last';

@@ -3,7 +3,7 @@
 SET intervalstyle = postgres;
 SELECT name FROM pgrelay_notifier.create_profile('c_main', host => 'smtp.example.com', from_address => 'app@example.com');
 SELECT name FROM pgrelay_notifier.create_profile('c_other', host => 'smtp2.example.com', from_address => 'app@example.com');
-CREATE FUNCTION regress_sink(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_sink(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 GRANT EXECUTE ON FUNCTION regress_sink(text) TO pgrelay_processor;
 
 -- a channel with pg_relay's defaults: action type notify, never node_restricted

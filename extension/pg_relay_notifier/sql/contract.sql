@@ -16,7 +16,7 @@ ORDER BY 1;
 SELECT p.oid::regprocedure AS function, pg_get_function_result(p.oid) AS result, p.prosecdef AS definer,
        p.proconfig AS settings
 FROM pg_proc p
-WHERE p.oid IN ('pgrelay_notifier.fetch(text)'::regprocedure, 'pgrelay_notifier.set_status(text, jsonb)'::regprocedure)
+WHERE p.oid IN ('pgrelay_notifier.fetch(text, bigint)'::regprocedure, 'pgrelay_notifier.set_status(text, jsonb)'::regprocedure)
 ORDER BY 1;
 SELECT pgrelay.interface_version();
 -- notification ids come from pgrelay._next_id()

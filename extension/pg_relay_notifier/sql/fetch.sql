@@ -23,7 +23,7 @@ SELECT pgrelay_notifier.send('f_mail',
        attachments => '[{"filename": "terms.pdf", "content_type": "application/pdf", "content_base64": "JVBERi0xLjQK"},
                         {"filename": "logo.png", "content_type": "image/png", "content_base64": "iVBORw0KGgo=",
                          "content_id": "logo@example.com"}]') AS n \gset
-SELECT pgrelay_notifier.fetch(:'n') AS doc \gset
+SELECT pgrelay_notifier.fetch(:'n', regress_event(:'n')) AS doc \gset
 -- the top-level keys and their JSON types
 SELECT key, jsonb_typeof(value) AS type FROM jsonb_each(:'doc') ORDER BY key;
 -- the id is the notification id; the Message-ID is the one made by send()
@@ -40,28 +40,44 @@ JOIN pgrelay_notifier.attachments att ON att.notification_id = :n AND att.positi
 
 -- a Graph profile: smtp is null, graph holds the settings and the secret reference
 SELECT pgrelay_notifier.send('f_graph', ARRAY['ann@example.org'], 's', 'b') AS g \gset
-SELECT jsonb_pretty(pgrelay_notifier.fetch(:'g') -> 'profile');
-SELECT pgrelay_notifier.fetch(:'g') -> 'from' AS "from";
+SELECT jsonb_pretty(pgrelay_notifier.fetch(:'g', regress_event(:'g')) -> 'profile');
+SELECT pgrelay_notifier.fetch(:'g', regress_event(:'g')) -> 'from' AS "from";
 -- the port follows the security mode when not set; a value: secret is passed as written
 SELECT pgrelay_notifier.send('f_tls', ARRAY['ann@example.org'], 's', 'b') AS t \gset
 SELECT pgrelay_notifier.send('f_none', ARRAY['ann@example.org'], 's', 'b') AS x \gset
 SELECT s ->> 'security' AS security, s -> 'port' AS port, s -> 'oauth_token' AS oauth_token
-FROM (VALUES (pgrelay_notifier.fetch(:'t') -> 'profile' -> 'smtp'), (pgrelay_notifier.fetch(:'x') -> 'profile' -> 'smtp')) v(s);
+FROM (VALUES (pgrelay_notifier.fetch(:'t', regress_event(:'t')) -> 'profile' -> 'smtp'), (pgrelay_notifier.fetch(:'x', regress_event(:'x')) -> 'profile' -> 'smtp')) v(s);
 -- optional parts are null or empty arrays
 SELECT d -> 'body_html' AS body_html, d -> 'reply_to' AS reply_to, d -> 'headers' AS headers,
        d -> 'attachments' AS attachments, d -> 'from' AS "from"
-FROM pgrelay_notifier.fetch(:'t') d;
+FROM pgrelay_notifier.fetch(:'t', regress_event(:'t')) d;
 
 -- fetch writes nothing: the status stays queued, no attempt is counted
 SELECT status, attempts, updated_at = created_at AS untouched FROM pgrelay_notifier.notifications WHERE notification_id = :n;
 -- a cancelled notification is returned with status cancelled, for the Processor to skip
 SELECT pgrelay_notifier.cancel(:x);
-SELECT pgrelay_notifier.fetch(:'x') ->> 'status' AS status;
+SELECT pgrelay_notifier.fetch(:'x', regress_event(:'x')) ->> 'status' AS status;
 
 -- NULL for an unknown id or a malformed payload
-SELECT pk, pgrelay_notifier.fetch(pk) IS NULL AS is_null
+SELECT pk, pgrelay_notifier.fetch(pk, 1) IS NULL AS is_null
 FROM (VALUES (NULL), (''), ('abc'), ('-1'), ('1.0'), (' 1'), ('1 '), ('0'), ('12345'), ('0x10'),
              ('9223372036854775807'), ('9223372036854775808'), ('99999999999999999999')) t(pk);
+
+-- Only the event send() queued delivers a notification: an event queued for it with
+-- pgrelay.notify() by anybody else gets NULL (it cannot release a message held for later, or on
+-- an inactive channel); requeue() moves delivery to its new event, and the old one gets NULL.
+SELECT pgrelay_notifier.send('f_mail', ARRAY['ann@example.org'], 'later', 'b',
+                             run_at => now() + interval '1 day') AS h \gset
+SELECT pgrelay.notify('f_mail', :'h') AS forged \gset
+SELECT pgrelay_notifier.fetch(:'h', :forged) IS NULL AS forged_gets_nothing,
+       pgrelay_notifier.fetch(:'h', NULL) IS NULL AS no_event_gets_nothing,
+       pgrelay_notifier.fetch(:'h', regress_event(:'h')) ->> 'subject' AS own_event_gets_it;
+SELECT regress_event(:'h') AS first_event \gset
+UPDATE pgrelay_notifier.notifications SET status = 'failed' WHERE notification_id = :h;
+SELECT pgrelay_notifier.requeue(:h);
+SELECT regress_event(:'h') <> :first_event AS new_event,
+       pgrelay_notifier.fetch(:'h', :first_event) IS NULL AS old_event_gets_nothing,
+       pgrelay_notifier.fetch(:'h', regress_event(:'h')) ->> 'status' AS new_event_gets_it;
 
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay_notifier.notifications;

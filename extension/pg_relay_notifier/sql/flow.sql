@@ -12,7 +12,7 @@ SET ROLE regress_processor;
 SELECT id AS q FROM pgrelay.queue_pending_ids() \gset
 BEGIN;
 SELECT payload = :'n' AS payload_is_id, attempt FROM pgrelay._queue_claim(:q);
-SELECT d ->> 'status' AS status, jsonb_array_length(d -> 'recipients') AS recipients FROM pgrelay_notifier.fetch(:'n') d;
+SELECT d ->> 'status' AS status, jsonb_array_length(d -> 'recipients') AS recipients FROM pgrelay_notifier.fetch(:'n', regress_event(:'n')) d;
 SELECT outcome, next_run_at > now() AS later FROM pgrelay._write_log(:q, 'transient', '451 4.7.1 greylisted');
 SELECT pgrelay_notifier.set_status(:'n', jsonb_build_object('attempt', 1, 'outcome', 'retrying', 'transport', 'smtp',
        'error', '451 4.7.1 greylisted', 'next_attempt_at', now() + interval '10 seconds',
@@ -28,7 +28,7 @@ SET ROLE regress_processor;
 SELECT id AS q FROM pgrelay.queue_pending_ids() \gset
 BEGIN;
 SELECT attempt FROM pgrelay._queue_claim(:q);
-SELECT pgrelay_notifier.fetch(:'n') ->> 'status' AS status;
+SELECT pgrelay_notifier.fetch(:'n', regress_event(:'n')) ->> 'status' AS status;
 ROLLBACK;
 RESET ROLE;
 SELECT status, attempts FROM pgrelay_notifier.get_status(:n);
@@ -38,7 +38,7 @@ SELECT count(*) AS still_queued FROM pgrelay.queue WHERE id = :q;
 SET ROLE regress_processor;
 BEGIN;
 SELECT attempt FROM pgrelay._queue_claim(:q);
-SELECT r ->> 'address' AS envelope FROM jsonb_array_elements(pgrelay_notifier.fetch(:'n') -> 'recipients') r
+SELECT r ->> 'address' AS envelope FROM jsonb_array_elements(pgrelay_notifier.fetch(:'n', regress_event(:'n')) -> 'recipients') r
 WHERE r ->> 'status' IN ('pending', 'retrying');
 SELECT outcome FROM pgrelay._write_log(:q, 'ok');
 SELECT pgrelay_notifier.set_status(:'n', '{"attempt": 2, "outcome": "sent", "recipients": [{"id": 2, "status": "sent", "code": 250}]}');
@@ -53,7 +53,7 @@ SELECT pgrelay.notify('w_mail', :'n') AS q \gset
 SET ROLE regress_processor;
 BEGIN;
 SELECT count(*) AS claimed FROM pgrelay._queue_claim(:q);
-SELECT pgrelay_notifier.fetch(:'n') ->> 'status' AS status;
+SELECT pgrelay_notifier.fetch(:'n', regress_event(:'n')) ->> 'status' AS status;
 SELECT outcome FROM pgrelay._write_log(:q, 'ok');
 SELECT pgrelay._queue_mark_done(:q);
 COMMIT;
@@ -66,7 +66,7 @@ SET ROLE regress_processor;
 SELECT id AS q FROM pgrelay.queue_pending_ids() \gset
 BEGIN;
 SELECT count(*) AS claimed FROM pgrelay._queue_claim(:q);
-SELECT pgrelay_notifier.fetch(:'c') ->> 'status' AS status;
+SELECT pgrelay_notifier.fetch(:'c', regress_event(:'c')) ->> 'status' AS status;
 SELECT outcome FROM pgrelay._write_log(:q, 'cancelled');
 SELECT pgrelay._queue_mark_done(:q);
 COMMIT;

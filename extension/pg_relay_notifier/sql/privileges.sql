@@ -46,7 +46,7 @@ SELECT password FROM pgrelay_notifier.profile_secrets;
 UPDATE pgrelay_notifier.profiles SET debug = true;
 INSERT INTO pgrelay_notifier.channels (channel, profile) VALUES ('v_x', 'v_main');
 SELECT pgrelay_notifier.send('v_mail', ARRAY['ann@example.org'], 's', 'b');
-SELECT pgrelay_notifier.fetch('1');
+SELECT pgrelay_notifier.fetch('1', 1);
 SELECT pgrelay_notifier.set_status('1', '{"outcome": "sent"}');
 SELECT pgrelay_notifier._profile_doc('v_main');
 RESET SESSION AUTHORIZATION;
@@ -80,7 +80,7 @@ SELECT password FROM pgrelay_notifier.profile_secrets;
 SELECT count(*) FROM pgrelay_notifier.profiles;
 SELECT count(*) FROM pgrelay_notifier.profile_credentials;
 SELECT count(*) FROM pgrelay_notifier.profile_summary;
-SELECT pgrelay_notifier.fetch(:'mine');
+SELECT pgrelay_notifier.fetch(:'mine', regress_event(:'mine'));
 SELECT pgrelay_notifier.set_status(:'mine', '{"outcome": "sent"}');
 SELECT pgrelay_notifier.create_profile('v_x', host => 'smtp.example.com');
 SELECT pgrelay_notifier.alter_profile('v_main', debug => true);
@@ -104,7 +104,7 @@ RESET SESSION AUTHORIZATION;
 
 -- processor: fetch() (secrets as stored) and set_status(), nothing else
 SET SESSION AUTHORIZATION regress_processor;
-SELECT pgrelay_notifier.fetch(:'mine') -> 'profile' -> 'smtp' ->> 'password' AS password;
+SELECT pgrelay_notifier.fetch(:'mine', regress_event(:'mine')) -> 'profile' -> 'smtp' ->> 'password' AS password;
 SELECT pgrelay_notifier.set_status(:'mine', '{"outcome": "sent"}');
 -- (error)
 SELECT pgrelay_notifier.send('v_mail', ARRAY['ann@example.org'], 's', 'b');

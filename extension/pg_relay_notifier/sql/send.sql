@@ -1,8 +1,9 @@
 -- send(): validation at call time, storage, Message-ID, queueing in the caller's transaction
 \set SHOW_CONTEXT never
 SET intervalstyle = postgres;
-SELECT name FROM pgrelay_notifier.create_profile('s_main', host => 'smtp.example.com',
-       from_address => 'NoReply@Mail.Example.COM', from_name => 'Example App');
+SELECT name, allowed_from FROM pgrelay_notifier.create_profile('s_main', host => 'smtp.example.com',
+       from_address => 'NoReply@Mail.Example.COM', from_name => 'Example App',
+       allowed_from => ARRAY['@example.net', 'news@example.com']);
 SELECT name FROM pgrelay_notifier.create_profile('s_nofrom', host => 'smtp.example.com');
 SELECT name FROM pgrelay_notifier.create_profile('s_graph', transport => 'graph', tenant_id => 'contoso.com',
        client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 'env:GRAPH_SECRET',
@@ -10,7 +11,7 @@ SELECT name FROM pgrelay_notifier.create_profile('s_graph', transport => 'graph'
 SELECT channel FROM pgrelay_notifier.create_channel('s_mail', 's_main');
 SELECT channel FROM pgrelay_notifier.create_channel('s_nofrom', 's_nofrom');
 SELECT channel FROM pgrelay_notifier.create_channel('s_graph', 's_graph');
-CREATE FUNCTION regress_sink(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_sink(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 GRANT EXECUTE ON FUNCTION regress_sink(text) TO pgrelay_processor;
 SELECT channel FROM pgrelay.register('s_sqljobs', 'sql', handler => 'regress_sink(text)');
 
@@ -143,10 +144,45 @@ FROM (VALUES ('"X-A: b"'),
              ('{"Content-Type": "text/html"}'),
              ('{"content-transfer-encoding": "8bit"}'),
              ('{"Reply-To": "x@example.org"}'),
+             ('{"Sender": "ceo@example.com"}'),
+             ('{"Return-Path": "<bounce@evil.example>"}'),
+             ('{"Resent-From": "ceo@example.com"}'),
+             ('{"Received": "from evil.example"}'),
+             ('{"DKIM-Signature": "v=1; d=example.com"}'),
+             ('{"ARC-Seal": "i=1"}'),
+             ('{"Authentication-Results": "mx.example.com; dkim=pass"}'),
              ('{"X-Long-Name-' || repeat('n', 70) || '": "b"}'),
              ('{"X-A": "' || repeat('v', 999) || '"}')) t(h);
 SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b',
        headers => (SELECT jsonb_object_agg('X-H' || i, 'v') FROM generate_series(1, 101) i));
+-- From: the profile's address, an address or domain in its allowed_from; anything else (error)
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_address => 'news@example.com') > 0 AS listed_address;
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_address => 'Any <any@example.net>') > 0 AS listed_domain;
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_address => 'noreply@mail.example.com') > 0 AS own_address;
+SELECT :notifications + 3 AS notifications \gset
+SELECT :events + 3 AS events \gset
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_address => 'ceo@example.com');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_address => 'x@sub.example.net');
+-- invisible characters that make text read otherwise than it is (error): a right-to-left override
+-- in a subject, a display name, a file name; a zero-width space; a tag character
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 'Invoice ' || U&'\202E' || 'fdp.exe', 'b');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 'Pay' || U&'\200B' || 'Pal', 'b');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 'x' || U&'\+0E0041', 'b');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['Bank' || U&'\2066' || ' <ann@example.org>'], 's', 'b');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', from_name => 'CEO' || U&'\202D');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', attachments =>
+       jsonb_build_array(jsonb_build_object('filename', 'invoice' || U&'\202E' || 'fdp.exe', 'content_text', 'x')));
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', headers =>
+       jsonb_build_object('X-Note', 'a' || U&'\2067' || 'b'));
+-- the joiners Persian, Indic scripts and emoji need are not among them
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], U&'\0645\06CC\200C\062E\0648\0627\0647\0645 \D83D\DC68\200D\D83D\DC69', 'b') > 0 AS joiners_ok;
+SELECT :notifications + 1 AS notifications \gset
+SELECT :events + 1 AS events \gset
+-- a run_at that is never due, or always first (error)
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', run_at => 'infinity');
+SELECT pgrelay_notifier.send('s_mail', ARRAY['ann@example.org'], 's', 'b', run_at => '-infinity');
+-- a huge recipient list is refused before any address is parsed (error)
+SELECT pgrelay_notifier.send('s_mail', ARRAY(SELECT 'u' || i || '@example.org' FROM generate_series(1, 100000) i), 's', 'b');
 -- none of the failures left a notification or an event behind
 SELECT count(*) - :notifications AS new_notifications FROM pgrelay_notifier.notifications;
 SELECT count(*) - :events AS new_events FROM pgrelay.queue;

@@ -29,7 +29,7 @@ SELECT status, attempts, last_error, last_attempt_at, next_attempt_at, sent_at, 
 FROM pgrelay_notifier.notifications WHERE notification_id = :n1;
 SELECT * FROM regress_recipients(:n1);
 -- the Processor's next fetch() puts only recipients 2 and 3 in the envelope
-SELECT r ->> 'id' AS id, r ->> 'status' AS status FROM jsonb_array_elements(pgrelay_notifier.fetch(:'n1') -> 'recipients') r;
+SELECT r ->> 'id' AS id, r ->> 'status' AS status FROM jsonb_array_elements(pgrelay_notifier.fetch(:'n1', regress_event(:'n1')) -> 'recipients') r;
 -- retrying -> sent: the rest accepted
 SELECT pgrelay_notifier.set_status(:'n1', '{"attempt": 2, "outcome": "sent", "transport": "smtp",
     "finished_at": "2026-11-29T19:25:03+00", "reply_code": 250, "reply": "250 2.0.0 Ok: queued as 5Gr3y2",

@@ -26,7 +26,7 @@ BEGIN
         RETURN 'the address is empty';
     END IF;
     IF pgrelay_notifier._has_control(address) THEN
-        RETURN 'the address contains a control character';
+        RETURN 'the address contains a control or invisible formatting character';
     END IF;
     IF address ~ '[^\x01-\x7f]' THEN
         RETURN 'the address contains non-ASCII characters (internationalised addresses need SMTPUTF8, '
@@ -91,7 +91,7 @@ BEGIN
         RETURN;
     END IF;
     IF pgrelay_notifier._has_control(mailbox) THEN
-        error := 'the address contains a control character';
+        error := 'the address contains a control or invisible formatting character';
         RETURN;
     END IF;
     s := pg_catalog.btrim(mailbox);

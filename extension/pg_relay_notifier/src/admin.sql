@@ -25,13 +25,18 @@ BEGIN
         RAISE EXCEPTION 'channel "%" of notification % does not exist any more', n.channel, n.notification_id
             USING ERRCODE = 'undefined_object';
     END IF;
+    IF requeue.run_at IS NOT NULL AND NOT isfinite(requeue.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', requeue.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     UPDATE pgrelay_notifier.recipients r SET status = 'pending', code = NULL, reply = NULL, updated_at = now()
     WHERE r.notification_id = n.notification_id AND r.status IN ('failed', 'retrying');
+    -- The new event is the only one that may deliver the notification from now on.
     UPDATE pgrelay_notifier.notifications x
     SET status = 'queued', finished_at = NULL, sent_at = NULL, next_attempt_at = NULL,
-        run_at = requeue.run_at, updated_at = now()
+        run_at = requeue.run_at, updated_at = now(),
+        queue_event_id = pgrelay.notify(n.channel, n.notification_id::text, requeue.run_at)
     WHERE x.notification_id = n.notification_id;
-    PERFORM pgrelay.notify(n.channel, n.notification_id::text, requeue.run_at);
     RETURN 'queued';
 END
 $$;

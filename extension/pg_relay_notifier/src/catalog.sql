@@ -29,6 +29,9 @@ CREATE TABLE pgrelay_notifier.profiles (
     created_by            name NOT NULL DEFAULT session_user,
     created_at            timestamptz NOT NULL DEFAULT now(),
     updated_at            timestamptz NOT NULL DEFAULT now(),
+    -- since 1.1
+    allowed_from          text[],
+    scope                 text,
     CHECK ((transport = 'smtp') = (host IS NOT NULL AND security IS NOT NULL)),
     CHECK ((transport = 'graph') = (tenant_id IS NOT NULL AND client_id IS NOT NULL AND sender IS NOT NULL))
 );
@@ -36,6 +39,10 @@ COMMENT ON TABLE pgrelay_notifier.profiles IS
     'How mail leaves: one SMTP server or Microsoft Graph mailbox per profile (secrets are in profile_secrets)';
 COMMENT ON COLUMN pgrelay_notifier.profiles.port IS
     'NULL: the default of the security mode (587 starttls, 465 tls, 25 none)';
+COMMENT ON COLUMN pgrelay_notifier.profiles.allowed_from IS
+    'From addresses a producer may give to send() besides from_address: addresses, or @domain for a whole domain';
+COMMENT ON COLUMN pgrelay_notifier.profiles.scope IS
+    'OAuth2 scope the Processor asks tokens for (NULL: the service''s default, {graph_url}/.default for Graph)';
 
 CREATE TABLE pgrelay_notifier.profile_secrets (
     profile       text PRIMARY KEY
@@ -88,6 +95,8 @@ CREATE TABLE pgrelay_notifier.notifications (
     created_by      name NOT NULL DEFAULT session_user,
     created_at      timestamptz NOT NULL DEFAULT now(),
     updated_at      timestamptz NOT NULL DEFAULT now(),
+    -- since 1.1
+    queue_event_id  bigint,
     CHECK (body_text IS NOT NULL OR body_html IS NOT NULL)
 );
 COMMENT ON TABLE pgrelay_notifier.notifications IS
@@ -97,6 +106,8 @@ COMMENT ON COLUMN pgrelay_notifier.notifications.channel IS
     'The channel at send() time (no foreign key: history outlives a dropped channel)';
 COMMENT ON COLUMN pgrelay_notifier.notifications.profile IS
     'The profile the message was composed for (the channel''s profile at send() time)';
+COMMENT ON COLUMN pgrelay_notifier.notifications.queue_event_id IS
+    'The pg_relay event send() or requeue() queued for this notification: the only one fetch() serves it to';
 COMMENT ON COLUMN pgrelay_notifier.notifications.finished_at IS
     'When the notification reached sent, partially_sent, failed or cancelled (purge() uses it)';
 CREATE INDEX notifications_finished_idx ON pgrelay_notifier.notifications (finished_at)

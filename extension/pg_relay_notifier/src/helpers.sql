@@ -3,12 +3,17 @@
 -- pgrelay_notifier._has_control()
 CREATE OR REPLACE FUNCTION pgrelay_notifier._has_control(s text) RETURNS boolean
 LANGUAGE sql IMMUTABLE STRICT AS $$
-    -- C0 controls (CR, LF, TAB, ...), DEL, C1 controls (NEL, ...) and the Unicode line and
-    -- paragraph separators: none of them may reach a header field.
-    SELECT s ~ '[\x01-\x1f\x7f-\x9f\u2028\u2029]'
+    -- C0 controls (CR, LF, TAB, ...), DEL, C1 controls (NEL, ...), the Unicode line and paragraph
+    -- separators, and the invisible formatting characters that change how text reads without
+    -- showing: bidirectional embeddings, overrides and isolates (U+202A-U+202E, U+2066-U+2069: an
+    -- "invoice<RLO>fdp.exe" reads as "invoiceexe.pdf"), directional marks, zero-width space, word
+    -- joiners, the byte order mark, interlinear annotations and tag characters. None of them may
+    -- reach a header field, a display name or a file name. The zero-width joiner and non-joiner
+    -- (U+200C, U+200D) stay allowed: Persian and Indic text and emoji sequences need them.
+    SELECT s ~ '[\x01-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]'
 $$;
 COMMENT ON FUNCTION pgrelay_notifier._has_control(text) IS
-    'Does the text contain a control character (C0, DEL, C1) or a Unicode line/paragraph separator?';
+    'Does the text contain a control character (C0, DEL, C1), a line/paragraph separator or an invisible formatting character (bidi override, zero-width space, ...)?';
 
 -- pgrelay_notifier._show()
 CREATE OR REPLACE FUNCTION pgrelay_notifier._show(s text) RETURNS text
@@ -16,12 +21,12 @@ LANGUAGE sql IMMUTABLE AS $$
     -- Error messages quote user input; control characters become ? so a message stays one line.
     SELECT CASE WHEN s IS NULL THEN 'NULL'
                 WHEN pg_catalog.length(s) > 100
-                THEN pg_catalog.left(pg_catalog.regexp_replace(s, '[\x01-\x1f\x7f-\x9f\u2028\u2029]', '?', 'g'), 97) || '...'
-                ELSE pg_catalog.regexp_replace(s, '[\x01-\x1f\x7f-\x9f\u2028\u2029]', '?', 'g')
+                THEN pg_catalog.left(pg_catalog.regexp_replace(s, '[\x01-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]', '?', 'g'), 97) || '...'
+                ELSE pg_catalog.regexp_replace(s, '[\x01-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]', '?', 'g')
            END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier._show(text) IS
-    'User input made safe for an error message: control characters as ?, at most 100 characters';
+    'User input made safe for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
 -- pgrelay_notifier._ms()
 CREATE OR REPLACE FUNCTION pgrelay_notifier._ms(i interval) RETURNS bigint

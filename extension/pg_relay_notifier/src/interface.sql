@@ -56,30 +56,35 @@ COMMENT ON FUNCTION pgrelay_notifier._profile_doc(text) IS
     'The "profile" object of the fetch() document, secrets as stored (references stay references)';
 
 -- pgrelay_notifier.fetch()
-CREATE OR REPLACE FUNCTION pgrelay_notifier.fetch(pk text) RETURNS jsonb
+CREATE OR REPLACE FUNCTION pgrelay_notifier.fetch(pk text, event_id bigint) RETURNS jsonb
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Function: the whole message and its profile as the document of docs/interface.md, for the
- * Processor inside its held transaction. Writes nothing. It locks the notification row (FOR NO
- * KEY UPDATE) until that transaction ends, so cancel() waits for the attempt's outcome instead
- * of racing it, and takes a transaction-level advisory lock on the id that get_status() reads as
- * "sending".
- * Returns: the document; NULL when pk is malformed or no notification has that id.
+ * Processor inside its held transaction. event_id is the event_id of the queue row the Processor
+ * claimed: only the event send() or requeue() queued for a notification may deliver it, so an
+ * event queued with pgrelay.notify() by anyone else gets nothing (a producer cannot release a
+ * message held for later, on an inactive channel, or someone else's). Writes nothing. It locks
+ * the notification row (FOR NO KEY UPDATE) until that transaction ends, so cancel() waits for the
+ * attempt's outcome instead of racing it, and takes a transaction-level advisory lock on the id
+ * that get_status() reads as "sending".
+ * Returns: the document; NULL when pk is malformed, no notification has that id, or it was not
+ * queued by this event.
  */
 DECLARE
     nid bigint := pgrelay_notifier._pk(pk);
+    claimed ALIAS FOR $2; -- event_id: "fetch" is a PL/pgSQL keyword and cannot qualify a name
     n pgrelay_notifier.notifications;
 BEGIN
-    IF nid IS NULL THEN
+    IF nid IS NULL OR claimed IS NULL THEN
         RETURN NULL;
     END IF;
     SELECT * INTO n FROM pgrelay_notifier.notifications x WHERE x.notification_id = nid FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
+    IF NOT FOUND OR n.queue_event_id IS DISTINCT FROM claimed THEN
         RETURN NULL;
     END IF;
     PERFORM pg_try_advisory_xact_lock(nid);
     RETURN jsonb_build_object(
-        'interface_version', 1,
+        'interface_version', 2,
         'notification_id', n.notification_id,
         'status', n.status,
         'channel', n.channel,
@@ -103,8 +108,8 @@ BEGIN
         'profile', pgrelay_notifier._profile_doc(n.profile));
 END
 $$;
-COMMENT ON FUNCTION pgrelay_notifier.fetch(text) IS
-    'The Processor''s view of one notification (docs/interface.md); NULL for an unknown or malformed id';
+COMMENT ON FUNCTION pgrelay_notifier.fetch(text, bigint) IS
+    'The Processor''s view of one notification (docs/interface.md); NULL for an unknown or malformed id or another event''s';
 
 -- pgrelay_notifier._json_int()
 CREATE OR REPLACE FUNCTION pgrelay_notifier._json_int(doc jsonb, key text, lo bigint, hi bigint) RETURNS bigint

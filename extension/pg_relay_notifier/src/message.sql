@@ -6,8 +6,10 @@ LANGUAGE plpgsql IMMUTABLE AS $$
 /*
  * Function: normalises send()'s headers (a JSON object, or an array of [name, value] pairs to
  * keep the order) and validates them: RFC 5322 field names (printable ASCII but colon, at most 76
- * characters), none that the Processor writes itself, string values without control characters
- * (no header injection), at most 998 octets a value, at most 100 fields.
+ * characters), none that the Processor writes itself and none that say who sent the message or
+ * what servers did with it (Sender, Return-Path, Resent-*, Received, DKIM and ARC fields ...),
+ * string values without control or invisible formatting characters (no header injection), at
+ * most 998 octets a value, at most 100 fields.
  * Returns: the array of [name, value] pairs.
  */
 DECLARE
@@ -56,15 +58,25 @@ BEGIN
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'Use the parameters of send() (from_address, reply_to, subject, attachments ...).';
         END IF;
+        -- Fields that name who sent the message or what servers did with it: a producer setting
+        -- them could impersonate another sender or forge a trace. Sender and Return-Path come
+        -- from the profile and the envelope; the others are added by mail servers.
+        IF lower(hname) IN ('sender', 'return-path', 'received', 'received-spf', 'delivered-to', 'envelope-to',
+                            'dkim-signature', 'domainkey-signature', 'authentication-results')
+           OR lower(hname) LIKE 'resent-%' OR lower(hname) LIKE 'arc-%' THEN
+            RAISE EXCEPTION 'header field "%" is set by the sending side and mail servers, never by a producer', hname
+                USING ERRCODE = 'insufficient_privilege',
+                      HINT = 'The sender comes from the profile (from_address, allowed_from).';
+        END IF;
         IF jsonb_typeof(e -> 1) <> 'string' THEN
             RAISE EXCEPTION 'header "%": the value must be a JSON string, not %', hname, jsonb_typeof(e -> 1)
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         hvalue := e ->> 1;
         IF pgrelay_notifier._has_control(hvalue) THEN
-            RAISE EXCEPTION 'header "%": the value contains a control character', hname
+            RAISE EXCEPTION 'header "%": the value contains a control or invisible formatting character', hname
                 USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = 'CR, LF and other control characters are not allowed in header fields.';
+                      DETAIL = 'CR, LF, other control characters and invisible formatting characters (such as bidirectional overrides) are not allowed in header fields.';
         END IF;
         IF octet_length(hvalue) > 998 THEN
             RAISE EXCEPTION 'header "%": the value is longer than 998 octets', hname
@@ -131,7 +143,7 @@ BEGIN
         END IF;
         what := format('attachment %s ("%s")', i, pgrelay_notifier._show(a_filename));
         IF pgrelay_notifier._has_control(a_filename) THEN
-            RAISE EXCEPTION '%: the file name contains a control character', what
+            RAISE EXCEPTION '%: the file name contains a control or invisible formatting character', what
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         IF a_filename ~ '[/\\]' OR a_filename IN ('.', '..') OR length(a_filename) > 255 THEN

@@ -16,17 +16,17 @@ TO pgrelay_producer;
 GRANT SELECT ON pgrelay_notifier.recent_failures TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION
-    pgrelay_notifier.fetch(text),
+    pgrelay_notifier.fetch(text, bigint),
     pgrelay_notifier.set_status(text, jsonb)
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay_notifier.create_profile(text, text, text, integer, text, text, text, text, text, text, text, text, text,
                                     text, text, text, boolean, text, text, interval, interval, integer, bigint,
-                                    boolean, text),
+                                    boolean, text, text[], text),
     pgrelay_notifier.alter_profile(text, text, integer, text, text, text, text, text, text, text, text, text, text,
                                    text, text, boolean, text, text, interval, interval, integer, bigint, boolean,
-                                   text, text[]),
+                                   text, text[], text[], text),
     pgrelay_notifier.drop_profile(text),
     pgrelay_notifier.create_channel(text, text, text, integer, interval, interval, interval, boolean, text,
                                     boolean, jsonb),

@@ -36,158 +36,149 @@ $$;
 COMMENT ON FUNCTION pgrelay_notifier._https_url_error(text) IS
     'NULL when the text is an https:// base URL without query or fragment, else the reason';
 
--- pgrelay_notifier._validate_profile()
-CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_profile(p pgrelay_notifier.profiles,
-                                                   s pgrelay_notifier.profile_secrets)
+-- pgrelay_notifier._validate_smtp()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_smtp(p pgrelay_notifier.profiles,
+                                                s pgrelay_notifier.profile_secrets)
 RETURNS void
-LANGUAGE plpgsql IMMUTABLE AS $$
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Function: checks a complete profile row and its secrets, as create_profile() and
- * alter_profile() are about to store them. Every rule lives here, so both functions agree.
- * Returns: nothing; raises invalid_parameter_value with the reason.
+ * Internal (_validate_profile): the settings of an SMTP profile: host, security, port, the
+ * credentials and how they may travel, the CA file, the HELO name.
+ */
+DECLARE
+    reason text;
+BEGIN
+    IF p.host IS NULL THEN
+        RAISE EXCEPTION 'profile "%": an smtp profile needs a host', p.name
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF p.host ~ '^\[.*\]$' THEN
+        reason := CASE WHEN pgrelay_notifier._is_ipv6(substr(p.host, 2, length(p.host) - 2)) THEN NULL
+                       ELSE 'the IPv6 address is malformed' END;
+    ELSIF pgrelay_notifier._is_ipv6(p.host) THEN
+        reason := 'write an IPv6 address in brackets, [' || p.host || ']';
+    ELSIF pgrelay_notifier._is_ipv4(p.host) THEN
+        reason := NULL;
+    ELSIF p.host ~ ':[0-9]*$' THEN
+        reason := 'give the port separately (port => N)';
+    ELSE
+        reason := pgrelay_notifier._domain_error(p.host, false);
+        IF reason IS NULL AND p.host ~ '(^|\.)[0-9]+$' THEN
+            reason := 'neither a host name nor an IPv4 address';
+        END IF;
+    END IF;
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": invalid host "%": %', p.name, pgrelay_notifier._show(p.host), reason
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.security NOT IN ('starttls', 'starttls_optional', 'tls', 'none') THEN
+        RAISE EXCEPTION 'profile "%": invalid security "%"', p.name, pgrelay_notifier._show(p.security)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use starttls (the default: STARTTLS required), starttls_optional, tls (implicit TLS, port 465) or none.';
+    END IF;
+    IF p.port IS NOT NULL AND (p.port < 1 OR p.port > 65535) THEN
+        RAISE EXCEPTION 'profile "%": port must be between 1 and 65535, not %', p.name, p.port
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.username IS NOT NULL AND (p.username = '' OR pgrelay_notifier._has_control(p.username)
+                                   OR length(p.username) > 256) THEN
+        RAISE EXCEPTION 'profile "%": username must be 1 to 256 characters without control characters', p.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) AND p.username IS NULL THEN
+        RAISE EXCEPTION 'profile "%": % needs a username', p.name,
+                        CASE WHEN s.password IS NOT NULL THEN 'password' ELSE 'oauth_token' END
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF s.password IS NOT NULL AND s.oauth_token IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": give either password or oauth_token, not both', p.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'With oauth_token the Processor authenticates with XOAUTH2, with password with PLAIN or LOGIN.';
+    END IF;
+    IF p.security = 'none' AND (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) THEN
+        RAISE EXCEPTION 'profile "%": credentials are never sent over an unencrypted connection (security none)', p.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use security starttls or tls.';
+    END IF;
+    IF p.ca_file IS NOT NULL AND (p.ca_file !~ '^/' OR pgrelay_notifier._has_control(p.ca_file)
+                                  OR length(p.ca_file) > 1024) THEN
+        RAISE EXCEPTION 'profile "%": ca_file must be an absolute path on the Processor''s machine', p.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.helo_name IS NOT NULL THEN
+        reason := CASE WHEN left(p.helo_name, 1) = '[' THEN pgrelay_notifier._literal_error(p.helo_name)
+                       ELSE pgrelay_notifier._domain_error(p.helo_name, false) END;
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": helo_name "%" is not a host name or address literal: %',
+                            p.name, pgrelay_notifier._show(p.helo_name), reason
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._validate_smtp(pgrelay_notifier.profiles, pgrelay_notifier.profile_secrets) IS
+    'Internal: checks the settings of an SMTP profile';
+
+-- pgrelay_notifier._validate_graph()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_graph(p pgrelay_notifier.profiles,
+                                                 s pgrelay_notifier.profile_secrets)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (_validate_profile): the settings of a Microsoft Graph profile: the tenant, the app
+ * registration and its secret, the sender mailbox, the login and Graph URLs.
  */
 DECLARE
     guid CONSTANT text := '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$';
     reason text;
-    k text;
 BEGIN
-    IF p.name IS NULL THEN
-        RAISE EXCEPTION 'profile name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    IF p.tenant_id IS NULL OR p.client_id IS NULL OR s.client_secret IS NULL OR p.sender IS NULL THEN
+        RAISE EXCEPTION 'profile "%": a graph profile needs tenant_id, client_id, client_secret and sender', p.name
+            USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF p.name !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
-        RAISE EXCEPTION 'invalid profile name "%"', pgrelay_notifier._show(p.name)
-            USING ERRCODE = 'invalid_name',
-                  DETAIL = 'A profile name has 1 to 63 letters, digits or the characters _ . - and does not start with . or -.';
-    END IF;
-    IF p.transport IS NULL OR p.transport NOT IN ('smtp', 'graph') THEN
-        RAISE EXCEPTION 'invalid transport "%"', pgrelay_notifier._show(p.transport)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use smtp or graph.';
-    END IF;
-
-    -- Settings of the other transport are a mistake, not something to ignore.
-    IF p.transport = 'smtp' THEN
-        k := CASE WHEN p.tenant_id IS NOT NULL THEN 'tenant_id'
-                  WHEN p.client_id IS NOT NULL THEN 'client_id'
-                  WHEN s.client_secret IS NOT NULL THEN 'client_secret'
-                  WHEN p.sender IS NOT NULL THEN 'sender'
-                  WHEN p.login_url IS NOT NULL THEN 'login_url'
-                  WHEN p.graph_url IS NOT NULL THEN 'graph_url'
-                  WHEN p.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END;
-    ELSE
-        k := CASE WHEN p.host IS NOT NULL THEN 'host'
-                  WHEN p.port IS NOT NULL THEN 'port'
-                  WHEN p.security IS NOT NULL THEN 'security'
-                  WHEN p.username IS NOT NULL THEN 'username'
-                  WHEN s.password IS NOT NULL THEN 'password'
-                  WHEN s.oauth_token IS NOT NULL THEN 'oauth_token'
-                  WHEN p.ca_file IS NOT NULL THEN 'ca_file'
-                  WHEN p.helo_name IS NOT NULL THEN 'helo_name' END;
-    END IF;
-    IF k IS NOT NULL THEN
-        RAISE EXCEPTION 'profile "%": % is not a setting of transport %', p.name, k, p.transport
+    IF p.tenant_id !~ guid AND pgrelay_notifier._domain_error(p.tenant_id, true) IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": tenant_id "%" is neither a GUID nor a domain name', p.name,
+                        pgrelay_notifier._show(p.tenant_id)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-
-    IF p.transport = 'smtp' THEN
-        IF p.host IS NULL THEN
-            RAISE EXCEPTION 'profile "%": an smtp profile needs a host', p.name
-                USING ERRCODE = 'null_value_not_allowed';
-        END IF;
-        IF p.host ~ '^\[.*\]$' THEN
-            reason := CASE WHEN pgrelay_notifier._is_ipv6(substr(p.host, 2, length(p.host) - 2)) THEN NULL
-                           ELSE 'the IPv6 address is malformed' END;
-        ELSIF pgrelay_notifier._is_ipv6(p.host) THEN
-            reason := 'write an IPv6 address in brackets, [' || p.host || ']';
-        ELSIF pgrelay_notifier._is_ipv4(p.host) THEN
-            reason := NULL;
-        ELSIF p.host ~ ':[0-9]*$' THEN
-            reason := 'give the port separately (port => N)';
-        ELSE
-            reason := pgrelay_notifier._domain_error(p.host, false);
-            IF reason IS NULL AND p.host ~ '(^|\.)[0-9]+$' THEN
-                reason := 'neither a host name nor an IPv4 address';
-            END IF;
-        END IF;
-        IF reason IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": invalid host "%": %', p.name, pgrelay_notifier._show(p.host), reason
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF p.security NOT IN ('starttls', 'starttls_optional', 'tls', 'none') THEN
-            RAISE EXCEPTION 'profile "%": invalid security "%"', p.name, pgrelay_notifier._show(p.security)
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Use starttls (the default: STARTTLS required), starttls_optional, tls (implicit TLS, port 465) or none.';
-        END IF;
-        IF p.port IS NOT NULL AND (p.port < 1 OR p.port > 65535) THEN
-            RAISE EXCEPTION 'profile "%": port must be between 1 and 65535, not %', p.name, p.port
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF p.username IS NOT NULL AND (p.username = '' OR pgrelay_notifier._has_control(p.username)
-                                       OR length(p.username) > 256) THEN
-            RAISE EXCEPTION 'profile "%": username must be 1 to 256 characters without control characters', p.name
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) AND p.username IS NULL THEN
-            RAISE EXCEPTION 'profile "%": % needs a username', p.name,
-                            CASE WHEN s.password IS NOT NULL THEN 'password' ELSE 'oauth_token' END
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF s.password IS NOT NULL AND s.oauth_token IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": give either password or oauth_token, not both', p.name
-                USING ERRCODE = 'invalid_parameter_value',
-                      DETAIL = 'With oauth_token the Processor authenticates with XOAUTH2, with password with PLAIN or LOGIN.';
-        END IF;
-        IF p.security = 'none' AND (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) THEN
-            RAISE EXCEPTION 'profile "%": credentials are never sent over an unencrypted connection (security none)', p.name
-                USING ERRCODE = 'invalid_parameter_value',
-                      HINT = 'Use security starttls or tls.';
-        END IF;
-        IF p.ca_file IS NOT NULL AND (p.ca_file !~ '^/' OR pgrelay_notifier._has_control(p.ca_file)
-                                      OR length(p.ca_file) > 1024) THEN
-            RAISE EXCEPTION 'profile "%": ca_file must be an absolute path on the Processor''s machine', p.name
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF p.helo_name IS NOT NULL THEN
-            reason := CASE WHEN left(p.helo_name, 1) = '[' THEN pgrelay_notifier._literal_error(p.helo_name)
-                           ELSE pgrelay_notifier._domain_error(p.helo_name, false) END;
-            IF reason IS NOT NULL THEN
-                RAISE EXCEPTION 'profile "%": helo_name "%" is not a host name or address literal: %',
-                                p.name, pgrelay_notifier._show(p.helo_name), reason
-                    USING ERRCODE = 'invalid_parameter_value';
-            END IF;
-        END IF;
-    ELSE
-        IF p.tenant_id IS NULL OR p.client_id IS NULL OR s.client_secret IS NULL OR p.sender IS NULL THEN
-            RAISE EXCEPTION 'profile "%": a graph profile needs tenant_id, client_id, client_secret and sender', p.name
-                USING ERRCODE = 'null_value_not_allowed';
-        END IF;
-        IF p.tenant_id !~ guid AND pgrelay_notifier._domain_error(p.tenant_id, true) IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": tenant_id "%" is neither a GUID nor a domain name', p.name,
-                            pgrelay_notifier._show(p.tenant_id)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF p.client_id !~ guid THEN
-            RAISE EXCEPTION 'profile "%": client_id "%" is not a GUID (the application id of the app registration)',
-                            p.name, pgrelay_notifier._show(p.client_id)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        IF p.sender !~ guid AND pgrelay_notifier.address_error(p.sender) IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": sender "%" is neither a mailbox address nor a user id: %', p.name,
-                            pgrelay_notifier._show(p.sender), pgrelay_notifier.address_error(p.sender)
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        reason := pgrelay_notifier._https_url_error(p.login_url);
-        IF reason IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": login_url "%" %', p.name, pgrelay_notifier._show(p.login_url), reason
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
-        reason := pgrelay_notifier._https_url_error(p.graph_url);
-        IF reason IS NOT NULL THEN
-            RAISE EXCEPTION 'profile "%": graph_url "%" %', p.name, pgrelay_notifier._show(p.graph_url), reason
-                USING ERRCODE = 'invalid_parameter_value';
-        END IF;
+    IF p.client_id !~ guid THEN
+        RAISE EXCEPTION 'profile "%": client_id "%" is not a GUID (the application id of the app registration)',
+                        p.name, pgrelay_notifier._show(p.client_id)
+            USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF p.sender !~ guid AND pgrelay_notifier.address_error(p.sender) IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": sender "%" is neither a mailbox address nor a user id: %', p.name,
+                        pgrelay_notifier._show(p.sender), pgrelay_notifier.address_error(p.sender)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    reason := pgrelay_notifier._https_url_error(p.login_url);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": login_url "%" %', p.name, pgrelay_notifier._show(p.login_url), reason
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    reason := pgrelay_notifier._https_url_error(p.graph_url);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": graph_url "%" %', p.name, pgrelay_notifier._show(p.graph_url), reason
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._validate_graph(pgrelay_notifier.profiles, pgrelay_notifier.profile_secrets) IS
+    'Internal: checks the settings of a Microsoft Graph profile';
 
+-- pgrelay_notifier._validate_common()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_common(p pgrelay_notifier.profiles,
+                                                  s pgrelay_notifier.profile_secrets)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (_validate_profile): what both transports share: secret references, the From address
+ * and the addresses producers may send as, the OAuth2 scope, timeouts, limits.
+ */
+DECLARE
+    reason text;
+    k text;
+BEGIN
     FOREACH k IN ARRAY ARRAY['password', 'oauth_token', 'client_secret'] LOOP
         reason := pgrelay_notifier._secret_error(CASE k WHEN 'password' THEN s.password
                                                         WHEN 'oauth_token' THEN s.oauth_token
@@ -239,6 +230,90 @@ BEGIN
     IF p.debug IS NULL THEN
         RAISE EXCEPTION 'profile "%": debug must not be NULL', p.name USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF cardinality(p.allowed_from) > 100 THEN
+        RAISE EXCEPTION 'profile "%": allowed_from has % entries; at most 100', p.name, cardinality(p.allowed_from)
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'Allow a whole domain with one "@example.com" entry.';
+    END IF;
+    FOREACH k IN ARRAY COALESCE(p.allowed_from, '{}') LOOP
+        reason := CASE WHEN k IS NULL THEN 'is NULL'
+                       WHEN left(k, 1) = '@' THEN pgrelay_notifier._domain_error(substr(k, 2), true)
+                       ELSE pgrelay_notifier.address_error(k) END;
+        IF reason IS NOT NULL THEN
+            RAISE EXCEPTION 'profile "%": allowed_from entry "%" is neither an address nor @domain: %', p.name,
+                            pgrelay_notifier._show(k), reason
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+    END LOOP;
+    -- RFC 6749: scope tokens of printable ASCII but " and \, separated by single spaces.
+    IF p.scope IS NOT NULL AND (p.scope !~ '^[\x21\x23-\x5b\x5d-\x7e]+( [\x21\x23-\x5b\x5d-\x7e]+)*$'
+                                OR length(p.scope) > 1024) THEN
+        RAISE EXCEPTION 'profile "%": scope "%" is not an OAuth2 scope (tokens of printable ASCII separated by single spaces)',
+                        p.name, pgrelay_notifier._show(p.scope)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._validate_common(pgrelay_notifier.profiles, pgrelay_notifier.profile_secrets) IS
+    'Internal: checks the settings every profile has';
+
+-- pgrelay_notifier._validate_profile()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_profile(p pgrelay_notifier.profiles,
+                                                   s pgrelay_notifier.profile_secrets)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: checks a complete profile row and its secrets, as create_profile() and
+ * alter_profile() are about to store them. Every rule lives here, so both functions agree.
+ * Returns: nothing; raises invalid_parameter_value with the reason.
+ */
+DECLARE
+    k text;
+BEGIN
+    IF p.name IS NULL THEN
+        RAISE EXCEPTION 'profile name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF p.name !~ '^[A-Za-z0-9_][A-Za-z0-9_.-]{0,62}$' THEN
+        RAISE EXCEPTION 'invalid profile name "%"', pgrelay_notifier._show(p.name)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'A profile name has 1 to 63 letters, digits or the characters _ . - and does not start with . or -.';
+    END IF;
+    IF p.transport IS NULL OR p.transport NOT IN ('smtp', 'graph') THEN
+        RAISE EXCEPTION 'invalid transport "%"', pgrelay_notifier._show(p.transport)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use smtp or graph.';
+    END IF;
+
+    -- Settings of the other transport are a mistake, not something to ignore.
+    IF p.transport = 'smtp' THEN
+        k := CASE WHEN p.tenant_id IS NOT NULL THEN 'tenant_id'
+                  WHEN p.client_id IS NOT NULL THEN 'client_id'
+                  WHEN s.client_secret IS NOT NULL THEN 'client_secret'
+                  WHEN p.sender IS NOT NULL THEN 'sender'
+                  WHEN p.login_url IS NOT NULL THEN 'login_url'
+                  WHEN p.graph_url IS NOT NULL THEN 'graph_url'
+                  WHEN p.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END;
+    ELSE
+        k := CASE WHEN p.host IS NOT NULL THEN 'host'
+                  WHEN p.port IS NOT NULL THEN 'port'
+                  WHEN p.security IS NOT NULL THEN 'security'
+                  WHEN p.username IS NOT NULL THEN 'username'
+                  WHEN s.password IS NOT NULL THEN 'password'
+                  WHEN s.oauth_token IS NOT NULL THEN 'oauth_token'
+                  WHEN p.ca_file IS NOT NULL THEN 'ca_file'
+                  WHEN p.helo_name IS NOT NULL THEN 'helo_name' END;
+    END IF;
+    IF k IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": % is not a setting of transport %', p.name, k, p.transport
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    IF p.transport = 'smtp' THEN
+        PERFORM pgrelay_notifier._validate_smtp(p, s);
+    ELSE
+        PERFORM pgrelay_notifier._validate_graph(p, s);
+    END IF;
+    PERFORM pgrelay_notifier._validate_common(p, s);
 END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier._validate_profile(pgrelay_notifier.profiles, pgrelay_notifier.profile_secrets) IS
@@ -293,7 +368,9 @@ CREATE OR REPLACE FUNCTION pgrelay_notifier.create_profile(
     rate_limit_per_minute integer DEFAULT NULL,
     max_message_bytes bigint DEFAULT NULL,
     debug boolean DEFAULT NULL,
-    description text DEFAULT NULL)
+    description text DEFAULT NULL,
+    allowed_from text[] DEFAULT NULL,
+    scope text DEFAULT NULL)
 RETURNS pgrelay_notifier.profiles
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -329,6 +406,8 @@ BEGIN
     p.max_message_bytes := create_profile.max_message_bytes;
     p.debug := create_profile.debug;
     p.description := create_profile.description;
+    p.allowed_from := create_profile.allowed_from;
+    p.scope := create_profile.scope;
     p.created_by := session_user;
     p.created_at := now();
     p.updated_at := now();
@@ -351,7 +430,8 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier.create_profile(text, text, text, integer, text, text, text, text, text, text,
                                                     text, text, text, text, text, text, boolean, text, text,
-                                                    interval, interval, integer, bigint, boolean, text) IS
+                                                    interval, interval, integer, bigint, boolean, text, text[],
+                                                    text) IS
     'Creates an SMTP or Microsoft Graph profile (named arguments); returns it without its secrets';
 
 -- pgrelay_notifier.alter_profile()
@@ -380,9 +460,13 @@ CREATE OR REPLACE FUNCTION pgrelay_notifier.alter_profile(
     max_message_bytes bigint DEFAULT NULL,
     debug boolean DEFAULT NULL,
     description text DEFAULT NULL,
-    reset text[] DEFAULT NULL)
+    reset text[] DEFAULT NULL,
+    allowed_from text[] DEFAULT NULL,
+    scope text DEFAULT NULL)
 RETURNS pgrelay_notifier.profiles
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- The settings travel through jsonb; intervals must read back as they were written.
+SET intervalstyle = postgres AS $$
 /*
  * Function: changes a profile. An argument left NULL keeps the current value; reset lists settings
  * to put back to their default (or to unset: username, password, rate_limit_per_minute, ...).
@@ -391,9 +475,21 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * Returns: the stored profile row.
  */
 DECLARE
+    secret_keys CONSTANT text[] := ARRAY['password', 'oauth_token', 'client_secret'];
+    -- required settings, and what is not a setting at all
+    no_default CONSTANT text[] := ARRAY['host', 'tenant_id', 'client_id', 'client_secret', 'sender'];
+    not_settings CONSTANT text[] := ARRAY['name', 'transport', 'created_by', 'created_at', 'updated_at'];
+    given jsonb := jsonb_strip_nulls(jsonb_build_object(
+        'host', host, 'port', port, 'security', security, 'username', username, 'password', password,
+        'oauth_token', oauth_token, 'ca_file', ca_file, 'helo_name', helo_name, 'tenant_id', tenant_id,
+        'client_id', client_id, 'client_secret', client_secret, 'sender', sender, 'login_url', login_url,
+        'graph_url', graph_url, 'save_to_sent_items', save_to_sent_items, 'from_address', from_address,
+        'from_name', from_name, 'connect_timeout', connect_timeout, 'timeout', timeout,
+        'rate_limit_per_minute', rate_limit_per_minute, 'max_message_bytes', max_message_bytes,
+        'debug', debug, 'description', description, 'allowed_from', allowed_from, 'scope', scope));
+    changes jsonb;
     p pgrelay_notifier.profiles;
     s pgrelay_notifier.profile_secrets;
-    given text[];
     k text;
 BEGIN
     SELECT * INTO p FROM pgrelay_notifier.profiles x WHERE x.name = alter_profile.name FOR UPDATE;
@@ -404,102 +500,39 @@ BEGIN
     SELECT * INTO s FROM pgrelay_notifier.profile_secrets x WHERE x.profile = p.name;
     s.profile := p.name;
 
-    given := array_remove(ARRAY[
-        CASE WHEN alter_profile.host IS NOT NULL THEN 'host' END,
-        CASE WHEN alter_profile.port IS NOT NULL THEN 'port' END,
-        CASE WHEN alter_profile.security IS NOT NULL THEN 'security' END,
-        CASE WHEN alter_profile.username IS NOT NULL THEN 'username' END,
-        CASE WHEN alter_profile.password IS NOT NULL THEN 'password' END,
-        CASE WHEN alter_profile.oauth_token IS NOT NULL THEN 'oauth_token' END,
-        CASE WHEN alter_profile.ca_file IS NOT NULL THEN 'ca_file' END,
-        CASE WHEN alter_profile.helo_name IS NOT NULL THEN 'helo_name' END,
-        CASE WHEN alter_profile.tenant_id IS NOT NULL THEN 'tenant_id' END,
-        CASE WHEN alter_profile.client_id IS NOT NULL THEN 'client_id' END,
-        CASE WHEN alter_profile.client_secret IS NOT NULL THEN 'client_secret' END,
-        CASE WHEN alter_profile.sender IS NOT NULL THEN 'sender' END,
-        CASE WHEN alter_profile.login_url IS NOT NULL THEN 'login_url' END,
-        CASE WHEN alter_profile.graph_url IS NOT NULL THEN 'graph_url' END,
-        CASE WHEN alter_profile.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END,
-        CASE WHEN alter_profile.from_address IS NOT NULL THEN 'from_address' END,
-        CASE WHEN alter_profile.from_name IS NOT NULL THEN 'from_name' END,
-        CASE WHEN alter_profile.connect_timeout IS NOT NULL THEN 'connect_timeout' END,
-        CASE WHEN alter_profile.timeout IS NOT NULL THEN 'timeout' END,
-        CASE WHEN alter_profile.rate_limit_per_minute IS NOT NULL THEN 'rate_limit_per_minute' END,
-        CASE WHEN alter_profile.max_message_bytes IS NOT NULL THEN 'max_message_bytes' END,
-        CASE WHEN alter_profile.debug IS NOT NULL THEN 'debug' END,
-        CASE WHEN alter_profile.description IS NOT NULL THEN 'description' END], NULL);
-
+    changes := given;
     FOREACH k IN ARRAY COALESCE(alter_profile.reset, '{}') LOOP
-        IF k = ANY (given) THEN
+        IF given ? k THEN
             RAISE EXCEPTION 'profile "%": % is both given and reset', p.name, k
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
-        CASE k
-            WHEN 'port' THEN p.port := NULL;
-            WHEN 'security' THEN p.security := NULL;
-            WHEN 'username' THEN p.username := NULL;
-            WHEN 'password' THEN s.password := NULL;
-            WHEN 'oauth_token' THEN s.oauth_token := NULL;
-            WHEN 'ca_file' THEN p.ca_file := NULL;
-            WHEN 'helo_name' THEN p.helo_name := NULL;
-            WHEN 'login_url' THEN p.login_url := NULL;
-            WHEN 'graph_url' THEN p.graph_url := NULL;
-            WHEN 'save_to_sent_items' THEN p.save_to_sent_items := NULL;
-            WHEN 'from_address' THEN p.from_address := NULL;
-            WHEN 'from_name' THEN p.from_name := NULL;
-            WHEN 'connect_timeout' THEN p.connect_timeout := NULL;
-            WHEN 'timeout' THEN p.timeout := NULL;
-            WHEN 'rate_limit_per_minute' THEN p.rate_limit_per_minute := NULL;
-            WHEN 'max_message_bytes' THEN p.max_message_bytes := NULL;
-            WHEN 'debug' THEN p.debug := NULL;
-            WHEN 'description' THEN p.description := NULL;
-            ELSE
-                IF k IN ('name', 'transport', 'host', 'tenant_id', 'client_id', 'client_secret', 'sender') THEN
-                    RAISE EXCEPTION 'profile "%": % cannot be reset', p.name, k
-                        USING ERRCODE = 'invalid_parameter_value',
-                              DETAIL = 'It has no default: give a new value instead.';
-                END IF;
-                RAISE EXCEPTION 'profile "%": unknown setting "%" in reset', p.name, pgrelay_notifier._show(k)
-                    USING ERRCODE = 'invalid_parameter_value';
-        END CASE;
+        IF k = ANY (no_default) OR k = ANY (not_settings) THEN
+            RAISE EXCEPTION 'profile "%": % cannot be reset', p.name, k
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'It has no default: give a new value instead.';
+        END IF;
+        IF NOT (to_jsonb(p) ? k OR k = ANY (secret_keys)) THEN
+            RAISE EXCEPTION 'profile "%": unknown setting "%" in reset', p.name, pgrelay_notifier._show(k)
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        changes := changes || jsonb_build_object(k, NULL);
     END LOOP;
-
-    p.host := COALESCE(alter_profile.host, p.host);
-    p.port := COALESCE(alter_profile.port, p.port);
-    p.security := COALESCE(alter_profile.security, p.security);
-    p.username := COALESCE(alter_profile.username, p.username);
-    p.ca_file := COALESCE(alter_profile.ca_file, p.ca_file);
-    p.helo_name := COALESCE(alter_profile.helo_name, p.helo_name);
-    p.tenant_id := COALESCE(alter_profile.tenant_id, p.tenant_id);
-    p.client_id := COALESCE(alter_profile.client_id, p.client_id);
-    p.sender := COALESCE(alter_profile.sender, p.sender);
-    p.login_url := COALESCE(alter_profile.login_url, p.login_url);
-    p.graph_url := COALESCE(alter_profile.graph_url, p.graph_url);
-    p.save_to_sent_items := COALESCE(alter_profile.save_to_sent_items, p.save_to_sent_items);
-    p.from_address := COALESCE(alter_profile.from_address, p.from_address);
-    p.from_name := COALESCE(alter_profile.from_name, p.from_name);
-    p.connect_timeout := COALESCE(alter_profile.connect_timeout, p.connect_timeout);
-    p.timeout := COALESCE(alter_profile.timeout, p.timeout);
-    p.rate_limit_per_minute := COALESCE(alter_profile.rate_limit_per_minute, p.rate_limit_per_minute);
-    p.max_message_bytes := COALESCE(alter_profile.max_message_bytes, p.max_message_bytes);
-    p.debug := COALESCE(alter_profile.debug, p.debug);
-    p.description := COALESCE(alter_profile.description, p.description);
-    s.password := COALESCE(alter_profile.password, s.password);
-    s.oauth_token := COALESCE(alter_profile.oauth_token, s.oauth_token);
-    s.client_secret := COALESCE(alter_profile.client_secret, s.client_secret);
+    -- Unmatched keys keep the row's values: only what was given or reset changes.
+    p := jsonb_populate_record(p, changes - secret_keys);
+    s := jsonb_populate_record(s, changes - ARRAY(SELECT jsonb_object_keys(changes - secret_keys)));
     p.updated_at := now();
 
     p := pgrelay_notifier._profile_defaults(p);
     PERFORM pgrelay_notifier._validate_profile(p, s);
-    UPDATE pgrelay_notifier.profiles x
-    SET host = p.host, port = p.port, security = p.security, username = p.username,
-        ca_file = p.ca_file, helo_name = p.helo_name, tenant_id = p.tenant_id,
-        client_id = p.client_id, sender = p.sender, login_url = p.login_url,
-        graph_url = p.graph_url, save_to_sent_items = p.save_to_sent_items,
-        from_address = p.from_address, from_name = p.from_name,
-        connect_timeout = p.connect_timeout, timeout = p.timeout,
-        rate_limit_per_minute = p.rate_limit_per_minute, max_message_bytes = p.max_message_bytes,
-        debug = p.debug, description = p.description, updated_at = p.updated_at
+    UPDATE pgrelay_notifier.profiles x SET (host, port, security, username, ca_file, helo_name, tenant_id,
+                                            client_id, sender, login_url, graph_url, save_to_sent_items,
+                                            from_address, from_name, connect_timeout, timeout,
+                                            rate_limit_per_minute, max_message_bytes, debug, description,
+                                            updated_at, allowed_from, scope)
+        = (p.host, p.port, p.security, p.username, p.ca_file, p.helo_name, p.tenant_id, p.client_id,
+           p.sender, p.login_url, p.graph_url, p.save_to_sent_items, p.from_address, p.from_name,
+           p.connect_timeout, p.timeout, p.rate_limit_per_minute, p.max_message_bytes, p.debug,
+           p.description, p.updated_at, p.allowed_from, p.scope)
     WHERE x.name = p.name;
     INSERT INTO pgrelay_notifier.profile_secrets AS x (profile, password, oauth_token, client_secret)
     VALUES (s.profile, s.password, s.oauth_token, s.client_secret)
@@ -511,7 +544,8 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier.alter_profile(text, text, integer, text, text, text, text, text, text, text,
                                                    text, text, text, text, text, boolean, text, text, interval,
-                                                   interval, integer, bigint, boolean, text, text[]) IS
+                                                   interval, integer, bigint, boolean, text, text[], text[],
+                                                   text) IS
     'Changes a profile: NULL keeps a setting, reset => ''{setting,...}'' restores defaults; returns it without secrets';
 
 -- pgrelay_notifier.drop_profile()

@@ -1,0 +1,134 @@
+-- What no role can do through pg_relay: run code as the Processor, change the session of the events
+-- that follow, or slip values past the checks.
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+DELETE FROM pgrelay.queue;
+CREATE ROLE regress_owner;
+CREATE ROLE regress_proc IN ROLE pgrelay_processor;
+CREATE ROLE regress_admin2 IN ROLE pgrelay_admin;
+CREATE SCHEMA regress_app AUTHORIZATION regress_owner;
+GRANT USAGE ON SCHEMA regress_app TO PUBLIC;
+CREATE TABLE regress_app.seen (payload text, who name, path text, leader text);
+ALTER TABLE regress_app.seen OWNER TO regress_owner;
+
+-- Every function any role may execute is immune to the caller's search_path: it pins its own.
+-- process_one pins it in its body (it must read the caller's first, to give it back).
+SELECT p.oid::regprocedure AS unpinned_entry_point
+FROM pg_proc p
+WHERE p.pronamespace = 'pgrelay'::regnamespace
+  AND EXISTS (SELECT 1 FROM aclexplode(COALESCE(p.proacl, acldefault('f', p.proowner))) a
+              WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE')
+  AND NOT COALESCE('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
+  AND p.oid <> 'pgrelay.process_one(bigint)'::regprocedure
+ORDER BY 1;
+
+-- A handler must be SECURITY DEFINER: it runs with its owner's rights, never the Processor's (error)
+SET ROLE regress_owner;
+CREATE FUNCTION regress_app.invoker(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+CREATE FUNCTION regress_app.handler(payload text) RETURNS void SECURITY DEFINER
+SET search_path = regress_app, pg_catalog LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO seen VALUES (payload, current_user, current_setting('search_path'),
+                             current_setting('pg_relay.is_leader', true));
+    -- everything a handler could do to the session it runs in
+    PERFORM set_config('search_path', 'regress_app, public', false),
+            set_config('pg_relay.is_leader', 'on', false),
+            set_config('pg_relay.mode', 'leader', false),
+            set_config('statement_timeout', '0', false),
+            set_config('work_mem', '77MB', false),
+            set_config('TimeZone', 'Asia/Tokyo', false);
+END
+$$;
+GRANT EXECUTE ON FUNCTION regress_app.invoker(text), regress_app.handler(text) TO pgrelay_processor, regress_admin2;
+RESET ROLE;
+SELECT pgrelay.register('s_invoker', 'sql', handler => 'regress_app.invoker(text)');
+-- the registering role must be able to run the handler itself (error)
+REVOKE EXECUTE ON FUNCTION regress_app.handler(text) FROM PUBLIC, regress_admin2;
+SET SESSION AUTHORIZATION regress_admin2;
+SELECT pgrelay.register('s_sec', 'sql', handler => 'regress_app.handler(text)');
+RESET SESSION AUTHORIZATION;
+GRANT EXECUTE ON FUNCTION regress_app.handler(text) TO regress_admin2;
+SET SESSION AUTHORIZATION regress_admin2;
+SELECT channel, handler FROM pgrelay.register('s_sec', 'sql', handler => 'regress_app.handler(text)');
+RESET SESSION AUTHORIZATION;
+
+-- The handler runs as its owner, with its own search_path; whatever it sets is gone afterwards.
+SET statement_timeout = '40s';
+SET work_mem = '5MB';
+SET TimeZone = 'UTC';
+SELECT set_config('pg_relay.is_leader', 'off', false), set_config('pg_relay.mode', 'single', false);
+SELECT pgrelay.notify('s_sec', 'one') AS id \gset
+SET ROLE regress_proc;
+SELECT outcome, error FROM pgrelay.process_one(:id);
+RESET ROLE;
+SELECT payload, who, path, leader FROM regress_app.seen;
+SELECT current_setting('search_path') AS search_path, current_setting('statement_timeout') AS statement_timeout,
+       current_setting('work_mem') AS work_mem_reset, current_setting('TimeZone') AS timezone,
+       current_setting('pg_relay.is_leader') AS is_leader, current_setting('pg_relay.mode') AS mode;
+-- so the next event starts from the same state
+SELECT pgrelay.notify('s_sec', 'two') AS id \gset
+SET ROLE regress_proc;
+SELECT outcome FROM pgrelay.process_one(:id);
+RESET ROLE;
+SELECT payload, who, path, leader FROM regress_app.seen ORDER BY payload;
+RESET statement_timeout;
+RESET TimeZone;
+
+-- The owner turns the handler into SECURITY INVOKER after registration: its events fail with a
+-- clear error instead of running as the Processor.
+ALTER FUNCTION regress_app.handler(text) SECURITY INVOKER;
+SELECT pgrelay.notify('s_sec', 'three') AS id \gset
+SET ROLE regress_proc;
+SELECT outcome, error FROM pgrelay.process_one(:id);
+RESET ROLE;
+SELECT sqlstate, pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE payload = 'three';
+SELECT count(*) AS ran FROM regress_app.seen WHERE payload = 'three';
+ALTER FUNCTION regress_app.handler(text) SECURITY DEFINER;
+DELETE FROM pgrelay.queue;
+
+-- Look-alike operators in a schema on the caller's search_path never run: not in the functions the
+-- Processor calls, not in process_one before it pins its path.
+CREATE TABLE public.regress_trap (fired text);
+GRANT INSERT ON public.regress_trap TO PUBLIC;
+CREATE FUNCTION public.regress_trap_eq(a oid, b regprocedure) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.regress_trap VALUES ('oid = regprocedure'); RETURN a = b::oid; END $$;
+CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regprocedure, FUNCTION = public.regress_trap_eq);
+CREATE FUNCTION public.regress_trap_ne(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.regress_trap VALUES ('text <> text'); RETURN a OPERATOR(pg_catalog.<>) b; END $$;
+CREATE OPERATOR public.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.regress_trap_ne);
+SELECT pgrelay.notify('s_sec', 'four') AS id \gset
+SET ROLE regress_proc;
+SET search_path = public, pg_catalog;
+SELECT count(*) >= 0 AS probed FROM pgrelay.queue_probe();
+SELECT outcome FROM pgrelay.process_one(:id);
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+RESET search_path;
+RESET ROLE;
+SELECT count(*) AS trap_fired FROM public.regress_trap;
+DROP OPERATOR public.= (oid, regprocedure);
+DROP OPERATOR public.<> (text, text);
+
+-- Values that would break the queue are refused where they come in (error)
+SELECT pgrelay.notify('s_sec', 'x', 'infinity');
+SELECT pgrelay.notify('s_sec', 'x', '-infinity');
+SELECT max_payload_bytes FROM pgrelay.register('s_sec', max_payload_bytes => 10);
+SELECT pgrelay.notify('s_sec', repeat('x', 11));
+SELECT pgrelay.notify('s_sec', repeat('x', 10)) AS id \gset
+SELECT length(payload) FROM pgrelay.queue WHERE id = :id;
+SELECT pgrelay.register('s_sec', max_payload_bytes => 0);
+SELECT pgrelay.register('s_sec', max_payload_bytes => 104857601);
+SELECT pgrelay.register('s_sec', backoff_base => '1000000 years');
+SELECT pgrelay.register('s_sec', backoff_max => '31 days');
+SELECT pgrelay.register('s_sec', timeout => '0.4 ms');
+SELECT timeout FROM pgrelay.register('s_sec', timeout => '1 ms');
+SELECT pgrelay.purge_log('0');
+SELECT pgrelay.purge_log('1000000 years');
+DELETE FROM pgrelay.queue;
+
+DELETE FROM pgrelay.log WHERE channel IN ('s_sec', 's_invoker');
+DELETE FROM pgrelay.failed_events WHERE channel IN ('s_sec', 's_invoker');
+DELETE FROM pgrelay.channels WHERE channel IN ('s_sec', 's_invoker');
+DROP TABLE public.regress_trap;
+DROP FUNCTION public.regress_trap_eq(oid, regprocedure), public.regress_trap_ne(text, text);
+DROP SCHEMA regress_app CASCADE;
+DROP ROLE regress_owner, regress_proc, regress_admin2;
