@@ -164,88 +164,23 @@ $$;
 COMMENT ON FUNCTION pgrelay_notifier._json_time(jsonb, text) IS
     'A timestamp member (ISO 8601 string) of a set_status() document (NULL when absent), or a clear error';
 
--- pgrelay_notifier.set_status()
-CREATE OR REPLACE FUNCTION pgrelay_notifier.set_status(pk text, result jsonb) RETURNS text
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+-- pgrelay_notifier._status_recipients()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._status_recipients(nid bigint, outcome text, rcpts jsonb)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Function: records one delivery attempt (the document of docs/interface.md) and moves the
- * notification to the outcome's status: sent, partially_sent, retrying or failed; failed becomes
- * partially_sent when some recipient got the message (now or on an earlier attempt). Listed
- * recipients take their result, except that a recipient once sent stays sent; with outcome sent
- * or failed, envelope recipients left unlisted become sent or failed with it. sent,
- * partially_sent and cancelled are final: recording an attempt on them is an error. The trace is
- * kept only when the profile has debug on, with the profile's literal secrets masked once more.
- * Returns: the notification's new status.
+ * Internal (set_status): checks the recipient results of a status document against the
+ * notification and the outcome, then records them; a recipient once sent stays sent. A final
+ * outcome settles the envelope recipients the document does not list: sent means every one was
+ * accepted, failed that none will be tried again.
+ * Returns: the ids of the recipients the document lists.
  */
 DECLARE
-    nid bigint := pgrelay_notifier._pk(pk);
-    n pgrelay_notifier.notifications;
-    p pgrelay_notifier.profiles;
-    s pgrelay_notifier.profile_secrets;
-    outcome text;
-    new_status text;
-    rcpts jsonb;
     e jsonb;
     rid bigint;
     rstatus text;
     ids bigint[] := '{}';
-    att_id bigint;
-    v_attempt integer;
-    v_started timestamptz;
-    v_finished timestamptz;
-    v_next timestamptz;
-    v_error text;
-    v_transport text;
-    v_trace text;
-    v_unknown boolean;
-    sec text;
 BEGIN
-    IF nid IS NULL THEN
-        RAISE EXCEPTION 'invalid notification id "%"', pgrelay_notifier._show(pk)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT * INTO n FROM pgrelay_notifier.notifications x WHERE x.notification_id = nid FOR NO KEY UPDATE;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'notification % does not exist', nid USING ERRCODE = 'no_data_found';
-    END IF;
-    IF n.status IN ('sent', 'partially_sent', 'cancelled') THEN
-        RAISE EXCEPTION 'notification % is %; its status cannot change', nid, n.status
-            USING ERRCODE = 'object_not_in_prerequisite_state',
-                  DETAIL = 'sent, partially_sent and cancelled are final.';
-    END IF;
-
-    IF result IS NULL OR jsonb_typeof(result) <> 'object' THEN
-        RAISE EXCEPTION 'set_status: the result must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    outcome := pgrelay_notifier._json_text(result, 'outcome');
-    IF outcome IS NULL THEN
-        RAISE EXCEPTION 'set_status: outcome is missing' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF outcome NOT IN ('sent', 'partially_sent', 'retrying', 'failed') THEN
-        RAISE EXCEPTION 'set_status: invalid outcome "%"', pgrelay_notifier._show(outcome)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use sent, partially_sent, retrying or failed.';
-    END IF;
-    v_transport := pgrelay_notifier._json_text(result, 'transport');
-    IF v_transport NOT IN ('smtp', 'graph') THEN
-        RAISE EXCEPTION 'set_status: invalid transport "%"', pgrelay_notifier._show(v_transport)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    v_attempt := COALESCE(pgrelay_notifier._json_int(result, 'attempt', 1, 99999), n.attempts + 1);
-    v_started := pgrelay_notifier._json_time(result, 'started_at');
-    v_finished := pgrelay_notifier._json_time(result, 'finished_at');
-    v_next := pgrelay_notifier._json_time(result, 'next_attempt_at');
-    v_error := pgrelay_notifier._json_text(result, 'error');
-    v_trace := pgrelay_notifier._json_text(result, 'trace');
-    IF result ? 'unknown_outcome' AND jsonb_typeof(result -> 'unknown_outcome') NOT IN ('boolean', 'null') THEN
-        RAISE EXCEPTION 'set_status: unknown_outcome must be a boolean' USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    v_unknown := COALESCE((result ->> 'unknown_outcome')::boolean, false);
-
-    rcpts := COALESCE(result -> 'recipients', '[]');
-    IF jsonb_typeof(rcpts) = 'null' THEN
-        rcpts := '[]';
-    END IF;
     IF jsonb_typeof(rcpts) <> 'array' THEN
         RAISE EXCEPTION 'set_status: recipients must be an array' USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -293,14 +228,112 @@ BEGIN
     FROM jsonb_array_elements(rcpts) x
     WHERE r.notification_id = nid AND r.recipient_id = (x.value ->> 'id')::integer
       AND r.status <> 'sent';
-
-    -- A final outcome settles the envelope recipients the document does not list: outcome sent
-    -- means every one was accepted, outcome failed that none will be tried again.
     IF outcome IN ('sent', 'failed') THEN
         UPDATE pgrelay_notifier.recipients r
         SET status = outcome, updated_at = now()
         WHERE r.notification_id = nid AND r.status IN ('pending', 'retrying') AND NOT r.recipient_id = ANY (ids);
     END IF;
+    RETURN ids;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._status_recipients(bigint, text, jsonb) IS
+    'Internal: checks and records the recipient results of a set_status() document';
+
+-- pgrelay_notifier._status_trace()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._status_trace(n pgrelay_notifier.notifications, attempt_id bigint,
+                                                          trace text)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (set_status): keeps an attempt's protocol trace when the notification's profile has
+ * debug on. Defence in depth: the Processor redacts credentials, and the profile's literal secrets
+ * (and their base64 forms, as AUTH sends them) are masked here once more.
+ */
+DECLARE
+    s pgrelay_notifier.profile_secrets;
+    sec text;
+BEGIN
+    IF trace IS NULL OR NOT COALESCE((SELECT p.debug FROM pgrelay_notifier.profiles p WHERE p.name = n.profile), false) THEN
+        RETURN;
+    END IF;
+    SELECT * INTO s FROM pgrelay_notifier.profile_secrets x WHERE x.profile = n.profile;
+    FOREACH sec IN ARRAY ARRAY[s.password, s.oauth_token, s.client_secret] LOOP
+        IF sec IS NOT NULL AND sec !~ '^(env|file):' AND length(sec) >= 4 THEN
+            sec := regexp_replace(sec, '^value:', '');
+            trace := replace(trace, sec, '[redacted]');
+            trace := replace(trace, translate(encode(convert_to(sec, 'UTF8'), 'base64'), E'\n', ''), '[redacted]');
+        END IF;
+    END LOOP;
+    INSERT INTO pgrelay_notifier.attempt_traces (attempt_id, trace) VALUES (attempt_id, trace);
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._status_trace(pgrelay_notifier.notifications, bigint, text) IS
+    'Internal: stores an attempt''s trace, secrets masked, when the profile has debug on';
+
+-- pgrelay_notifier.set_status()
+CREATE OR REPLACE FUNCTION pgrelay_notifier.set_status(pk text, result jsonb) RETURNS text
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: records one delivery attempt (the document of docs/interface.md) and moves the
+ * notification to the outcome's status: sent, partially_sent, retrying or failed; failed becomes
+ * partially_sent when some recipient got the message (now or on an earlier attempt). Listed
+ * recipients take their result, except that a recipient once sent stays sent; with outcome sent
+ * or failed, envelope recipients left unlisted become sent or failed with it. sent,
+ * partially_sent and cancelled are final: recording an attempt on them is an error. The trace is
+ * kept only when the profile has debug on, with the profile's literal secrets masked once more.
+ * Returns: the notification's new status.
+ */
+DECLARE
+    nid bigint := pgrelay_notifier._pk(pk);
+    n pgrelay_notifier.notifications;
+    outcome text;
+    new_status text;
+    ids bigint[];
+    att_id bigint;
+    v_finished timestamptz;
+    v_next timestamptz;
+    v_error text;
+    v_transport text;
+BEGIN
+    IF nid IS NULL THEN
+        RAISE EXCEPTION 'invalid notification id "%"', pgrelay_notifier._show(pk)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO n FROM pgrelay_notifier.notifications x WHERE x.notification_id = nid FOR NO KEY UPDATE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'notification % does not exist', nid USING ERRCODE = 'no_data_found';
+    END IF;
+    IF n.status IN ('sent', 'partially_sent', 'cancelled') THEN
+        RAISE EXCEPTION 'notification % is %; its status cannot change', nid, n.status
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'sent, partially_sent and cancelled are final.';
+    END IF;
+
+    IF result IS NULL OR jsonb_typeof(result) <> 'object' THEN
+        RAISE EXCEPTION 'set_status: the result must be a JSON object' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    outcome := pgrelay_notifier._json_text(result, 'outcome');
+    IF outcome IS NULL THEN
+        RAISE EXCEPTION 'set_status: outcome is missing' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF outcome NOT IN ('sent', 'partially_sent', 'retrying', 'failed') THEN
+        RAISE EXCEPTION 'set_status: invalid outcome "%"', pgrelay_notifier._show(outcome)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use sent, partially_sent, retrying or failed.';
+    END IF;
+    v_transport := pgrelay_notifier._json_text(result, 'transport');
+    IF v_transport NOT IN ('smtp', 'graph') THEN
+        RAISE EXCEPTION 'set_status: invalid transport "%"', pgrelay_notifier._show(v_transport)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    v_finished := pgrelay_notifier._json_time(result, 'finished_at');
+    v_next := pgrelay_notifier._json_time(result, 'next_attempt_at');
+    v_error := pgrelay_notifier._json_text(result, 'error');
+    IF result ? 'unknown_outcome' AND jsonb_typeof(result -> 'unknown_outcome') NOT IN ('boolean', 'null') THEN
+        RAISE EXCEPTION 'set_status: unknown_outcome must be a boolean' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+
+    ids := pgrelay_notifier._status_recipients(nid, outcome, COALESCE(NULLIF(result -> 'recipients', 'null'), '[]'));
 
     new_status := outcome;
     IF outcome = 'failed' AND EXISTS (SELECT 1 FROM pgrelay_notifier.recipients r
@@ -329,25 +362,14 @@ BEGIN
     INSERT INTO pgrelay_notifier.attempts (attempt_id, notification_id, attempt, outcome, status, transport,
                                            started_at, finished_at, reply_code, reply, provider_message_id,
                                            error, unknown_outcome, next_attempt_at, recipients)
-    VALUES (att_id, nid, v_attempt, outcome, new_status, v_transport, v_started, v_finished,
+    VALUES (att_id, nid, COALESCE(pgrelay_notifier._json_int(result, 'attempt', 1, 99999), n.attempts + 1),
+            outcome, new_status, v_transport, pgrelay_notifier._json_time(result, 'started_at'), v_finished,
             pgrelay_notifier._json_int(result, 'reply_code', 0, 999),
             pgrelay_notifier._json_text(result, 'reply'),
             pgrelay_notifier._json_text(result, 'provider_message_id'),
-            v_error, v_unknown, v_next, rcpts);
-
-    SELECT * INTO p FROM pgrelay_notifier.profiles x WHERE x.name = n.profile;
-    IF v_trace IS NOT NULL AND COALESCE(p.debug, false) THEN
-        -- Defence in depth: the Processor redacts credentials; mask literal secrets once more.
-        SELECT * INTO s FROM pgrelay_notifier.profile_secrets x WHERE x.profile = n.profile;
-        FOREACH sec IN ARRAY ARRAY[s.password, s.oauth_token, s.client_secret] LOOP
-            IF sec IS NOT NULL AND sec !~ '^(env|file):' AND length(sec) >= 4 THEN
-                sec := regexp_replace(sec, '^value:', '');
-                v_trace := replace(v_trace, sec, '[redacted]');
-                v_trace := replace(v_trace, translate(encode(convert_to(sec, 'UTF8'), 'base64'), E'\n', ''), '[redacted]');
-            END IF;
-        END LOOP;
-        INSERT INTO pgrelay_notifier.attempt_traces (attempt_id, trace) VALUES (att_id, v_trace);
-    END IF;
+            v_error, COALESCE((result ->> 'unknown_outcome')::boolean, false), v_next,
+            COALESCE(NULLIF(result -> 'recipients', 'null'), '[]'));
+    PERFORM pgrelay_notifier._status_trace(n, att_id, pgrelay_notifier._json_text(result, 'trace'));
     RETURN new_status;
 END
 $$;
