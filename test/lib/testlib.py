@@ -763,15 +763,23 @@ class PglogicalCluster:
             self.resume_subscriptions(urgent=[self.sub_name(n.index, i) for n in self.up() if n is not node])
 
     def resume_subscriptions(self, urgent=(), timeout=60.0):
-        """Heal the mesh after a peer came back. pglogical 2.4.2 retries a failed apply worker
-        once after 5 s, then only when its manager wakes, which can be up to 180 s later; so a
-        subscription whose status is `down` is disabled and enabled again on its node (the
-        verified fix: it streams again within about 0.5 s), until every link streams
-        (wait_healthy). Those named in `urgent` (their provider was dead) are kicked at once.
-        Others only when seen `down` for 2 s: a subscription is also `down` while its worker
-        starts (~10 ms after an enable; a node starts its apply workers 1 s apart), and kicking
-        it then delays it instead. Each subscription is kicked at most once a second."""
+        """Heal the mesh after a peer came back, until every link streams (wait_healthy).
+
+        pglogical 2.4.2's manager holds a crashed apply worker back for 5 s, then relaunches it
+        only when it wakes, which can be up to 180 s later. A subscription that is `down` is
+        therefore kicked: disabled and enabled again on its node (the verified fix), which makes
+        the manager forget the crash if it runs between the two commits. It usually does (resumed
+        within ~0.2 s); when it does not, the subscription is still `down` 0.5 s later and is
+        kicked again. Subscriptions in `urgent` (their provider was dead) are kicked at once;
+        others only after 2 s of `down`, because a subscription is also `down` while its worker
+        starts (~10 ms after an enable; a node starts its apply workers ~1 s apart) and kicking it
+        then only delays it."""
         last_kick, down_since = {}, {}
+
+        def due(name, now):
+            if name in last_kick:
+                return now - last_kick[name] >= 0.5
+            return name in urgent or now - down_since[name] >= 2.0
 
         def healthy():
             subs, slots = self._snapshot()
@@ -783,12 +791,10 @@ class PglogicalCluster:
                         down_since.pop(name, None)
                         continue
                     now = time.monotonic()
-                    since = down_since.setdefault(name, now)
-                    if (name in urgent and name not in last_kick) or now - since >= 2.0:
-                        if now - last_kick.get(name, -1e9) >= 1.0:
-                            last_kick[name] = now
-                            down_since.pop(name, None)
-                            self._kick(s, name)
+                    down_since.setdefault(name, now)
+                    if due(name, now):
+                        last_kick[name] = now
+                        self._kick(s, name)
             return self._healthy(subs, slots)
 
         try:
