@@ -762,7 +762,7 @@ class PglogicalCluster:
         if resume:
             self.resume_subscriptions(urgent=[self.sub_name(n.index, i) for n in self.up() if n is not node])
 
-    def resume_subscriptions(self, urgent=(), timeout=60.0):
+    def resume_subscriptions(self, urgent=(), kicked=(), timeout=60.0):
         """Heal the mesh after a peer came back, until every link streams (wait_healthy).
 
         pglogical 2.4.2's manager holds a crashed apply worker back for 5 s, then relaunches it
@@ -770,11 +770,12 @@ class PglogicalCluster:
         therefore kicked: disabled and enabled again on its node (the verified fix), which makes
         the manager forget the crash if it runs between the two commits. It usually does (resumed
         within ~0.2 s); when it does not, the subscription is still `down` 0.5 s later and is
-        kicked again. Subscriptions in `urgent` (their provider was dead) are kicked at once;
-        others only after 2 s of `down`, because a subscription is also `down` while its worker
+        kicked again. Subscriptions in `urgent` (their provider was dead) are kicked at once,
+        those in `kicked` (just disabled and enabled by the caller) count as kicked now, others
+        are kicked only after 2 s of `down`, because a subscription is also `down` while its worker
         starts (~10 ms after an enable; a node starts its apply workers ~1 s apart) and kicking it
         then only delays it."""
-        last_kick, down_since = {}, {}
+        last_kick, down_since = dict.fromkeys(kicked, time.monotonic()), {}
 
         def due(name, now):
             if name in last_kick:
@@ -827,10 +828,11 @@ class PglogicalCluster:
         node.cluster.thaw()
         node.state = "up"
         if resume:
-            self._reconnect(i)
-            self.resume_subscriptions()
+            self.resume_subscriptions(kicked=self._reconnect(i))
 
     def _reconnect(self, i):
+        """Disable every subscription from and to node i, wait until no walsender holds their
+        slots, enable them again; returns their names."""
         others = [n.index for n in self.up() if n.index != i]
         subs = [(i, self.sub_name(i, j)) for j in others] + [(j, self.sub_name(j, i)) for j in others]
         for s, name in subs:
@@ -844,11 +846,12 @@ class PglogicalCluster:
         wait_for(released, "the slots of node %d's links to be released" % i, interval=0.05)
         for s, name in subs:
             self.node(s).sql("SELECT pglogical.alter_subscription_enable(%s, true)", (name,))
+        return [name for s, name in subs]
 
     def heal(self):
         """Start killed nodes, thaw frozen ones, resume: the mesh as set up, whatever a test (maybe
         one that failed midway) left behind."""
-        urgent = []
+        urgent, kicked = [], []
         for node in self.nodes:
             if node.state == "down":
                 self.start(node.index, resume=False)
@@ -856,8 +859,8 @@ class PglogicalCluster:
         for node in self.nodes:
             if node.state == "frozen":
                 self.thaw(node.index, resume=False)
-                self._reconnect(node.index)
-        self.resume_subscriptions(urgent=urgent)
+                kicked += self._reconnect(node.index)
+        self.resume_subscriptions(urgent=urgent, kicked=kicked)
 
     def log_tail(self, i, lines=40):
         try:
