@@ -11,6 +11,7 @@ import os
 import re
 import shutil
 import signal
+import socket
 import subprocess
 import tempfile
 import threading
@@ -94,6 +95,19 @@ def run_parallel(*fns):
     return results
 
 
+def free_ports(n):
+    """n distinct free loopback ports (held together while chosen, so clusters started in parallel
+    cannot pick the same one)."""
+    socks = [socket.socket() for _ in range(n)]
+    try:
+        for sk in socks:
+            sk.bind(("127.0.0.1", 0))
+        return [sk.getsockname()[1] for sk in socks]
+    finally:
+        for sk in socks:
+            sk.close()
+
+
 def keep_dirs():
     """KEEP=1 (as for test/run-all) keeps the clusters' directories and logs for a post-mortem."""
     return os.environ.get("KEEP") == "1"
@@ -111,8 +125,9 @@ class Cluster:
                 raise AssertionError("initdb failed: " + r.stderr)
         self.port = None
 
-    def start(self):
-        r = pgcluster("start", self.path, check=False)
+    def start(self, port=None):
+        """Start on `port`, else on the port of the last start, else on a free one."""
+        r = pgcluster("start", self.path, *([port] if port else []), check=False)
         if r.returncode != 0:
             raise AssertionError("cluster start failed: " + r.stderr)
         self.port = int(r.stdout.strip())
@@ -573,7 +588,9 @@ class PglogicalCluster:
                 self.nodes.append(PglNode(i, c, dbname, None if node_ids is False else node_ids[i - 1]))
             self.timings["initdb"] = time.monotonic() - t
             t = time.monotonic()
-            run_parallel(*[node.cluster.start for node in self.nodes])
+            ports = free_ports(n)
+            run_parallel(*[(lambda node, port: lambda: node.cluster.start(port))(node, port)
+                           for node, port in zip(self.nodes, ports)])
             self.timings["start"] = time.monotonic() - t
             t = time.monotonic()
             run_parallel(*[(lambda node: lambda: self._create_node(node))(node) for node in self.nodes])
