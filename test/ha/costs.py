@@ -81,7 +81,7 @@ def main():
                 add("start + resume_subscriptions (s)", time.monotonic() - t)
                 a = n1.scalar("INSERT INTO items VALUES (1, 'a') RETURNING id")
                 b = n2.scalar("INSERT INTO items VALUES (2, 'b') RETURNING id")
-                pc.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", (a, b))
+                pc.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", params=(a, b))
                 add("restart -> rows both ways (s)", time.monotonic() - t)
                 t = time.monotonic()
                 pc.freeze(2)

@@ -116,11 +116,11 @@ def test_rows_flow_both_ways_on_two_nodes(pgl):
     n1, n2 = pgl.nodes
     a = insert(n1, "from n1")
     b = insert(n2, "from n2")
-    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", (a, b))
+    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", params=(a, b))
     n2.sql("UPDATE items SET body = 'changed on n2' WHERE id = %s", (a,))
     n1.sql("DELETE FROM items WHERE id = %s", (b,))
-    pgl.wait_replicated("SELECT body = 'changed on n2' FROM items WHERE id = %s", (a,))
-    pgl.wait_replicated("SELECT NOT EXISTS (SELECT FROM items WHERE id = %s)", (b,))
+    pgl.wait_replicated("SELECT body = 'changed on n2' FROM items WHERE id = %s", params=(a,))
+    pgl.wait_replicated("SELECT NOT EXISTS (SELECT FROM items WHERE id = %s)", params=(b,))
     # no echo (forward_origins '{}'): the change made on n2 did not come back to it as a new row
     assert [n.scalar("SELECT count(*) FROM items WHERE id IN (%s, %s)", (a, b)) for n in pgl.nodes] == [1, 1]
 
@@ -142,7 +142,7 @@ def test_restarted_node_resumes_and_rows_flow_both_ways(pgl):
     assert (1, "n1_from_n2") in pgl.kicks[kicks:]
     assert pgl.status(1, 2) == "replicating" and pgl.status(2, 1) == "replicating"
     after = insert(n2, "written after the restart")
-    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", (during, after))
+    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", params=(during, after))
 
 
 def test_frozen_node_stays_replicating_until_its_slot_times_out_then_flows_after_thaw(pgl):
@@ -158,7 +158,7 @@ def test_frozen_node_stays_replicating_until_its_slot_times_out_then_flows_after
     during = insert(n1, "written while n2 was frozen")
     pgl.thaw(2)
     after = insert(n2, "written after the thaw")
-    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", (during, after))
+    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", params=(during, after))
 
 
 def test_thaw_after_a_short_freeze_flows_both_ways(pgl):
@@ -167,13 +167,13 @@ def test_thaw_after_a_short_freeze_flows_both_ways(pgl):
     during = insert(n1, "written during a short freeze")
     pgl.thaw(2)
     after = insert(n2, "written after the short freeze")
-    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", (during, after))
+    pgl.wait_replicated("SELECT count(*) = 2 FROM items WHERE id IN (%s, %s)", params=(during, after))
 
 
 def test_last_update_wins_converges_concurrent_updates(pgl):
     n1, n2 = pgl.nodes
     row = insert(n1, "original")
-    pgl.wait_replicated("SELECT count(*) = 1 FROM items WHERE id = %s", (row,))
+    pgl.wait_replicated("SELECT count(*) = 1 FROM items WHERE id = %s", params=(row,))
     pgl.set_conflict_resolution("last_update_wins")
     try:
         assert [n.scalar("SHOW pglogical.conflict_resolution") for n in pgl.nodes] == ["last_update_wins"] * 2
@@ -184,7 +184,7 @@ def test_last_update_wins_converges_concurrent_updates(pgl):
         n2.sql("UPDATE items SET body = 'n2 later' WHERE id = %s", (row,))
         for i, peer in ((1, 2), (2, 1)):
             pgl.node(i).sql("SELECT pglogical.alter_subscription_enable(%s, true)", (pgl.sub_name(i, peer),))
-        pgl.wait_replicated("SELECT body = 'n2 later' FROM items WHERE id = %s", (row,))
+        pgl.wait_replicated("SELECT body = 'n2 later' FROM items WHERE id = %s", params=(row,))
     finally:
         pgl.set_conflict_resolution("apply_remote")
 
@@ -218,7 +218,7 @@ def pgl3(request, pgl3_module):
 
 def test_rows_flow_between_all_three_nodes(pgl3):
     ids = [insert(n, "from " + n.name) for n in pgl3.nodes]
-    pgl3.wait_replicated("SELECT count(*) = 3 FROM items WHERE id = ANY(%s)", (ids,))
+    pgl3.wait_replicated("SELECT count(*) = 3 FROM items WHERE id = ANY(%s)", params=(ids,))
     for n in pgl3.nodes:
         assert n.scalar("SELECT array_agg(origin ORDER BY origin) FROM items WHERE id = ANY(%s)",
                         (ids,)) == ["n1", "n2", "n3"]
@@ -232,8 +232,8 @@ def test_three_nodes_survive_a_killed_node_and_resume_after_restart(pgl3):
         testlib.wait_for(lambda: pgl3.slot_active(i, 2) is False, "n%d's slot for n2 to be inactive" % i)
     # the two survivors still replicate with each other
     a = insert(n1, "n1 while n2 is down")
-    pgl3.wait_replicated("SELECT count(*) = 1 FROM items WHERE id = %s", (a,), nodes=[3])
+    pgl3.wait_replicated("SELECT count(*) = 1 FROM items WHERE id = %s", params=(a,), nodes=[3])
     pgl3.start(2)
     b = insert(n2, "n2 after its restart")
     c = insert(n3, "n3 after n2's restart")
-    pgl3.wait_replicated("SELECT count(*) = 3 FROM items WHERE id IN (%s, %s, %s)", (a, b, c))
+    pgl3.wait_replicated("SELECT count(*) = 3 FROM items WHERE id IN (%s, %s, %s)", params=(a, b, c))

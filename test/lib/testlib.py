@@ -749,9 +749,9 @@ class PglogicalCluster:
                 out.append("%s: %s" % (node.name, e))
         return "; ".join(out)
 
-    def wait_replicated(self, sql_check, params=None, timeout=30.0, nodes=None):
+    def wait_replicated(self, sql_check, timeout=30.0, params=None, nodes=None):
         """Wait until sql_check's first value is true on every running node (or on `nodes`,
-        indexes), e.g. "SELECT count(*) = 3 FROM items"."""
+        indexes), e.g. "SELECT count(*) = 3 FROM items", or "... WHERE id = %s" with params."""
         pending = list(nodes) if nodes is not None else [n.index for n in self.up()]
 
         def done():
