@@ -2,7 +2,7 @@
 Processor as a child process, the throwaway certificates and the scripted SMTP server.
 
 Run from the repository root after `make -C processor all asan`:
-    /usr/bin/python3 -m pytest test/e2e test/smtp -q
+    /usr/bin/python3 -m pytest test/e2e test/smtp test/ha -q
 """
 import os
 import sys
