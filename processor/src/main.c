@@ -23,6 +23,7 @@
 
 #include "buf.h"
 #include "config.h"
+#include "clock.h"
 #include "log.h"
 #include "notify.h"
 #include "pgconn.h"

@@ -217,10 +217,10 @@ static bool
 parse_recipient(struct Parse *p, json_t *v, int i, struct Recipient *r)
 {
 	static const char *const kinds[] = {"to", "cc", "bcc"};
-	static const char *const statuses[] = {"pending", "sent", "failed", "retrying"};
 	char name[32], ctx[40];
 	long long id;
-	int k, st;
+	json_t *st = json_object_get(v, "status");
+	int k;
 
 	snprintf(name, sizeof(name), "recipients[%d]", i);
 	snprintf(ctx, sizeof(ctx), "%s.", name);
@@ -228,12 +228,14 @@ parse_recipient(struct Parse *p, json_t *v, int i, struct Recipient *r)
 		return parse_fail(p, "%s must be an object", name);
 	if (json_object_get(v, "id") == NULL)
 		return parse_fail(p, "%sid is missing", ctx);
-	if (!get_int(p, v, ctx, "id", 0, 0, LLONG_MAX, &id) || !parse_enum(p, v, ctx, "kind", kinds, 3, -1, &k) ||
-		!parse_enum(p, v, ctx, "status", statuses, 4, 0, &st))
+	if (!get_int(p, v, ctx, "id", 0, 0, LLONG_MAX, &id) || !parse_enum(p, v, ctx, "kind", kinds, 3, -1, &k))
 		return false;
 	r->id = id;
 	r->kind = (enum RcptKind) k;
-	r->status = (enum RcptStatus) st;
+	r->status = RS_PENDING;
+	if (st != NULL && !json_is_null(st) &&
+		!(json_is_string(st) && rcpt_status_parse(json_string_value(st), &r->status)))
+		return parse_fail(p, "%sstatus has an unknown value", ctx);
 	return parse_address(p, v, name, &r->addr);
 }
 

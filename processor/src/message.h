@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "outcome.h"
 
 struct Address {
 	char *address; /* addr-spec, e.g. ann@example.org */
@@ -21,13 +22,6 @@ enum RcptKind {
 	RCPT_TO, /* listed in To: and in the envelope */
 	RCPT_CC, /* listed in Cc: and in the envelope */
 	RCPT_BCC /* envelope only, never in a header */
-};
-
-enum RcptStatus {
-	RS_PENDING, /* not attempted yet */
-	RS_SENT,    /* accepted by the server on an earlier or this attempt */
-	RS_FAILED,  /* rejected permanently */
-	RS_RETRYING /* rejected transiently; goes into the next attempt's envelope */
 };
 
 struct Recipient {

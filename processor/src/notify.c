@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "log.h"
 #include "message.h"
 #include "ratelimit.h"
@@ -46,7 +47,7 @@ struct Held {
 
 /* The result handed to _write_log: one of its results, the reason, and what set_status gets. */
 struct Finish {
-	const char *result;   /* ok, partial, transient, permanent, cancelled */
+	enum AttemptResult result;
 	const char *error;    /* NULL when none */
 	const char *sqlstate; /* NULL when none */
 	char *detail;         /* JSON for pgrelay.log, or NULL */
@@ -205,7 +206,7 @@ finish(struct Held *h, const struct Finish *f)
 	if (f->retry_after_s >= 0)
 		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
 	lp[0] = h->id;
-	lp[1] = f->result;
+	lp[1] = attempt_result_name(f->result);
 	lp[2] = f->error;
 	lp[3] = f->sqlstate;
 	lp[4] = h->started;
@@ -225,13 +226,7 @@ finish(struct Held *h, const struct Finish *f)
 	if (f->set_status) {
 		iso8601_now(finished, sizeof finished);
 		sd = (struct StatusDoc){
-			h->attempt, "sent", "smtp", h->started, finished, next, h->have_msg && h->msg.profile.debug};
-		if (oc == OC_RETRY || oc == OC_TIMEOUT)
-			sd.outcome = "retrying";
-		else if (oc == OC_FAILED)
-			sd.outcome = "failed";
-		else if (oc == OC_PARTIAL)
-			sd.outcome = "partially_sent";
+			h->attempt, oc, "smtp", h->started, finished, next, h->have_msg && h->msg.profile.debug};
 		status = status_doc_json(&sd, f->r);
 	}
 	pgconn_clear(res);
@@ -261,7 +256,7 @@ finish(struct Held *h, const struct Finish *f)
 
 /* finish_simple finishes without a delivery result (nothing was sent). */
 static enum Outcome
-finish_simple(struct Held *h, const char *result, const char *error, bool set_status)
+finish_simple(struct Held *h, enum AttemptResult result, const char *error, bool set_status)
 {
 	struct DeliveryResult r;
 	struct Finish f = {result, error, NULL, NULL, -1, set_status, &r};
@@ -295,23 +290,6 @@ defer(struct Held *h, long wait_ms)
 	return OC_DEFERRED;
 }
 
-/* result_name maps the transport's verdict to the result _write_log takes. */
-static const char *
-result_name(enum DeliveryStatus s)
-{
-	switch (s) {
-	case DS_SENT:
-		return "ok";
-	case DS_PARTIAL:
-		return "partial";
-	case DS_TRANSIENT:
-		return "transient";
-	case DS_PERMANENT:
-		break;
-	}
-	return "permanent";
-}
-
 /* deliver sends the parsed message and finishes the event with what the transport said. */
 static enum Outcome
 deliver(struct Held *h)
@@ -324,24 +302,24 @@ deliver(struct Held *h)
 	char err[512];
 
 	if (h->msg.profile.transport != TRANSPORT_SMTP)
-		return finish_simple(h, "permanent", "Microsoft Graph delivery is not available in this Processor",
+		return finish_simple(h, AR_PERMANENT, "Microsoft Graph delivery is not available in this Processor",
 							 true);
 	if (!secrets_resolve_profile(&h->msg.profile,
 								 h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL, err,
 								 sizeof err))
-		return finish_simple(h, "transient", err, true);
+		return finish_simple(h, AR_TRANSIENT, err, true);
 	if (!notify_global_init())
-		return finish_simple(h, "transient", "libcurl initialisation failed", true);
+		return finish_simple(h, AR_TRANSIENT, "libcurl initialisation failed", true);
 	s = session_for(h->w);
 	if (s == NULL)
-		return finish_simple(h, "transient", "out of memory", true);
+		return finish_simple(h, AR_TRANSIENT, "out of memory", true);
 
 	delivery_result_init(&r);
 	if (!smtp_transport.deliver(s, &h->msg, &opt, &r)) {
 		r.status = DS_TRANSIENT;
 		snprintf(r.error, sizeof r.error, "out of memory while delivering");
 	}
-	f = (struct Finish){result_name(r.status),
+	f = (struct Finish){delivery_result(r.status),
 						r.status == DS_SENT ? NULL : r.error,
 						NULL,
 						status_log_detail("smtp", &h->msg, &r),
@@ -362,11 +340,11 @@ decide(struct Held *h)
 	long wait;
 
 	if (strcmp(st, "cancelled") == 0)
-		return finish_simple(h, "cancelled", NULL, false);
+		return finish_simple(h, AR_CANCELLED, NULL, false);
 	if (strcmp(st, "sent") == 0 || strcmp(st, "partially_sent") == 0)
-		return finish_simple(h, "ok", NULL, false); /* a duplicate event: delivered already */
+		return finish_simple(h, AR_OK, NULL, false); /* a duplicate event: delivered already */
 	if (message_envelope_count(&h->msg) == 0)
-		return finish_simple(h, "permanent", "no recipient is left to send to", true);
+		return finish_simple(h, AR_PERMANENT, "no recipient is left to send to", true);
 	wait = ratelimit_acquire(h->msg.profile.name, h->msg.profile.rate_limit_per_minute, now_us() / 1000);
 	if (wait > 0)
 		return defer(h, wait);
@@ -390,13 +368,13 @@ run_held(struct Held *h)
 	}
 	iso8601_now(h->started, sizeof h->started);
 	if (err[0] != '\0')
-		return finish_simple(h, "transient", err, false);
+		return finish_simple(h, AR_TRANSIENT, err, false);
 	if (doc == NULL)
-		return finish_simple(h, "permanent", "the notification does not exist", false);
+		return finish_simple(h, AR_PERMANENT, "the notification does not exist", false);
 	h->have_msg = message_parse(doc, &h->msg, err, sizeof err);
 	free(doc);
 	if (!h->have_msg)
-		return finish_simple(h, "permanent", err, true);
+		return finish_simple(h, AR_PERMANENT, err, true);
 	return decide(h);
 }
 

@@ -14,13 +14,6 @@
 #include "buf.h"
 #include "message.h"
 
-enum DeliveryStatus {
-	DS_SENT,      /* every envelope recipient accepted */
-	DS_PARTIAL,   /* some accepted; the others failed permanently; nothing to retry */
-	DS_TRANSIENT, /* retry later: nothing accepted, or some recipients got a 4xx */
-	DS_PERMANENT  /* nothing accepted and retrying cannot help */
-};
-
 struct RcptResult {
 	long long id;           /* Recipient.id */
 	enum RcptStatus status; /* RS_SENT, RS_FAILED or RS_RETRYING */

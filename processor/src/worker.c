@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "backoff.h"
+#include "clock.h"
 #include "log.h"
 #include "notify.h"
 

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "message.h"
 #include "mime.h"
 #include "secrets.h"
@@ -65,7 +66,8 @@ read_file(const char *path)
 static void
 print_result(int attempt, const char *started, const struct DeliveryResult *r, bool debug)
 {
-	struct StatusDoc sd = {attempt, status_outcome_name(r->status), "smtp", started, NULL, NULL, debug};
+	struct StatusDoc sd = {
+		attempt, attempt_result_outcome(delivery_result(r->status)), "smtp", started, NULL, NULL, debug};
 	char finished[64], *text;
 
 	iso8601_now(finished, sizeof(finished));
