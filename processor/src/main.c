@@ -109,18 +109,19 @@ reload(const char *source)
 	struct Config fresh;
 	struct Buf out = BUF_INIT, restart = BUF_INIT;
 	struct WorkerSettings ws;
-	char err[512], q[600];
+	char err[512];
 
 	reload_requested = 0;
 	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
-		log_warn("reload_failed", "source=%s error=%s", source, log_quote(q, sizeof q, err));
+		log_warn("reload_failed", LOG_STR("source", source), LOG_STR("error", err));
 	} else {
 		config_apply_reload(&cf, &fresh, &restart);
 		log_configure(cf.log_level, cf.log_format);
 		settings_generation++;
 		worker_settings(&cf, &ws);
 		pool_update_settings(&ws);
-		log_info("reloaded", "source=%s needs_restart=%s", source, restart.len ? restart.data : "none");
+		log_info("reloaded", LOG_STR("source", source),
+				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
 	}
 	config_free(&fresh);
 	buf_free(&out);
@@ -133,11 +134,10 @@ end_batch(void)
 {
 	long long ms = (now_us() - loop.batch_start_us) / 1000;
 
-	log_info(
-		"batch",
-		"rounds=%d processed=%d ok=%d retried=%d failed=%d skipped=%d deferred=%d lost=%d duration_ms=%lld",
-		loop.rounds, loop.processed, loop.ok, loop.retried, loop.failed, loop.skipped, loop.deferred,
-		loop.lost, ms);
+	log_info("batch", LOG_INT("rounds", loop.rounds), LOG_INT("processed", loop.processed),
+			 LOG_INT("ok", loop.ok), LOG_INT("retried", loop.retried), LOG_INT("failed", loop.failed),
+			 LOG_INT("skipped", loop.skipped), LOG_INT("deferred", loop.deferred), LOG_INT("lost", loop.lost),
+			 LOG_MS("duration_ms", ms));
 	loop.batch_active = false;
 	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
 	loop.skipped = loop.deferred = loop.lost = 0;
@@ -217,10 +217,7 @@ failed:
 	if (ticker.pg.lost) {
 		ticker_lost(&ticker);
 	} else {
-		char q[1100];
-
-		log_error("tick_failed", "sqlstate=%s error=%s", ticker.pg.sqlstate,
-				  log_quote(q, sizeof q, ticker.pg.error));
+		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
 	}
 }
 
@@ -315,6 +312,23 @@ startup_connect(void)
 	return false;
 }
 
+/* log_started writes the "started" line: the version and every effective setting. */
+static void
+log_started(void)
+{
+	static struct ConfigFields settings; /* its strings outlive the call; main thread only */
+	struct LogField f[1 + CONFIG_NPARAMS];
+	int i;
+
+	if (!log_enabled(LL_INFO))
+		return;
+	config_describe(&cf, &settings);
+	f[0] = LOG_STR("version", PGRELAY_VERSION);
+	for (i = 0; i < settings.n; i++)
+		f[1 + i] = settings.f[i];
+	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 1);
+}
+
 static int
 usage_error(const char *msg)
 {
@@ -325,10 +339,10 @@ usage_error(const char *msg)
 int
 main(int argc, char **argv)
 {
-	struct Buf out = BUF_INIT, desc = BUF_INIT;
+	struct Buf out = BUF_INIT;
 	struct WorkerSettings ws;
 	struct PoolCounts counts;
-	char err[512], hint[256], q1[600], q2[300];
+	char err[512], hint[256];
 	int rc, left;
 
 	saved_argc = argc;
@@ -358,28 +372,26 @@ main(int argc, char **argv)
 	rc = 0;
 	if (!startup_connect()) {
 		if (!shutdown_requested) {
-			log_error("startup_failed", "error=%s", log_quote(q1, sizeof q1, ticker.pg.error));
+			log_error("startup_failed", LOG_STR("error", ticker.pg.error));
 			rc = 1;
 		}
 	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
-		log_error("startup_failed", "error=%s hint=%s", log_quote(q1, sizeof q1, err),
-				  log_quote(q2, sizeof q2, hint));
+		log_error("startup_failed", LOG_STR("error", err), LOG_STR("hint", hint));
 		rc = 1;
 	} else if (worker_settings(&cf, &ws),
 			   !pool_start(cf.workers, cf.dbname, config_mode_name(cf.mode), &ws)) {
-		log_error("startup_failed", "error=\"could not start the worker threads\"");
+		log_error("startup_failed", LOG_STR("error", "could not start the worker threads"));
 		rc = 1;
 	} else {
-		config_describe(&cf, &desc);
-		log_info("started", "version=%s %s", PGRELAY_VERSION, desc.data);
+		log_started();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
 			main_loop_once();
 	}
 
 	pool_counts(&counts);
-	log_info("stopping", "reason=%s in_flight=%d", rc ? "startup_failed" : (cf.once ? "once" : "signal"),
-			 counts.in_flight);
+	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
+			 LOG_INT("in_flight", counts.in_flight));
 	left = pool_stop(cf.shutdown_timeout_ms);
 	collect_finished();
 	if (loop.batch_active)
@@ -387,9 +399,8 @@ main(int argc, char **argv)
 	ticker_free(&ticker);
 	pool_free();
 	notify_global_cleanup();
-	log_info("stopped", "unfinished=%d", left);
+	log_info("stopped", LOG_INT("unfinished", left));
 	config_free(&cf);
 	buf_free(&out);
-	buf_free(&desc);
 	return rc;
 }

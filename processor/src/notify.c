@@ -245,11 +245,9 @@ finish(struct Held *h, const struct Finish *f)
 	if (!ok)
 		return abort_held(h, "finish");
 	if (oc == OC_RETRY || oc == OC_TIMEOUT || oc == OC_FAILED) {
-		char q[1100];
-
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s",
-				 h->w->pg.label, h->j->id, h->j->channel, h->attempt, outcome_name(oc),
-				 log_quote(q, sizeof q, f->error ? f->error : ""));
+		log_warn_c(&h->w->pg, "attempt_failed", LOG_ID("id", h->j->id), LOG_STR("channel", h->j->channel),
+				   LOG_INT("attempt", h->attempt), LOG_STR("outcome", outcome_name(oc)),
+				   LOG_STR("error", f->error));
 	}
 	return oc;
 }
@@ -285,8 +283,8 @@ defer(struct Held *h, long wait_ms)
 		return abort_held(h, "defer");
 	if (!pgconn_exec(&h->w->pg, "COMMIT", 0, NULL))
 		return abort_held(h, "commit");
-	log_debug("deferred", "conn=%s id=%lld profile=%s wait_ms=%ld", h->w->pg.label, h->j->id,
-			  h->msg.profile.name, wait_ms);
+	log_debug_c(&h->w->pg, "deferred", LOG_ID("id", h->j->id), LOG_STR("profile", h->msg.profile.name),
+				LOG_MS("wait_ms", wait_ms));
 	return OC_DEFERRED;
 }
 

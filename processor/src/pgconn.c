@@ -19,6 +19,12 @@ pgconn_init(struct PgConn *c, const char *label)
 	c->timeout_ms = -1;
 }
 
+const char *
+pgconn_label(const struct PgConn *c)
+{
+	return c->label;
+}
+
 void
 pgconn_destroy(struct PgConn *c)
 {
@@ -55,10 +61,9 @@ static void
 notice_receiver(void *arg, const PGresult *res)
 {
 	struct PgConn *c = arg;
-	char q[1024];
 	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 
-	log_debug("notice", "conn=%s message=%s", c->label, log_quote(q, sizeof q, msg ? msg : ""));
+	log_debug_c(c, "notice", LOG_STR("message", msg));
 }
 
 bool
@@ -323,7 +328,7 @@ pgconn_cancel(struct PgConn *c)
 
 	pthread_mutex_lock(&c->cancel_mu);
 	if (c->cancel && !PQcancel(c->cancel, err, sizeof err))
-		log_warn("cancel_failed", "conn=%s error=\"%s\"", c->label, err);
+		log_warn_c(c, "cancel_failed", LOG_STR("error", err));
 	pthread_mutex_unlock(&c->cancel_mu);
 }
 

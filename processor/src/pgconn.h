@@ -36,6 +36,8 @@ enum PgStmt {
 };
 
 void pgconn_init(struct PgConn *c, const char *label);
+/* pgconn_label is the connection's name in log lines (the log_*_c macros write it as conn=). */
+const char *pgconn_label(const struct PgConn *c);
 void pgconn_destroy(struct PgConn *c);
 
 /*

@@ -327,7 +327,8 @@ pool_stop(long timeout_ms)
 
 	left = wait_in_flight(now_us() + timeout_ms * 1000LL);
 	if (left > 0) {
-		log_warn("stopping", "reason=shutdown_timeout in_flight=%d action=cancel", left);
+		log_warn("stopping", LOG_STR("reason", "shutdown_timeout"), LOG_INT("in_flight", left),
+				 LOG_STR("action", "cancel"));
 		for (i = 0; i < pool.n; i++) {
 			int st = atomic_load(&pool.workers[i].state);
 

@@ -31,14 +31,13 @@ ticker_free(struct Ticker *t)
 bool
 ticker_connect(struct Ticker *t, const struct Config *c)
 {
-	char q[1100];
 	long sleep_ms;
 
 	if (pgconn_connect(&t->pg, c->dbname, config_mode_name(c->mode)) &&
 		/* The control connection's statements are all short; never let one hang forever. */
 		pgconn_set_timeout(&t->pg, 60000)) {
 		if (t->reconnect_attempt > 0)
-			log_info("reconnected", "conn=control attempts=%d", t->reconnect_attempt);
+			log_info_c(&t->pg, "reconnected", LOG_INT("attempts", t->reconnect_attempt));
 		t->reconnect_attempt = 0;
 		t->backoff_ms = 0;
 		return true;
@@ -48,18 +47,15 @@ ticker_connect(struct Ticker *t, const struct Config *c)
 	sleep_ms = backoff_jitter(t->backoff_ms, backoff_random());
 	t->next_connect_us = now_us() + sleep_ms * 1000LL;
 	if (!c->once) /* with --once there is no retry: main reports the failure */
-		log_warn("reconnecting", "conn=control attempt=%d retry_in_ms=%ld error=%s", t->reconnect_attempt,
-				 sleep_ms, log_quote(q, sizeof q, t->pg.error));
+		log_warn_c(&t->pg, "reconnecting", LOG_INT("attempt", t->reconnect_attempt),
+				   LOG_MS("retry_in_ms", sleep_ms), LOG_STR("error", t->pg.error));
 	return false;
 }
 
 void
 ticker_lost(struct Ticker *t)
 {
-	char q[1100];
-
-	log_warn("reconnecting", "conn=control reason=connection_lost error=%s",
-			 log_quote(q, sizeof q, t->pg.error));
+	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
 	pgconn_close(&t->pg);
 	t->reconnect_attempt = 1; /* counts the session that was lost, so "reconnected" is logged */
 	t->backoff_ms = 0;
@@ -138,16 +134,16 @@ apply_probe(struct Ticker *t, const struct ProbeResult *r)
 {
 	if (r->dispatch && t->gate != 1) {
 		if (t->gate == 0)
-			log_info("primary_active", "mode=single reason=promoted");
+			log_info("primary_active", LOG_STR("mode", "single"), LOG_STR("reason", "promoted"));
 		t->gate = 1;
 	} else if (!r->dispatch && t->gate != 0) {
-		log_info("standby_waiting", "mode=single reason=in_recovery");
+		log_info("standby_waiting", LOG_STR("mode", "single"), LOG_STR("reason", "in_recovery"));
 		t->gate = 0;
 	}
 	if (r->paused && t->paused != 1)
-		log_info("paused", "reason=pgrelay.pause");
+		log_info("paused", LOG_STR("reason", "pgrelay.pause"));
 	else if (!r->paused && t->paused == 1)
-		log_info("resumed", "reason=pgrelay.resume");
+		log_info("resumed", LOG_STR("reason", "pgrelay.resume"));
 	t->paused = r->paused ? 1 : 0;
 }
 
@@ -176,8 +172,8 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
-	log_debug("probe", "has_work=%s paused=%s dispatch=%s", r->has_work ? "t" : "f", r->paused ? "t" : "f",
-			  r->dispatch ? "t" : "f");
+	log_debug("probe", LOG_BOOL("has_work", r->has_work), LOG_BOOL("paused", r->paused),
+			  LOG_BOOL("dispatch", r->dispatch));
 	apply_probe(t, r);
 	return true;
 }

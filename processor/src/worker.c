@@ -28,11 +28,9 @@ worker_state_name(enum WorkerState s)
 static bool
 worker_connect(struct Worker *w)
 {
-	char q[1100];
-
 	if (pgconn_connect(&w->pg, w->conninfo, w->conninfo_mode)) {
 		if (w->reconnect_attempt > 0)
-			log_info("reconnected", "conn=%s attempts=%d", w->pg.label, w->reconnect_attempt);
+			log_info_c(&w->pg, "reconnected", LOG_INT("attempts", w->reconnect_attempt));
 		w->reconnect_attempt = 0;
 		w->backoff_ms = 0;
 		return true;
@@ -42,24 +40,22 @@ worker_connect(struct Worker *w)
 	w->reconnect_attempt++;
 	w->backoff_ms = backoff_next(w->backoff_ms, 100, w->settings.reconnect_max_ms);
 	w->sleep_ms = backoff_jitter(w->backoff_ms, backoff_random());
-	log_warn("reconnecting", "conn=%s attempt=%d retry_in_ms=%ld error=%s", w->pg.label, w->reconnect_attempt,
-			 w->sleep_ms, log_quote(q, sizeof q, w->pg.error));
+	log_warn_c(&w->pg, "reconnecting", LOG_INT("attempt", w->reconnect_attempt),
+			   LOG_MS("retry_in_ms", w->sleep_ms), LOG_STR("error", w->pg.error));
 	return false;
 }
 
 void
 worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
 {
-	char q[1100];
-
 	if (!w->pg.lost) {
-		log_error("attempt_failed",
-				  "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s", w->pg.label,
-				  j->id, j->channel, step, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
+		log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
+					LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 		return;
 	}
-	log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost step=%s error=%s", w->pg.label, j->id,
-			 step, log_quote(q, sizeof q, w->pg.error));
+	log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
+			   LOG_STR("step", step), LOG_STR("error", w->pg.error));
 	pgconn_close(&w->pg);
 	atomic_store(&w->state, W_DOWN);
 	w->reconnect_attempt = 1; /* counts the lost session, so "reconnected" is logged */
@@ -69,7 +65,7 @@ worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
 static void
 run_sql(struct Worker *w, struct Job *j)
 {
-	char idbuf[24], q[1100];
+	char idbuf[24];
 	const char *params[1] = {idbuf};
 	PGresult *res;
 
@@ -92,9 +88,9 @@ run_sql(struct Worker *w, struct Job *j)
 	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
 		const char *err = pgconn_value(res, 0, 1);
 
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s", w->pg.label,
-				 j->id, j->channel, j->attempt, outcome_name(j->outcome),
-				 log_quote(q, sizeof q, err ? err : ""));
+		log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				   LOG_INT("attempt", j->attempt), LOG_STR("outcome", outcome_name(j->outcome)),
+				   LOG_STR("error", err));
 	}
 	pgconn_clear(res);
 }
@@ -134,19 +130,15 @@ run_job(struct Worker *w, struct Job *j)
 		atomic_store(&w->state, W_NOTIFY);
 		j->outcome = notify_run(w, j);
 	} else {
-		if (unknown_action_first_time(j->action_type))
-			log_warn("attempt_failed",
-					 "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
-					 w->pg.label, j->id, j->channel, j->action_type);
-		else
-			log_debug("attempt_failed",
-					  "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
-					  w->pg.label, j->id, j->channel, j->action_type);
+		/* Its rows come back every tick: warn once per process, then only at debug level. */
+		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),
+			   "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_STR("outcome", "skipped"), LOG_STRF("error", "unknown action type %s", j->action_type));
 		j->outcome = OC_SKIPPED;
 	}
 	j->duration_us = now_us() - t0;
-	log_trace("event_done", "conn=%s id=%lld channel=%s outcome=%s duration_us=%lld", w->pg.label, j->id,
-			  j->channel, outcome_name(j->outcome), j->duration_us);
+	log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", j->duration_us));
 }
 
 void *
