@@ -114,7 +114,7 @@ static enum Outcome
 abort_held(struct Held *h, const char *step)
 {
 	worker_statement_failed(h->w, h->j, step);
-	if (h->w->pg.conn != NULL && !pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
+	if (h->w->pg.conn != NULL && !pgconn_exec(&h->w->pg, STMT_ROLLBACK, NULL))
 		pgconn_close(&h->w->pg);
 	return OC_LOST;
 }
@@ -126,12 +126,9 @@ abort_held(struct Held *h, const char *step)
 static bool
 begin_held(struct Held *h)
 {
-	char sql[160];
+	char sql[STMT_SCRIPT_MAX];
 
-	/* Only our own integer goes into this text. */
-	snprintf(sql, sizeof sql,
-			 "BEGIN; SET LOCAL idle_in_transaction_session_timeout = %ld; SAVEPOINT pgrelay_fetch",
-			 h->w->settings.max_delivery_time_ms + 60000);
+	statement_begin_held(sql, sizeof sql, h->w->settings.max_delivery_time_ms + 60000);
 	return pgconn_set_timeout(&h->w->pg, 60000) && pgconn_script(&h->w->pg, sql);
 }
 
@@ -160,17 +157,14 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 
 	*doc = NULL;
 	err[0] = '\0';
-	res = pgconn_query_prepared(&h->w->pg, STMT_CLAIM_FETCH,
-								"SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload)::text"
-								" FROM pgrelay._queue_claim($1) c",
-								1, params);
+	res = pgconn_query(&h->w->pg, STMT_CLAIM_FETCH, params);
 	if (res == NULL) {
 		if (h->w->pg.lost)
 			return -1;
 		snprintf(err, errlen, "fetch failed: %.900s", h->w->pg.error);
-		if (!pgconn_exec(&h->w->pg, "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, NULL))
+		if (!pgconn_exec(&h->w->pg, STMT_ROLLBACK_FETCH, NULL))
 			return -1;
-		res = pgconn_query(&h->w->pg, "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, params);
+		res = pgconn_query(&h->w->pg, STMT_CLAIM, params);
 		if (res == NULL)
 			return -1;
 	}
@@ -212,12 +206,7 @@ finish(struct Held *h, const struct Finish *f)
 	lp[4] = h->started;
 	lp[5] = f->detail;
 	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query_prepared(
-		&h->w->pg, STMT_WRITE_LOG,
-		"SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-		" FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
-		"  clock_timestamp() + make_interval(secs => $7::float8))",
-		7, lp);
+	res = pgconn_query(&h->w->pg, STMT_WRITE_LOG, lp);
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
@@ -237,9 +226,9 @@ finish(struct Held *h, const struct Finish *f)
 	sp[1] = status;
 	ip[0] = h->id;
 	if (f->set_status)
-		steps[n++] = (struct PgPipeStmt){"SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, sp};
-	steps[n++] = (struct PgPipeStmt){"SELECT pgrelay._queue_mark_done($1)", 1, ip};
-	steps[n++] = (struct PgPipeStmt){"COMMIT", 0, NULL};
+		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
+	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
+	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
 	ok = pgconn_pipeline(&h->w->pg, steps, n);
 	free(status);
 	if (!ok)
@@ -276,12 +265,9 @@ defer(struct Held *h, long wait_ms)
 	const char *params[2] = {h->id, ms};
 
 	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(
-			&h->w->pg,
-			"SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))",
-			2, params))
+	if (!pgconn_exec(&h->w->pg, STMT_DEFER, params))
 		return abort_held(h, "defer");
-	if (!pgconn_exec(&h->w->pg, "COMMIT", 0, NULL))
+	if (!pgconn_exec(&h->w->pg, STMT_COMMIT, NULL))
 		return abort_held(h, "commit");
 	log_debug_c(&h->w->pg, "deferred", LOG_ID("id", h->j->id), LOG_STR("profile", h->msg.profile.name),
 				LOG_MS("wait_ms", wait_ms));
@@ -360,7 +346,7 @@ run_held(struct Held *h)
 	if (c < 0)
 		return abort_held(h, "claim");
 	if (c == 0) {
-		if (!pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
+		if (!pgconn_exec(&h->w->pg, STMT_ROLLBACK, NULL))
 			return abort_held(h, "rollback");
 		return OC_SKIPPED;
 	}

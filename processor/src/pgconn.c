@@ -99,16 +99,8 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
 
-	/*
-	 * client_connection_check_interval: should the Processor die in the middle of a long
-	 * handler, the server notices within a second, cancels it and rolls back, instead of
-	 * running it to the end for nobody.
-	 */
 	params[0] = mode;
-	if (!pgconn_exec(c,
-					 "SELECT pg_catalog.set_config('pg_relay.mode', $1, false),"
-					 " pg_catalog.set_config('client_connection_check_interval', '1000', false)",
-					 1, params)) {
+	if (!pgconn_exec(c, STMT_SESSION_SETUP, params)) {
 		pgconn_close(c);
 		return false;
 	}
@@ -177,37 +169,39 @@ check_result(struct PgConn *c, PGresult *res)
 	return NULL;
 }
 
-PGresult *
-pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values)
-{
-	if (!start_statement(c))
-		return NULL;
-	return check_result(c, PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0));
-}
+_Static_assert(STMT_COUNT <= 32, "struct PgConn.prepared has a bit per statement");
 
-PGresult *
-pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
-					  const char *const *values)
+/* run_prepared prepares st on this session if it is not yet, then binds and executes it. */
+static PGresult *
+run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const char *const *values)
 {
-	char name[32];
-	unsigned bit = 1u << slot;
+	unsigned bit = 1u << id;
 	PGresult *res;
 
-	if (!start_statement(c))
-		return NULL;
-	snprintf(name, sizeof name, "pgrelay_stmt_%d", (int) slot);
 	if ((c->prepared & bit) == 0) {
-		res = check_result(c, PQprepare(c->conn, name, sql, nparams, NULL));
+		res = check_result(c, PQprepare(c->conn, st->name, st->sql, st->nparams, NULL));
 		if (res == NULL)
 			return NULL;
 		PQclear(res);
 		c->prepared |= bit;
 	}
-	res = check_result(c, PQexecPrepared(c->conn, name, nparams, values, NULL, NULL, 0));
+	res = check_result(c, PQexecPrepared(c->conn, st->name, st->nparams, values, NULL, NULL, 0));
 	/* 26000: the statement is gone (DISCARD ALL by a pooler, say): prepare it again next time. */
 	if (res == NULL && strcmp(c->sqlstate, "26000") == 0)
 		c->prepared &= ~bit;
 	return res;
+}
+
+PGresult *
+pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values)
+{
+	const struct Statement *st = statement(id);
+
+	if (!start_statement(c))
+		return NULL;
+	if (st->prepared)
+		return run_prepared(c, id, st, values);
+	return check_result(c, PQexecParams(c->conn, st->sql, st->nparams, NULL, values, NULL, NULL, 0));
 }
 
 bool
@@ -231,6 +225,17 @@ pgconn_script(struct PgConn *c, const char *sql)
 	return ok;
 }
 
+/* send_in_pipeline queues one statement of a pipeline: by name when it is prepared, else as text. */
+static bool
+send_in_pipeline(struct PgConn *c, const struct PgPipeStmt *ps)
+{
+	const struct Statement *st = statement(ps->id);
+
+	if (st->prepared && (c->prepared & (1u << ps->id)) != 0)
+		return PQsendQueryPrepared(c->conn, st->name, st->nparams, ps->values, NULL, NULL, 0) == 1;
+	return PQsendQueryParams(c->conn, st->sql, st->nparams, NULL, ps->values, NULL, NULL, 0) == 1;
+}
+
 bool
 pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 {
@@ -243,8 +248,7 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 	if (!PQenterPipelineMode(c->conn))
 		return check_result(c, NULL) != NULL;
 	for (i = 0; i < n && ok; i++)
-		ok = PQsendQueryParams(c->conn, stmts[i].sql, stmts[i].nparams, NULL, stmts[i].values, NULL, NULL,
-							   0) == 1;
+		ok = send_in_pipeline(c, &stmts[i]);
 	if (!ok || !PQpipelineSync(c->conn)) {
 		check_result(c, NULL);
 		PQexitPipelineMode(c->conn);
@@ -282,9 +286,9 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 }
 
 bool
-pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+pgconn_exec(struct PgConn *c, enum StmtId id, const char *const *values)
 {
-	PGresult *res = pgconn_query(c, sql, nparams, values);
+	PGresult *res = pgconn_query(c, id, values);
 
 	if (res == NULL)
 		return false;
@@ -315,7 +319,7 @@ pgconn_set_timeout(struct PgConn *c, long ms)
 	if (c->timeout_ms == ms)
 		return true;
 	snprintf(val, sizeof val, "%ld", ms);
-	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, params))
+	if (!pgconn_exec(c, STMT_SET_TIMEOUT, params))
 		return false;
 	c->timeout_ms = ms;
 	return true;

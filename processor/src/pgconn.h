@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "statements.h"
 
 struct PgConn {
 	PGconn *conn;              /* NULL while disconnected */
@@ -20,19 +21,7 @@ struct PgConn {
 	char sqlstate[6];          /* SQLSTATE of the last failure ("" for none) */
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
-	unsigned prepared;         /* PgStmt slots prepared on this session (bit per slot) */
-};
-
-/*
- * The statements the Processor runs on every tick or every event are prepared once per session
- * and then run by name, so the server neither parses nor plans them again each time.
- */
-enum PgStmt {
-	STMT_PROBE,       /* the control connection's tick probe */
-	STMT_PROCESS_ONE, /* a worker's SQL event */
-	STMT_CLAIM_FETCH, /* a notify event: claim and fetch in one round trip */
-	STMT_WRITE_LOG,   /* a notify event: the log row and the retry decision */
-	STMT_COUNT
+	unsigned prepared;         /* statements prepared on this session (bit per enum StmtId) */
 };
 
 void pgconn_init(struct PgConn *c, const char *label);
@@ -50,16 +39,12 @@ void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 
 /*
- * pgconn_query runs one statement with text parameters. It returns the result (tuples or command
- * ok; free it with pgconn_clear) or NULL with c->error, c->sqlstate and c->lost set.
+ * pgconn_query runs one statement of the table (statements.c) with its values as text
+ * parameters. A statement marked prepared is prepared by its first run on a session and then only
+ * bound and executed, so the server neither parses nor plans it again. Returns the result (tuples
+ * or command ok; free it with pgconn_clear) or NULL with c->error, c->sqlstate and c->lost set.
  */
-PGresult *pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
-/*
- * pgconn_query_prepared is pgconn_query for one of the PgStmt statements: the first call on a
- * session prepares sql under the slot's name, later calls only bind and execute it.
- */
-PGresult *pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
-								const char *const *values) MUSTCHECK;
+PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 /*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
  * simple query protocol). Only for fixed text: values never go into it.
@@ -68,20 +53,20 @@ bool pgconn_script(struct PgConn *c, const char *sql) MUSTCHECK;
 
 /* One statement of a pipeline. */
 struct PgPipeStmt {
-	const char *sql;
-	int nparams;
+	enum StmtId id;
 	const char *const *values;
 };
 
 /*
- * pgconn_pipeline sends n statements at once and reads their results: one round trip. It stops
+ * pgconn_pipeline sends n statements at once and reads their results: one round trip (a prepared
+ * statement goes by name once this session has prepared it, else by its text). It stops
  * at the first failure (the server skips the rest); returns false with c->error set then, and
  * the caller's transaction is aborted.
  */
 bool pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n) MUSTCHECK;
 
 /* pgconn_exec is pgconn_query for statements whose rows do not matter. */
-bool pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
+bool pgconn_exec(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 void pgconn_clear(PGresult *res);
 
 /* pgconn_value is the text of a field, or NULL for SQL NULL. */

@@ -64,9 +64,9 @@ ticker_lost(struct Ticker *t)
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */
 static bool
-one_value(struct Ticker *t, const char *sql, char *out, size_t outlen, bool *isnull)
+one_value(struct Ticker *t, enum StmtId id, char *out, size_t outlen, bool *isnull)
 {
-	PGresult *res = pgconn_query(&t->pg, sql, 0, NULL);
+	PGresult *res = pgconn_query(&t->pg, id, NULL);
 	const char *v;
 
 	if (res == NULL)
@@ -89,30 +89,23 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 	char v[256], who[256];
 	bool isnull;
 
-	if (!one_value(t, "SELECT current_user || ' in database ' || pg_catalog.current_database()", who,
-				   sizeof who, &isnull))
+	if (!one_value(t, STMT_WHOAMI, who, sizeof who, &isnull))
 		goto sqlerr;
-	if (!one_value(t, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'", v,
-				   sizeof v, &isnull))
+	if (!one_value(t, STMT_EXTENSION_VERSION, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (isnull) {
 		snprintf(err, errlen, "extension pg_relay is not installed (connected as %s)", who);
 		snprintf(hint, hintlen, "run CREATE EXTENSION pg_relay in that database");
 		return false;
 	}
-	if (!one_value(t,
-				   "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.queue_pending_ids(integer)', 'EXECUTE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')",
-				   v, sizeof v, &isnull))
+	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (strcmp(v, "t") != 0) {
 		snprintf(err, errlen, "permission denied: %s may not run the pg_relay dispatch functions", who);
 		snprintf(hint, hintlen, "GRANT pgrelay_processor TO the Processor's role");
 		return false;
 	}
-	if (!one_value(t, "SELECT pgrelay.interface_version()", v, sizeof v, &isnull))
+	if (!one_value(t, STMT_INTERFACE_VERSION, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (strcmp(v, "1") != 0) {
 		snprintf(err, errlen,
@@ -156,11 +149,7 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	const char *v;
 
 	snprintf(gen, sizeof gen, "%lld", t->seen_generation);
-	res = pgconn_query_prepared(&t->pg, STMT_PROBE,
-								"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
-								" pgrelay.should_dispatch_single()"
-								" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
-								1, params);
+	res = pgconn_query(&t->pg, STMT_PROBE, params);
 	if (res == NULL)
 		return false;
 	r->has_work = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
@@ -189,10 +178,7 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 
 	*out = NULL;
 	snprintf(lim, sizeof lim, "%d", limit);
-	res = pgconn_query(&t->pg,
-					   "SELECT id, action_type, channel, timeout_ms, attempt"
-					   " FROM pgrelay.queue_pending_ids($1::integer)",
-					   1, params);
+	res = pgconn_query(&t->pg, STMT_PENDING_IDS, params);
 	if (res == NULL)
 		return -1;
 	n = PQntuples(res);

@@ -77,8 +77,7 @@ run_sql(struct Worker *w, struct Job *j)
 		worker_statement_failed(w, j, "statement_timeout");
 		return;
 	}
-	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE,
-								"SELECT outcome, error FROM pgrelay.process_one($1)", 1, params);
+	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
 		worker_statement_failed(w, j, "process_one");
