@@ -266,15 +266,12 @@ main_loop_once(void)
 	collect_finished();
 	now = now_us();
 
-	if (!pgconn_is_up(&ticker.pg)) {
-		if (now >= ticker.next_connect_us && !ticker_connect(&ticker, &cf) && cf.once) {
+	if (!ticker_session(&ticker, &cf, &wait_ms)) {
+		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
 			shutdown_requested = 1;
-			return;
-		}
-		if (!pgconn_is_up(&ticker.pg)) {
-			pool_wait((ticker.next_connect_us - now) / 1000 + 1);
-			return;
-		}
+		else
+			pool_wait(wait_ms);
+		return;
 	}
 	if (now >= loop.next_tick_us) {
 		loop.want_probe = true;
@@ -300,14 +297,14 @@ main_loop_once(void)
 static bool
 startup_connect(void)
 {
-	while (!shutdown_requested) {
-		long long now = now_us();
+	long wait_ms;
 
-		if (now >= ticker.next_connect_us && ticker_connect(&ticker, &cf))
+	while (!shutdown_requested) {
+		if (ticker_session(&ticker, &cf, &wait_ms))
 			return true;
 		if (cf.once)
 			return false;
-		pool_wait((ticker.next_connect_us - now_us()) / 1000 + 1);
+		pool_wait(wait_ms);
 	}
 	return false;
 }
@@ -367,7 +364,7 @@ main(int argc, char **argv)
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
 	/* libcurl is initialised by the first mail delivery (notify_global_init), not here. */
-	ticker_init(&ticker);
+	ticker_init(&ticker, &cf);
 
 	rc = 0;
 	if (!startup_connect()) {

@@ -8,15 +8,23 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff.h"
+#include "clock.h"
 #include "log.h"
 
+/* The first reconnect delay; it doubles up to --reconnect-max. */
+#define RECONNECT_MIN_MS 100
+
 void
-pgconn_init(struct PgConn *c, const char *label)
+pgconn_init(struct PgConn *c, const char *label, const char *conninfo, const char *mode)
 {
 	memset(c, 0, sizeof *c);
 	pthread_mutex_init(&c->cancel_mu, NULL);
 	snprintf(c->label, sizeof c->label, "%s", label);
+	snprintf(c->mode, sizeof c->mode, "%s", mode);
+	c->conninfo = conninfo;
 	c->timeout_ms = -1;
+	c->session_timeout_ms = -1;
 }
 
 const char *
@@ -66,18 +74,23 @@ notice_receiver(void *arg, const PGresult *res)
 	log_debug_c(c, "notice", LOG_STR("message", msg));
 }
 
-bool
-pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
+/*
+ * connect_once opens the session (closing any old one): application_name=pg_relay, keepalives
+ * and a connect timeout unless the connection string says otherwise, then the session settings.
+ * Returns false with c->error set.
+ */
+static bool
+connect_once(struct PgConn *c)
 {
 	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
 	const char *keys[] = {"application_name",    "connect_timeout",  "keepalives", "keepalives_idle",
 						  "keepalives_interval", "keepalives_count", "dbname",     NULL};
-	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", conninfo, NULL};
+	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", c->conninfo, NULL};
 	const char *params[1];
 	PGconn *conn;
 
 	pgconn_close(c);
-	if (conninfo == NULL)
+	if (c->conninfo == NULL)
 		keys[6] = NULL; /* PG* environment variables only */
 	conn = PQconnectdbParams(keys, vals, 1);
 	if (conn == NULL) {
@@ -99,12 +112,51 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
 
-	params[0] = mode;
-	if (!pgconn_exec(c, STMT_SESSION_SETUP, params)) {
+	params[0] = c->mode;
+	if (!pgconn_exec(c, STMT_SESSION_SETUP, params) ||
+		(c->session_timeout_ms >= 0 && !pgconn_set_timeout(c, c->session_timeout_ms))) {
 		pgconn_close(c);
 		return false;
 	}
 	return true;
+}
+
+bool
+pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
+{
+	long long now = now_us();
+
+	*wait_ms = 0;
+	if (pgconn_is_up(c))
+		return true;
+	if (now < c->next_attempt_us) {
+		*wait_ms = (long) ((c->next_attempt_us - now) / 1000) + 1;
+		return false;
+	}
+	if (connect_once(c)) {
+		if (c->attempts > 0)
+			log_info_c(c, "reconnected", LOG_INT("attempts", c->attempts));
+		c->attempts = 0;
+		c->backoff_ms = 0;
+		return true;
+	}
+	c->attempts++;
+	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
+	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
+	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
+	if (!c->one_attempt)
+		log_warn_c(c, "reconnecting", LOG_INT("attempt", c->attempts), LOG_MS("retry_in_ms", *wait_ms),
+				   LOG_STR("error", c->error));
+	return false;
+}
+
+void
+pgconn_lost(struct PgConn *c)
+{
+	pgconn_close(c);
+	c->attempts = 1; /* counts the lost session, so "reconnected" is logged */
+	c->backoff_ms = 0;
+	c->next_attempt_us = 0; /* the first attempt at once, then back off */
 }
 
 void

@@ -1,6 +1,7 @@
 /*
- * pgconn.h - every libpq call of the Processor goes through this module. The rest of the code
- * calls pgconn_* and only reads results.
+ * pgconn.h - every libpq call of the Processor goes through this module, and so does getting a
+ * session back after it was lost (backoff, attempts, the reconnecting/reconnected lines). The rest
+ * of the code calls pgconn_* and only reads results.
  */
 #ifndef PGRELAY_PGCONN_H
 #define PGRELAY_PGCONN_H
@@ -22,19 +23,39 @@ struct PgConn {
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
 	unsigned prepared;         /* statements prepared on this session (bit per enum StmtId) */
+	/* What to connect to, set once by pgconn_init. */
+	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */
+	char mode[16];           /* pg_relay.mode of every session */
+	long session_timeout_ms; /* statement_timeout each new session starts with, -1: the server's */
+	bool one_attempt;        /* no retries (--once): a failed attempt is the caller's to report */
+	/* Reconnecting. */
+	long backoff_ms;           /* the delay before jitter; 0 while connected */
+	long long next_attempt_us; /* when the next attempt is due (now_us) */
+	int attempts;              /* failed attempts, and the lost session, since the last success */
 };
 
-void pgconn_init(struct PgConn *c, const char *label);
+/*
+ * pgconn_init prepares c for pgconn_session: label names it in log lines, conninfo (NULL: the PG*
+ * environment; it must outlive c) and mode say what every session connects to.
+ */
+void pgconn_init(struct PgConn *c, const char *label, const char *conninfo, const char *mode);
 /* pgconn_label is the connection's name in log lines (the log_*_c macros write it as conn=). */
 const char *pgconn_label(const struct PgConn *c);
 void pgconn_destroy(struct PgConn *c);
 
 /*
- * pgconn_connect opens the session (closing any old one): application_name=pg_relay, keepalives
- * and a connect timeout unless the connection string says otherwise, then the session settings
- * pg_relay.mode = mode. Returns false with c->error set.
+ * pgconn_session returns true when c has a usable session: the one it had, or a new one when a
+ * connection attempt was due now and succeeded. Otherwise it returns false and *wait_ms is the
+ * time until the next attempt is due. A failed attempt logs "reconnecting" (attempt, retry_in_ms,
+ * error) and waits longer each time (capped exponential backoff with jitter, at most
+ * reconnect_max_ms); the first success after failures or a lost session logs "reconnected".
  */
-bool pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode) MUSTCHECK;
+bool pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms) MUSTCHECK;
+/*
+ * pgconn_lost closes a session that failed under a statement (c->lost). The caller has logged
+ * why; the next pgconn_session tries again at once and logs "reconnected" when it is back.
+ */
+void pgconn_lost(struct PgConn *c);
 void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 

@@ -75,9 +75,7 @@ pool_start(int nworkers, const char *conninfo, const char *mode, const struct Wo
 
 		w->no = i + 1;
 		snprintf(label, sizeof label, "worker-%d", w->no);
-		pgconn_init(&w->pg, label);
-		snprintf(w->conninfo_mode, sizeof w->conninfo_mode, "%s", mode);
-		w->conninfo = pool.conninfo;
+		pgconn_init(&w->pg, label, pool.conninfo, mode);
 		atomic_store(&w->state, W_STARTING);
 		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);

@@ -8,15 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
-#include "clock.h"
 #include "log.h"
 
 void
-ticker_init(struct Ticker *t)
+ticker_init(struct Ticker *t, const struct Config *c)
 {
 	memset(t, 0, sizeof *t);
-	pgconn_init(&t->pg, "control");
+	pgconn_init(&t->pg, "control", c->dbname, config_mode_name(c->mode));
+	/* The control connection's statements are all short; never let one hang forever. */
+	t->pg.session_timeout_ms = 60000;
+	t->pg.one_attempt = c->once;
 	t->gate = -1;
 	t->paused = -1;
 	t->seen_generation = -1;
@@ -29,37 +30,16 @@ ticker_free(struct Ticker *t)
 }
 
 bool
-ticker_connect(struct Ticker *t, const struct Config *c)
+ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms)
 {
-	long sleep_ms;
-
-	if (pgconn_connect(&t->pg, c->dbname, config_mode_name(c->mode)) &&
-		/* The control connection's statements are all short; never let one hang forever. */
-		pgconn_set_timeout(&t->pg, 60000)) {
-		if (t->reconnect_attempt > 0)
-			log_info_c(&t->pg, "reconnected", LOG_INT("attempts", t->reconnect_attempt));
-		t->reconnect_attempt = 0;
-		t->backoff_ms = 0;
-		return true;
-	}
-	t->reconnect_attempt++;
-	t->backoff_ms = backoff_next(t->backoff_ms, 100, c->reconnect_max_ms);
-	sleep_ms = backoff_jitter(t->backoff_ms, backoff_random());
-	t->next_connect_us = now_us() + sleep_ms * 1000LL;
-	if (!c->once) /* with --once there is no retry: main reports the failure */
-		log_warn_c(&t->pg, "reconnecting", LOG_INT("attempt", t->reconnect_attempt),
-				   LOG_MS("retry_in_ms", sleep_ms), LOG_STR("error", t->pg.error));
-	return false;
+	return pgconn_session(&t->pg, c->reconnect_max_ms, wait_ms);
 }
 
 void
 ticker_lost(struct Ticker *t)
 {
 	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
-	pgconn_close(&t->pg);
-	t->reconnect_attempt = 1; /* counts the session that was lost, so "reconnected" is logged */
-	t->backoff_ms = 0;
-	t->next_connect_us = now_us(); /* the first attempt at once, then back off */
+	pgconn_lost(&t->pg);
 }
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */

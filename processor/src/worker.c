@@ -8,7 +8,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
 #include "clock.h"
 #include "log.h"
 #include "notify.h"
@@ -19,30 +18,6 @@ const char *
 worker_state_name(enum WorkerState s)
 {
 	return state_names[s];
-}
-
-/*
- * worker_connect makes one connection attempt. On failure it logs "reconnecting" with the delay
- * before the next attempt (capped exponential backoff with jitter).
- */
-static bool
-worker_connect(struct Worker *w)
-{
-	if (pgconn_connect(&w->pg, w->conninfo, w->conninfo_mode)) {
-		if (w->reconnect_attempt > 0)
-			log_info_c(&w->pg, "reconnected", LOG_INT("attempts", w->reconnect_attempt));
-		w->reconnect_attempt = 0;
-		w->backoff_ms = 0;
-		return true;
-	}
-	atomic_store(&w->state, W_DOWN);
-	pool_settings(&w->settings);
-	w->reconnect_attempt++;
-	w->backoff_ms = backoff_next(w->backoff_ms, 100, w->settings.reconnect_max_ms);
-	w->sleep_ms = backoff_jitter(w->backoff_ms, backoff_random());
-	log_warn_c(&w->pg, "reconnecting", LOG_INT("attempt", w->reconnect_attempt),
-			   LOG_MS("retry_in_ms", w->sleep_ms), LOG_STR("error", w->pg.error));
-	return false;
 }
 
 void
@@ -56,9 +31,8 @@ worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
 	}
 	log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
 			   LOG_STR("step", step), LOG_STR("error", w->pg.error));
-	pgconn_close(&w->pg);
+	pgconn_lost(&w->pg);
 	atomic_store(&w->state, W_DOWN);
-	w->reconnect_attempt = 1; /* counts the lost session, so "reconnected" is logged */
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
@@ -140,6 +114,25 @@ run_job(struct Worker *w, struct Job *j)
 				LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", j->duration_us));
 }
 
+/*
+ * worker_session makes sure the worker's connection is up; when it is not and cannot be yet, the
+ * worker waits (pool_sleep) until the next attempt is due and returns false.
+ */
+static bool
+worker_session(struct Worker *w)
+{
+	long wait_ms;
+
+	if (pgconn_is_up(&w->pg))
+		return true;
+	pool_settings(&w->settings); /* the current --reconnect-max */
+	if (pgconn_session(&w->pg, w->settings.reconnect_max_ms, &wait_ms))
+		return true;
+	atomic_store(&w->state, W_DOWN);
+	pool_sleep(wait_ms);
+	return false;
+}
+
 void *
 worker_main(void *arg)
 {
@@ -148,10 +141,8 @@ worker_main(void *arg)
 	while (!pool_stopping()) {
 		struct Job *j;
 
-		if (!pgconn_is_up(&w->pg) && !worker_connect(w)) {
-			pool_sleep(w->sleep_ms);
+		if (!worker_session(w))
 			continue;
-		}
 		j = pool_take(w);
 		if (j == NULL)
 			break;

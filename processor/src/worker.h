@@ -26,12 +26,7 @@ struct Worker {
 	pthread_t thread;
 	bool started; /* the thread exists (join it) */
 	struct PgConn pg;
-	atomic_int state; /* enum WorkerState, read by the main thread */
-	long backoff_ms;  /* current reconnect delay, before jitter */
-	long sleep_ms;    /* the jittered delay actually waited */
-	int reconnect_attempt;
-	char conninfo_mode[16];
-	const char *conninfo;
+	atomic_int state;               /* enum WorkerState, read by the main thread */
 	struct WorkerSettings settings; /* copy taken with the current job */
 	long long job_id;               /* the event being run, 0 when none (guarded by the pool lock) */
 	struct NotifyCtx *notify;       /* transport sessions; created on first notify event */

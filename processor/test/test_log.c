@@ -6,7 +6,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #include "log.h"
 #include "unit.h"
@@ -140,28 +139,6 @@ counted(void)
 	return ++evaluated;
 }
 
-/* capture runs fn with stderr going to a temporary file and returns what it wrote (static). */
-static const char *
-capture(void (*fn)(void))
-{
-	static char text[4096];
-	FILE *tmp = tmpfile();
-	int saved = dup(STDERR_FILENO);
-	size_t n;
-
-	if (tmp == NULL || saved < 0)
-		return "(no temporary file)";
-	dup2(fileno(tmp), STDERR_FILENO);
-	fn();
-	dup2(saved, STDERR_FILENO);
-	close(saved);
-	rewind(tmp);
-	n = fread(text, 1, sizeof text - 1, tmp);
-	text[n] = '\0';
-	fclose(tmp);
-	return text;
-}
-
 static int picked;
 
 /* pick returns the level of a line that decides its level at run time, counting the calls. */
@@ -189,7 +166,7 @@ test_level_filter(void)
 
 	log_configure(LL_WARN, LF_TEXT);
 	evaluated = 0;
-	out = capture(log_some);
+	out = unit_capture(log_some);
 	CHECK(evaluated == 1); /* fields of lines below the threshold are never built */
 	CHECK(strstr(out, "hidden") == NULL);
 	CHECK(strstr(out, " warn shown n=1 id=42\n") != NULL);
@@ -199,7 +176,7 @@ test_level_filter(void)
 	CHECK(strstr(out, " warn picked\n") != NULL);
 
 	log_configure(LL_TRACE, LF_JSON);
-	out = capture(log_some);
+	out = unit_capture(log_some);
 	CHECK(strstr(out, "\"event\":\"hidden\",\"n\":2,\"s\":\"3\"}\n") != NULL);
 	CHECK(strstr(out, "\"event\":\"shown\",\"n\":5,\"id\":\"42\"}\n") != NULL);
 	log_configure(LL_INFO, LF_TEXT);
