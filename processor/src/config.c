@@ -13,10 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "pgconn.h"
+#include "transport.h"
 
 enum ConfType { CT_STRING, CT_INT, CT_DURATION, CT_BOOL, CT_ENUM };
 
@@ -401,7 +401,7 @@ print_version(struct Buf *out)
 {
 	buf_printf(out, "pg_relay %s\n", PGRELAY_VERSION);
 	pgconn_describe_versions(out);
-	buf_printf(out, "libcurl %s\n", curl_version());
+	transport_describe_versions(out);
 	buf_printf(out, "jansson %s\n", JANSSON_VERSION);
 }
 

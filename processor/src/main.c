@@ -25,11 +25,11 @@
 #include "config.h"
 #include "clock.h"
 #include "log.h"
-#include "notify.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
 #include "tick.h"
+#include "transport.h"
 
 struct Config cf;
 volatile sig_atomic_t shutdown_requested;
@@ -363,7 +363,7 @@ main(int argc, char **argv)
 
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
-	/* libcurl is initialised by the first mail delivery (notify_global_init), not here. */
+	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
 	ticker_init(&ticker, &cf);
 
 	rc = 0;
@@ -395,7 +395,7 @@ main(int argc, char **argv)
 		end_batch();
 	ticker_free(&ticker);
 	pool_free();
-	notify_global_cleanup();
+	transport_global_cleanup();
 	log_info("stopped", LOG_INT("unfinished", left));
 	config_free(&cf);
 	buf_free(&out);

@@ -428,11 +428,19 @@ parse_graph(struct Parse *p, json_t *v, struct GraphProfile *g)
 	return true;
 }
 
+/* The names of enum TransportKind, as profile.transport spells them. */
+static const char *const transport_names[] = {"smtp", "graph"};
+
+const char *
+profile_transport_name(const struct Profile *p)
+{
+	return transport_names[p->transport];
+}
+
 /* parse_profile reads "profile" and exactly the sub-object its transport names. */
 static bool
 parse_profile(struct Parse *p, json_t *v, struct Profile *pr)
 {
-	static const char *const transports[] = {"smtp", "graph"};
 	const char *ctx = "profile.";
 	long long cto, to, rate, maxb;
 	int t;
@@ -440,7 +448,7 @@ parse_profile(struct Parse *p, json_t *v, struct Profile *pr)
 	if (!json_is_object(v))
 		return parse_fail(p, "profile is missing or not an object");
 	if (!get_str(p, v, ctx, "name", false, &pr->name) ||
-		!parse_enum(p, v, ctx, "transport", transports, 2, -1, &t) ||
+		!parse_enum(p, v, ctx, "transport", transport_names, 2, -1, &t) ||
 		!get_bool(p, v, ctx, "debug", false, &pr->debug) ||
 		!get_int(p, v, ctx, "connect_timeout_ms", 10000, 1, 86400000, &cto) ||
 		!get_int(p, v, ctx, "timeout_ms", 60000, 1, 86400000, &to) ||

@@ -113,6 +113,9 @@ struct Message {
 bool message_parse(const char *json, struct Message *m, char *err, size_t errlen) MUSTCHECK;
 void message_free(struct Message *m);
 
+/* profile_transport_name is the transport the profile names ("smtp", "graph"). */
+const char *profile_transport_name(const struct Profile *p);
+
 /* message_envelope_count is the number of recipients whose status is pending or retrying. */
 int message_envelope_count(const struct Message *m);
 

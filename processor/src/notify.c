@@ -11,32 +11,22 @@
  */
 #include "notify.h"
 
-#include <curl/curl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "clock.h"
-#include "log.h"
 #include "message.h"
 #include "ratelimit.h"
 #include "secrets.h"
-#include "smtp.h"
 #include "status_doc.h"
-#include "transport.h"
-#include "worker.h"
-
-/* The per-worker transport sessions; dropped when the configuration is reloaded. */
-struct NotifyCtx {
-	struct TransportSession *smtp;
-	long generation;
-};
 
 /* One attempt's state, from the claim to the commit. */
 struct Held {
-	struct Worker *w;
-	struct Job *j;
+	struct PgConn *pg;
+	const struct WorkerSettings *ws;
+	struct TransportCache *tc;
+	struct EventReport *rep;
 	char id[24];
 	char *payload; /* the notification id, as the queue row has it */
 	int attempt;
@@ -56,66 +46,14 @@ struct Finish {
 	const struct DeliveryResult *r;
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static bool curl_ready;
-
-static void
-curl_init_once(void)
-{
-	curl_ready = curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK;
-}
-
-bool
-notify_global_init(void)
-{
-	pthread_once(&curl_once, curl_init_once);
-	return curl_ready;
-}
-
-void
-notify_global_cleanup(void)
-{
-	if (curl_ready)
-		curl_global_cleanup();
-	curl_ready = false;
-}
-
-void
-notify_ctx_free(struct NotifyCtx *ctx)
-{
-	if (ctx == NULL)
-		return;
-	if (ctx->smtp)
-		smtp_transport.session_free(ctx->smtp);
-	free(ctx);
-}
-
-/* session_for returns the worker's SMTP session, fresh after a reload. */
-static struct TransportSession *
-session_for(struct Worker *w)
-{
-	if (w->notify != NULL && w->notify->generation != w->settings.generation) {
-		notify_ctx_free(w->notify);
-		w->notify = NULL;
-	}
-	if (w->notify == NULL) {
-		w->notify = calloc(1, sizeof *w->notify);
-		if (w->notify == NULL)
-			return NULL;
-		w->notify->generation = w->settings.generation;
-	}
-	if (w->notify->smtp == NULL)
-		w->notify->smtp = smtp_transport.session_new();
-	return w->notify->smtp;
-}
-
-/* abort_held rolls back after a failed statement; the event is offered again later. */
+/*
+ * abort_held gives up after a failed statement: the caller reports it and rolls back, and the
+ * event is offered again later.
+ */
 static enum Outcome
 abort_held(struct Held *h, const char *step)
 {
-	worker_statement_failed(h->w, h->j, step);
-	if (h->w->pg.conn != NULL && !pgconn_exec(&h->w->pg, STMT_ROLLBACK, NULL))
-		pgconn_close(&h->w->pg);
+	h->rep->step = step;
 	return OC_LOST;
 }
 
@@ -128,8 +66,8 @@ begin_held(struct Held *h)
 {
 	char sql[STMT_SCRIPT_MAX];
 
-	statement_begin_held(sql, sizeof sql, h->w->settings.max_delivery_time_ms + 60000);
-	return pgconn_set_timeout(&h->w->pg, 60000) && pgconn_script(&h->w->pg, sql);
+	statement_begin_held(sql, sizeof sql, h->ws->max_delivery_time_ms + 60000);
+	return pgconn_set_timeout(h->pg, 60000) && pgconn_script(h->pg, sql);
 }
 
 /* keep_claim copies what the claim returned; false when out of memory. */
@@ -144,7 +82,7 @@ keep_claim(struct Held *h, PGresult *res)
 /*
  * claim_and_fetch claims the row and fetches its message in one statement. Returns 1 with *doc
  * (NULL when no such notification), 0 when the claim failed (skipped), -1 when a statement failed
- * (h->w->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
+ * (h->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
  * the savepoint, the row claimed again alone, and 1 returned with *doc NULL and err set: a
  * transient failure of the event rather than an aborted transaction.
  */
@@ -157,14 +95,14 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 
 	*doc = NULL;
 	err[0] = '\0';
-	res = pgconn_query(&h->w->pg, STMT_CLAIM_FETCH, params);
+	res = pgconn_query(h->pg, STMT_CLAIM_FETCH, params);
 	if (res == NULL) {
-		if (h->w->pg.lost)
+		if (h->pg->lost)
 			return -1;
-		snprintf(err, errlen, "fetch failed: %.900s", h->w->pg.error);
-		if (!pgconn_exec(&h->w->pg, STMT_ROLLBACK_FETCH, NULL))
+		snprintf(err, errlen, "fetch failed: %.900s", h->pg->error);
+		if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
 			return -1;
-		res = pgconn_query(&h->w->pg, STMT_CLAIM, params);
+		res = pgconn_query(h->pg, STMT_CLAIM, params);
 		if (res == NULL)
 			return -1;
 	}
@@ -195,7 +133,7 @@ finish(struct Held *h, const struct Finish *f)
 	PGresult *res;
 	const char *next;
 	int n = 0;
-	bool ok;
+	bool ok, record;
 
 	if (f->retry_after_s >= 0)
 		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
@@ -206,38 +144,40 @@ finish(struct Held *h, const struct Finish *f)
 	lp[4] = h->started;
 	lp[5] = f->detail;
 	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query(&h->w->pg, STMT_WRITE_LOG, lp);
+	res = pgconn_query(h->pg, STMT_WRITE_LOG, lp);
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
 	next = pgconn_value(res, 0, 1);
 
-	if (f->set_status) {
+	record = f->set_status && outcome_status_name(oc) != NULL;
+	if (record) {
 		iso8601_now(finished, sizeof finished);
-		sd = (struct StatusDoc){
-			h->attempt, oc, "smtp", h->started, finished, next, h->have_msg && h->msg.profile.debug};
+		sd = (struct StatusDoc){h->attempt,
+								oc,
+								h->have_msg ? profile_transport_name(&h->msg.profile) : NULL,
+								h->started,
+								finished,
+								next,
+								h->have_msg && h->msg.profile.debug};
 		status = status_doc_json(&sd, f->r);
 	}
 	pgconn_clear(res);
-	if (f->set_status && status == NULL)
+	if (record && status == NULL)
 		return abort_held(h, "set_status");
 	/* set_status, mark_done and COMMIT in one round trip; the first failure stops the rest. */
 	sp[0] = h->payload;
 	sp[1] = status;
 	ip[0] = h->id;
-	if (f->set_status)
+	if (record)
 		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
 	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
 	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
-	ok = pgconn_pipeline(&h->w->pg, steps, n);
+	ok = pgconn_pipeline(h->pg, steps, n);
 	free(status);
 	if (!ok)
 		return abort_held(h, "finish");
-	if (oc == OC_RETRY || oc == OC_TIMEOUT || oc == OC_FAILED) {
-		log_warn_c(&h->w->pg, "attempt_failed", LOG_ID("id", h->j->id), LOG_STR("channel", h->j->channel),
-				   LOG_INT("attempt", h->attempt), LOG_STR("outcome", outcome_name(oc)),
-				   LOG_STR("error", f->error));
-	}
+	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
 	return oc;
 }
 
@@ -265,12 +205,12 @@ defer(struct Held *h, long wait_ms)
 	const char *params[2] = {h->id, ms};
 
 	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(&h->w->pg, STMT_DEFER, params))
+	if (!pgconn_exec(h->pg, STMT_DEFER, params))
 		return abort_held(h, "defer");
-	if (!pgconn_exec(&h->w->pg, STMT_COMMIT, NULL))
+	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
 		return abort_held(h, "commit");
-	log_debug_c(&h->w->pg, "deferred", LOG_ID("id", h->j->id), LOG_STR("profile", h->msg.profile.name),
-				LOG_MS("wait_ms", wait_ms));
+	snprintf(h->rep->profile, sizeof h->rep->profile, "%s", h->msg.profile.name ? h->msg.profile.name : "");
+	h->rep->wait_ms = wait_ms;
 	return OC_DEFERRED;
 }
 
@@ -278,35 +218,35 @@ defer(struct Held *h, long wait_ms)
 static enum Outcome
 deliver(struct Held *h)
 {
-	struct DeliveryOptions opt = {h->w->settings.max_delivery_time_ms, NULL};
+	struct DeliveryOptions opt = {h->ws->max_delivery_time_ms, NULL};
+	const struct Transport *t;
 	struct TransportSession *s;
 	struct DeliveryResult r;
 	struct Finish f;
 	enum Outcome oc;
 	char err[512];
 
-	if (h->msg.profile.transport != TRANSPORT_SMTP)
-		return finish_simple(h, AR_PERMANENT, "Microsoft Graph delivery is not available in this Processor",
-							 true);
-	if (!secrets_resolve_profile(&h->msg.profile,
-								 h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL, err,
+	t = transport_find(profile_transport_name(&h->msg.profile), err, sizeof err);
+	if (t == NULL)
+		return finish_simple(h, AR_PERMANENT, err, true);
+	if (!secrets_resolve_profile(&h->msg.profile, h->ws->secrets_dir[0] ? h->ws->secrets_dir : NULL, err,
 								 sizeof err))
 		return finish_simple(h, AR_TRANSIENT, err, true);
-	if (!notify_global_init())
+	if (!transport_global_init())
 		return finish_simple(h, AR_TRANSIENT, "libcurl initialisation failed", true);
-	s = session_for(h->w);
+	s = h->tc ? transport_cache_session(h->tc, t, h->ws->generation) : NULL;
 	if (s == NULL)
 		return finish_simple(h, AR_TRANSIENT, "out of memory", true);
 
 	delivery_result_init(&r);
-	if (!smtp_transport.deliver(s, &h->msg, &opt, &r)) {
+	if (!t->deliver(s, &h->msg, &opt, &r)) {
 		r.status = DS_TRANSIENT;
 		snprintf(r.error, sizeof r.error, "out of memory while delivering");
 	}
 	f = (struct Finish){delivery_result(r.status),
 						r.status == DS_SENT ? NULL : r.error,
 						NULL,
-						status_log_detail("smtp", &h->msg, &r),
+						status_log_detail(t->name, &h->msg, &r),
 						r.retry_after_s,
 						true,
 						&r};
@@ -346,7 +286,7 @@ run_held(struct Held *h)
 	if (c < 0)
 		return abort_held(h, "claim");
 	if (c == 0) {
-		if (!pgconn_exec(&h->w->pg, STMT_ROLLBACK, NULL))
+		if (!pgconn_exec(h->pg, STMT_ROLLBACK, NULL))
 			return abort_held(h, "rollback");
 		return OC_SKIPPED;
 	}
@@ -363,19 +303,23 @@ run_held(struct Held *h)
 }
 
 enum Outcome
-notify_run(struct Worker *w, struct Job *j)
+notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job *j, struct TransportCache *tc,
+		   struct EventReport *rep)
 {
 	struct Held h;
 	enum Outcome oc;
 
 	memset(&h, 0, sizeof h);
-	h.w = w;
-	h.j = j;
+	h.pg = pg;
+	h.ws = ws;
+	h.tc = tc;
+	h.rep = rep;
 	snprintf(h.id, sizeof h.id, "%lld", j->id);
 	if (!begin_held(&h))
 		oc = abort_held(&h, "begin");
 	else
 		oc = run_held(&h);
+	rep->attempt = h.attempt;
 	if (h.have_msg)
 		message_free(&h.msg);
 	free(h.payload);

@@ -160,6 +160,15 @@ pgconn_lost(struct PgConn *c)
 }
 
 void
+pgconn_rollback(struct PgConn *c)
+{
+	if (c->conn == NULL || PQtransactionStatus(c->conn) == PQTRANS_IDLE)
+		return;
+	if (!pgconn_exec(c, STMT_ROLLBACK, NULL))
+		pgconn_close(c);
+}
+
+void
 pgconn_close(struct PgConn *c)
 {
 	pthread_mutex_lock(&c->cancel_mu);

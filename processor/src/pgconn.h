@@ -56,6 +56,12 @@ bool pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms) MUST
  * why; the next pgconn_session tries again at once and logs "reconnected" when it is back.
  */
 void pgconn_lost(struct PgConn *c);
+/*
+ * pgconn_rollback rolls back the transaction a failed statement left open, if any, so that the
+ * session can be used again; when that fails too, the session is closed (and reopened by the next
+ * pgconn_session).
+ */
+void pgconn_rollback(struct PgConn *c);
 void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 

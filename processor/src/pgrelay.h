@@ -7,6 +7,7 @@
 #ifndef PGRELAY_PGRELAY_H
 #define PGRELAY_PGRELAY_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 
@@ -27,6 +28,26 @@ struct Job {
 	enum Outcome outcome;  /* set by the worker */
 	long long duration_us; /* set by the worker */
 	struct Job *next;
+};
+
+/* What workers need from the configuration; copied with each job, so reloads are race-free. */
+struct WorkerSettings {
+	char secrets_dir[PATH_MAX]; /* "" when none */
+	long max_delivery_time_ms;
+	long reconnect_max_ms; /* cap of the reconnect backoff */
+	long generation;       /* bumped on every reload: transports drop cached connections */
+};
+
+/*
+ * What running one event came to besides its outcome, for the worker to log: the code that runs
+ * an event (process_one, the held transaction) never logs.
+ */
+struct EventReport {
+	int attempt;       /* the attempt that was made */
+	char error[1024];  /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
+	const char *step;  /* OC_LOST: the statement that failed (its error is the connection's) */
+	char profile[128]; /* OC_DEFERRED: the profile whose rate limit was reached */
+	long wait_ms;      /* OC_DEFERRED: until the limit lets the next message go */
 };
 
 #endif

@@ -42,7 +42,7 @@ status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r)
 							 r->rcpt[i].code, "reply", str_or_null(r->rcpt[i].reply)));
 	json_object_set_new(doc, "attempt", json_integer(sd->attempt));
 	json_object_set_new(doc, "outcome", json_string(outcome_status_name(sd->outcome)));
-	json_object_set_new(doc, "transport", json_string(sd->transport));
+	json_object_set_new(doc, "transport", str_or_null(sd->transport));
 	json_object_set_new(doc, "started_at", json_string(sd->started_at));
 	json_object_set_new(doc, "finished_at", json_string(sd->finished_at));
 	json_object_set_new(doc, "reply_code", r->reply_code ? json_integer(r->reply_code) : json_null());

@@ -13,7 +13,7 @@
 struct StatusDoc {
 	int attempt;
 	enum Outcome outcome;        /* OC_OK, OC_PARTIAL, OC_RETRY/OC_TIMEOUT or OC_FAILED */
-	const char *transport;       /* smtp or graph */
+	const char *transport;       /* smtp or graph; NULL when the document could not be read */
 	const char *started_at;      /* ISO 8601 */
 	const char *finished_at;     /* ISO 8601 */
 	const char *next_attempt_at; /* ISO 8601 for retrying, else NULL */

@@ -1,6 +1,7 @@
 /*
  * worker.c - a worker thread: keeps its connection up, takes one event at a time from the pool
- * and runs it: process_one() for SQL actions, the held transaction of notify.c for notify.
+ * and runs it: process_one() for SQL actions, the held transaction of notify.c for notify. It is
+ * the one place that logs what became of a worker's event.
  */
 #include "worker.h"
 
@@ -12,27 +13,36 @@
 #include "log.h"
 #include "notify.h"
 
-static const char *const state_names[] = {"starting", "down", "idle", "sql", "notify", "stopped"};
-
-const char *
-worker_state_name(enum WorkerState s)
+/*
+ * statement_failed reports a statement of event j that failed at step, then makes the session
+ * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
+ * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled back.
+ * The event is offered again later either way.
+ */
+static void
+statement_failed(struct Worker *w, const struct Job *j, const char *step)
 {
-	return state_names[s];
-}
-
-void
-worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
-{
-	if (!w->pg.lost) {
-		log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-					LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
-					LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	if (w->pg.lost) {
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
+				   LOG_STR("step", step), LOG_STR("error", w->pg.error));
+		pgconn_lost(&w->pg);
+		atomic_store(&w->state, W_DOWN);
 		return;
 	}
-	log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
-			   LOG_STR("step", step), LOG_STR("error", w->pg.error));
-	pgconn_lost(&w->pg);
-	atomic_store(&w->state, W_DOWN);
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+}
+
+/* log_attempt_failed reports an attempt the database recorded as failed (retried or not). */
+static void
+log_attempt_failed(struct Worker *w, const struct Job *j, int attempt, const char *error)
+{
+	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED)
+		log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				   LOG_INT("attempt", attempt), LOG_STR("outcome", outcome_name(j->outcome)),
+				   LOG_STR("error", error));
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
@@ -48,24 +58,37 @@ run_sql(struct Worker *w, struct Job *j)
 	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
 	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
 		j->outcome = OC_LOST;
-		worker_statement_failed(w, j, "statement_timeout");
+		statement_failed(w, j, "statement_timeout");
 		return;
 	}
 	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
-		worker_statement_failed(w, j, "process_one");
+		statement_failed(w, j, "process_one");
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
-	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
-		const char *err = pgconn_value(res, 0, 1);
-
-		log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-				   LOG_INT("attempt", j->attempt), LOG_STR("outcome", outcome_name(j->outcome)),
-				   LOG_STR("error", err));
-	}
+	log_attempt_failed(w, j, j->attempt, pgconn_value(res, 0, 1));
 	pgconn_clear(res);
+}
+
+/* run_notify runs one notify event's held transaction (notify.c) and reports what it came to. */
+static void
+run_notify(struct Worker *w, struct Job *j)
+{
+	struct EventReport rep = {0};
+
+	atomic_store(&w->state, W_NOTIFY);
+	if (w->transports == NULL)
+		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
+	j->outcome = notify_run(&w->pg, &w->settings, j, w->transports, &rep);
+	if (j->outcome == OC_LOST)
+		statement_failed(w, j, rep.step);
+	else if (j->outcome == OC_DEFERRED)
+		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_STR("profile", rep.profile),
+					LOG_MS("wait_ms", rep.wait_ms));
+	else
+		log_attempt_failed(w, j, rep.attempt, rep.error);
 }
 
 /*
@@ -99,10 +122,9 @@ run_job(struct Worker *w, struct Job *j)
 
 	if (strcmp(j->action_type, "sql") == 0)
 		run_sql(w, j);
-	else if (strcmp(j->action_type, "notify") == 0) {
-		atomic_store(&w->state, W_NOTIFY);
-		j->outcome = notify_run(w, j);
-	} else {
+	else if (strcmp(j->action_type, "notify") == 0)
+		run_notify(w, j);
+	else {
 		/* Its rows come back every tick: warn once per process, then only at debug level. */
 		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),
 			   "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
@@ -149,8 +171,8 @@ worker_main(void *arg)
 		run_job(w, j);
 		pool_finish(w, j);
 	}
-	notify_ctx_free(w->notify);
-	w->notify = NULL;
+	transport_cache_free(w->transports);
+	w->transports = NULL;
 	pgconn_close(&w->pg);
 	atomic_store(&w->state, W_STOPPED);
 	pool_wake();
