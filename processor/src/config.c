@@ -382,7 +382,8 @@ print_help(struct Buf *out)
 	buf_puts(out, usage_tail);
 }
 
-void
+/* config_sample writes a commented example config file with every key and its default. */
+static void
 config_sample(struct Buf *out)
 {
 	int i;

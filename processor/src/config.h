@@ -71,7 +71,4 @@ bool config_apply_reload(struct Config *cf, const struct Config *fresh, struct B
 
 const char *config_mode_name(enum Mode m);
 
-/* config_sample writes a commented example config file with every key and its default. */
-void config_sample(struct Buf *out);
-
 #endif

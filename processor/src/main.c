@@ -28,6 +28,7 @@
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
+#include "ratelimit.h"
 #include "tick.h"
 #include "transport.h"
 
@@ -396,6 +397,8 @@ main(int argc, char **argv)
 	ticker_free(&ticker);
 	pool_free();
 	transport_global_cleanup();
+	if (left == 0) /* every worker has been joined: none can be inside the rate limiter */
+		ratelimit_free();
 	log_info("stopped", LOG_INT("unfinished", left));
 	config_free(&cf);
 	buf_free(&out);
