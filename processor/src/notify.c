@@ -118,21 +118,54 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 	return claimed;
 }
 
+/* status_document renders the set_status() document of this attempt; NULL when out of memory. */
+static char *
+status_document(const struct Held *h, const struct Finish *f, enum Outcome oc, const char *next_attempt_at)
+{
+	char finished[40];
+	struct StatusDoc sd;
+
+	iso8601_now(finished, sizeof finished);
+	sd = (struct StatusDoc){h->attempt,
+							oc,
+							h->have_msg ? profile_transport_name(&h->msg.profile) : NULL,
+							h->started,
+							finished,
+							next_attempt_at,
+							h->have_msg && h->msg.profile.debug};
+	return status_doc_json(&sd, f->r);
+}
+
 /*
- * finish writes the log row, records the attempt in the notifier, finishes the queue row and
- * commits. Returns the event's outcome, or OC_LOST when a statement failed (rolled back).
+ * commit_attempt records the attempt in the notifier (unless status is NULL), finishes the queue
+ * row and commits, in one round trip: the first failure stops the rest.
+ */
+static bool
+commit_attempt(struct Held *h, const char *status)
+{
+	const char *sp[2] = {h->payload, status}, *ip[1] = {h->id};
+	struct PgPipeStmt steps[3];
+	int n = 0;
+
+	if (status != NULL)
+		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
+	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
+	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
+	return pgconn_pipeline(h->pg, steps, n);
+}
+
+/*
+ * finish writes the log row (where the database takes the retry decision), records the attempt
+ * in the notifier, finishes the queue row and commits. Returns the event's outcome, or OC_LOST
+ * when a statement failed (the caller reports it and rolls back).
  */
 static enum Outcome
 finish(struct Held *h, const struct Finish *f)
 {
-	char retry_at[64] = "", finished[40], *status = NULL;
-	const char *lp[7], *sp[2], *ip[1];
-	struct PgPipeStmt steps[3];
-	struct StatusDoc sd;
+	char retry_at[64] = "", *status = NULL;
+	const char *lp[7];
 	enum Outcome oc;
 	PGresult *res;
-	const char *next;
-	int n = 0;
 	bool ok, record;
 
 	if (f->retry_after_s >= 0)
@@ -148,32 +181,13 @@ finish(struct Held *h, const struct Finish *f)
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
-	next = pgconn_value(res, 0, 1);
-
 	record = f->set_status && outcome_status_name(oc) != NULL;
-	if (record) {
-		iso8601_now(finished, sizeof finished);
-		sd = (struct StatusDoc){h->attempt,
-								oc,
-								h->have_msg ? profile_transport_name(&h->msg.profile) : NULL,
-								h->started,
-								finished,
-								next,
-								h->have_msg && h->msg.profile.debug};
-		status = status_doc_json(&sd, f->r);
-	}
+	if (record)
+		status = status_document(h, f, oc, pgconn_value(res, 0, 1));
 	pgconn_clear(res);
 	if (record && status == NULL)
 		return abort_held(h, "set_status");
-	/* set_status, mark_done and COMMIT in one round trip; the first failure stops the rest. */
-	sp[0] = h->payload;
-	sp[1] = status;
-	ip[0] = h->id;
-	if (record)
-		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
-	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
-	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
-	ok = pgconn_pipeline(h->pg, steps, n);
+	ok = commit_attempt(h, status);
 	free(status);
 	if (!ok)
 		return abort_held(h, "finish");
@@ -260,13 +274,11 @@ deliver(struct Held *h)
 static enum Outcome
 decide(struct Held *h)
 {
-	const char *st = h->msg.status;
+	enum AttemptResult settled;
 	long wait;
 
-	if (strcmp(st, "cancelled") == 0)
-		return finish_simple(h, AR_CANCELLED, NULL, false);
-	if (strcmp(st, "sent") == 0 || strcmp(st, "partially_sent") == 0)
-		return finish_simple(h, AR_OK, NULL, false); /* a duplicate event: delivered already */
+	if (notification_settled(h->msg.status, &settled))
+		return finish_simple(h, settled, NULL, false); /* nothing to deliver, nothing to record */
 	if (message_envelope_count(&h->msg) == 0)
 		return finish_simple(h, AR_PERMANENT, "no recipient is left to send to", true);
 	wait = ratelimit_acquire(h->msg.profile.name, h->msg.profile.rate_limit_per_minute, now_us() / 1000);

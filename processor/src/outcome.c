@@ -30,6 +30,12 @@ outcome_parse(const char *s)
 	return OC_LOST;
 }
 
+bool
+outcome_failed(enum Outcome o)
+{
+	return o == OC_RETRY || o == OC_TIMEOUT || o == OC_FAILED;
+}
+
 const char *
 attempt_result_name(enum AttemptResult r)
 {
@@ -90,6 +96,18 @@ outcome_status_name(enum Outcome o)
 		break;
 	}
 	return NULL;
+}
+
+bool
+notification_settled(const char *s, enum AttemptResult *result)
+{
+	if (strcmp(s, "cancelled") == 0)
+		*result = AR_CANCELLED;
+	else if (strcmp(s, "sent") == 0 || strcmp(s, "partially_sent") == 0)
+		*result = AR_OK;
+	else
+		return false;
+	return true;
 }
 
 const char *

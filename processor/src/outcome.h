@@ -51,6 +51,9 @@ const char *outcome_name(enum Outcome o);
 /* outcome_parse maps the outcome text of process_one()/_write_log(); unknown text is OC_LOST. */
 enum Outcome outcome_parse(const char *s);
 
+/* outcome_failed: an attempt was made and failed (retry, timeout, failed). */
+bool outcome_failed(enum Outcome o);
+
 /* attempt_result_name: the result argument of _write_log(). */
 const char *attempt_result_name(enum AttemptResult r);
 /* delivery_result: the attempt result a transport's verdict stands for. */
@@ -66,6 +69,13 @@ enum Outcome attempt_result_outcome(enum AttemptResult r);
  * partially_sent, retrying, failed); NULL for outcomes that record no delivery attempt.
  */
 const char *outcome_status_name(enum Outcome o);
+
+/*
+ * notification_settled says whether a notification whose status (fetch()'s "status") is s needs
+ * no delivery, and with which result its event then finishes: cancelled → AR_CANCELLED; sent or
+ * partially_sent (a duplicate queue event) → AR_OK.
+ */
+bool notification_settled(const char *s, enum AttemptResult *result);
 
 /* rcpt_status_name / rcpt_status_parse: pending, sent, failed, retrying. */
 const char *rcpt_status_name(enum RcptStatus s);

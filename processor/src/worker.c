@@ -39,10 +39,9 @@ statement_failed(struct Worker *w, const struct Job *j, const char *step)
 static void
 log_attempt_failed(struct Worker *w, const struct Job *j, int attempt, const char *error)
 {
-	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED)
-		log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-				   LOG_INT("attempt", attempt), LOG_STR("outcome", outcome_name(j->outcome)),
-				   LOG_STR("error", error));
+	log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_INT("attempt", attempt), LOG_STR("outcome", outcome_name(j->outcome)),
+			   LOG_STR("error", error));
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
@@ -68,7 +67,8 @@ run_sql(struct Worker *w, struct Job *j)
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
-	log_attempt_failed(w, j, j->attempt, pgconn_value(res, 0, 1));
+	if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, j->attempt, pgconn_value(res, 0, 1));
 	pgconn_clear(res);
 }
 
@@ -82,12 +82,12 @@ run_notify(struct Worker *w, struct Job *j)
 	if (w->transports == NULL)
 		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
 	j->outcome = notify_run(&w->pg, &w->settings, j, w->transports, &rep);
-	if (j->outcome == OC_LOST)
+	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
 		statement_failed(w, j, rep.step);
 	else if (j->outcome == OC_DEFERRED)
 		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_STR("profile", rep.profile),
 					LOG_MS("wait_ms", rep.wait_ms));
-	else
+	else if (outcome_failed(j->outcome))
 		log_attempt_failed(w, j, rep.attempt, rep.error);
 }
 

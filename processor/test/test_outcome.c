@@ -31,6 +31,8 @@ test_outcome_names(void)
 		CHECK_STR(outcome_name(rows[i].o), rows[i].name);
 		CHECK(outcome_parse(rows[i].name) == rows[i].o);
 		CHECK_STR(outcome_status_name(rows[i].o), rows[i].status);
+		CHECK(outcome_failed(rows[i].o) ==
+			  (rows[i].o == OC_RETRY || rows[i].o == OC_TIMEOUT || rows[i].o == OC_FAILED));
 	}
 	CHECK(outcome_parse("no such outcome") == OC_LOST);
 	CHECK(outcome_parse(NULL) == OC_LOST);
@@ -87,11 +89,34 @@ test_rcpt_status(void)
 	CHECK(!rcpt_status_parse("bounced", &st));
 }
 
+static void
+test_notification_settled(void)
+{
+	static const struct {
+		const char *status;
+		bool settled;
+		enum AttemptResult result;
+	} rows[] = {
+		{"cancelled", true, AR_CANCELLED}, {"sent", true, AR_OK},      {"partially_sent", true, AR_OK},
+		{"queued", false, AR_OK},          {"retrying", false, AR_OK}, {"failed", false, AR_OK},
+		{"sending", false, AR_OK},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		enum AttemptResult r = AR_PERMANENT;
+
+		CHECK(notification_settled(rows[i].status, &r) == rows[i].settled);
+		CHECK(!rows[i].settled || r == rows[i].result);
+	}
+}
+
 int
 main(void)
 {
 	RUN(test_outcome_names);
 	RUN(test_delivery_to_outcome);
 	RUN(test_rcpt_status);
+	RUN(test_notification_settled);
 	return UNIT_DONE();
 }
