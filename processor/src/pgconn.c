@@ -1,6 +1,7 @@
 /*
- * pgconn.c - libpq behind a small API: connect with keyword arrays, parameterised statements,
- * one-line errors, notices into our log, cancel from another thread.
+ * pgconn.c - libpq behind a small API: connect with keyword arrays and reconnect with backoff,
+ * run the statements of statements.c, one-line errors, notices into our log, cancel from another
+ * thread.
  */
 #include "pgconn.h"
 
