@@ -74,7 +74,7 @@ bool pgconn_is_up(const struct PgConn *c);
 PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 /*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
- * simple query protocol). Only for fixed text: values never go into it.
+ * simple query protocol). Only for scripts made by statements.c: no outside value goes into them.
  */
 bool pgconn_script(struct PgConn *c, const char *sql) MUSTCHECK;
 
