@@ -22,8 +22,8 @@
 #include <unistd.h>
 
 #include "buf.h"
-#include "config.h"
 #include "clock.h"
+#include "config.h"
 #include "log.h"
 #include "pgconn.h"
 #include "pgrelay.h"
