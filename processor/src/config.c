@@ -13,10 +13,10 @@
 #include <string.h>
 #include <strings.h>
 
-#include <curl/curl.h>
 #include <jansson.h>
 
 #include "pgconn.h"
+#include "transport.h"
 
 enum ConfType { CT_STRING, CT_INT, CT_DURATION, CT_BOOL, CT_ENUM };
 
@@ -67,6 +67,7 @@ static const struct ConfParam params[] = {
 };
 
 #define NPARAMS ((int) (sizeof params / sizeof params[0]))
+_Static_assert(NPARAMS == CONFIG_NPARAMS, "CONFIG_NPARAMS is the number of rows of params[]");
 
 static const char usage_head[] =
 	"pg_relay - the pg_relay Processor: polls pgrelay.queue and runs each event's action.\n"
@@ -381,7 +382,8 @@ print_help(struct Buf *out)
 	buf_puts(out, usage_tail);
 }
 
-void
+/* config_sample writes a commented example config file with every key and its default. */
+static void
 config_sample(struct Buf *out)
 {
 	int i;
@@ -400,7 +402,7 @@ print_version(struct Buf *out)
 {
 	buf_printf(out, "pg_relay %s\n", PGRELAY_VERSION);
 	pgconn_describe_versions(out);
-	buf_printf(out, "libcurl %s\n", curl_version());
+	transport_describe_versions(out);
 	buf_printf(out, "jansson %s\n", JANSSON_VERSION);
 }
 
@@ -561,24 +563,29 @@ format_value(const struct Config *cf, const struct ConfParam *p, char *buf, size
 }
 
 void
-config_describe(const struct Config *cf, struct Buf *out)
+config_describe(const struct Config *cf, struct ConfigFields *out)
 {
-	char val[1024], q[1100];
 	int i;
 
 	for (i = 0; i < NPARAMS; i++) {
 		const struct ConfParam *p = &params[i];
+		char *val = out->text[i];
 
+		if (p->type == CT_INT) {
+			out->f[i] = LOG_INT(p->name, *(const int *) cfield(cf, p));
+			continue;
+		}
 		if (p->offset == offsetof(struct Config, dbname)) {
 			struct Buf safe = BUF_INIT;
 
 			pgconn_describe_conninfo(cf->dbname, &safe);
-			snprintf(val, sizeof val, "%s", safe.data ? safe.data : "");
+			snprintf(val, sizeof out->text[i], "%s", safe.data ? safe.data : "");
 			buf_free(&safe);
 		} else
-			format_value(cf, p, val, sizeof val);
-		buf_printf(out, "%s%s=%s", i ? " " : "", p->name, log_quote(q, sizeof q, val));
+			format_value(cf, p, val, sizeof out->text[i]);
+		out->f[i] = LOG_STR(p->name, val);
 	}
+	out->n = NPARAMS;
 }
 
 bool

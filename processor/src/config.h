@@ -47,8 +47,21 @@ int config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char 
 /* config_parse_duration accepts "250ms", "1s", "2min", "1h" or a plain number of seconds. */
 bool config_parse_duration(const char *s, long *ms);
 
-/* config_describe writes "key=value ..." of the effective settings, password-free. */
-void config_describe(const struct Config *cf, struct Buf *out);
+/* The number of settings in the table (config.c checks it at compile time). */
+#define CONFIG_NPARAMS 12
+
+/* The effective settings as log fields, for the "started" line. */
+struct ConfigFields {
+	struct LogField f[CONFIG_NPARAMS];
+	char text[CONFIG_NPARAMS][1024]; /* the values the string fields point at */
+	int n;
+};
+
+/*
+ * config_describe lists every setting as a log field: integers as numbers, everything else as the
+ * text the config file would take; the connection string without any password.
+ */
+void config_describe(const struct Config *cf, struct ConfigFields *out);
 
 /*
  * config_apply_reload copies the reloadable settings of fresh into cf and reports in changed the
@@ -57,8 +70,5 @@ void config_describe(const struct Config *cf, struct Buf *out);
 bool config_apply_reload(struct Config *cf, const struct Config *fresh, struct Buf *changed);
 
 const char *config_mode_name(enum Mode m);
-
-/* config_sample writes a commented example config file with every key and its default. */
-void config_sample(struct Buf *out);
 
 #endif

@@ -1,16 +1,18 @@
 /*
- * log.c - text and JSON log lines on stderr, one write per line so threads never interleave.
+ * log.c - render typed log fields as a text line or a JSON object (jansson), and write each line
+ * with one write(2) so that threads never interleave.
  */
 #include "log.h"
 
-#include <ctype.h>
+#include <jansson.h>
 #include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
+
+#include "clock.h"
 
 atomic_int log_threshold = LL_INFO;
 static atomic_int log_fmt = LF_TEXT;
@@ -18,11 +20,8 @@ static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
 
-const char *
-log_level_name(enum LogLevel level)
-{
-	return level_names[level];
-}
+/* U+FFFD, written in place of every byte that does not start a valid UTF-8 sequence. */
+static const char replacement[] = "\xef\xbf\xbd";
 
 void
 log_configure(enum LogLevel level, enum LogFormat format)
@@ -31,7 +30,80 @@ log_configure(enum LogLevel level, enum LogFormat format)
 	atomic_store(&log_fmt, (int) format);
 }
 
-/* needs_quotes: a value is written bare only when it is a non-empty run of plain characters. */
+const char *
+log_sprintf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	return buf;
+}
+
+/*
+ * utf8_len is the length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when s does not start one.
+ */
+static size_t
+utf8_len(const unsigned char *s)
+{
+	unsigned char c = s[0];
+	size_t n, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4;
+	else
+		return 0;
+	if (c == 0xe0)
+		lo = 0xa0;
+	else if (c == 0xed)
+		hi = 0x9f;
+	else if (c == 0xf0)
+		lo = 0x90;
+	else if (c == 0xf4)
+		hi = 0x8f;
+	if (s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < n; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return n;
+}
+
+/*
+ * clean_value copies s into out as valid UTF-8 (bad bytes become U+FFFD), at most LOG_VALUE_MAX
+ * bytes of it; a value cut short ends in "...". Both formats write what this makes.
+ */
+static void
+clean_value(struct Buf *out, const char *s)
+{
+	const unsigned char *p = (const unsigned char *) (s ? s : "");
+	size_t used = 0;
+
+	while (*p) {
+		size_t n = utf8_len(p);
+		const char *piece = n ? (const char *) p : replacement;
+		size_t plen = n ? n : 3;
+
+		if (used + plen > LOG_VALUE_MAX) {
+			buf_puts(out, "...");
+			return;
+		}
+		buf_append(out, piece, plen);
+		used += plen;
+		p += n ? n : 1;
+	}
+}
+
+/* needs_quotes: a text value is written bare only when it is a non-empty run of plain characters. */
 static bool
 needs_quotes(const char *s)
 {
@@ -46,217 +118,146 @@ needs_quotes(const char *s)
 	return false;
 }
 
-const char *
-log_quote(char *buf, size_t buflen, const char *s)
+/* put_quoted writes s as a text value: bare when plain, else in double quotes with C-like escapes. */
+static void
+put_quoted(struct Buf *out, const char *s)
 {
-	size_t n = 0;
-
-	if (buflen == 0)
-		return "";
-	if (s == NULL)
-		s = "";
 	if (!needs_quotes(s)) {
-		snprintf(buf, buflen, "%s", s);
-		return buf;
+		buf_puts(out, s);
+		return;
 	}
-	/* Reserve room for the closing quote and NUL. */
-	buf[n++] = '"';
-	for (; *s && n + 6 < buflen; s++) {
+	buf_putc(out, '"');
+	for (; *s; s++) {
 		unsigned char c = (unsigned char) *s;
 
 		if (c == '"' || c == '\\') {
-			buf[n++] = '\\';
-			buf[n++] = (char) c;
-		} else if (c == '\n') {
-			buf[n++] = '\\';
-			buf[n++] = 'n';
-		} else if (c == '\r') {
-			buf[n++] = '\\';
-			buf[n++] = 'r';
-		} else if (c == '\t') {
-			buf[n++] = '\\';
-			buf[n++] = 't';
-		} else if (c < ' ' || c == 0x7f) {
-			n += (size_t) snprintf(buf + n, buflen - n, "\\x%02x", c);
-		} else {
-			buf[n++] = (char) c;
-		}
+			buf_putc(out, '\\');
+			buf_putc(out, (char) c);
+		} else if (c == '\n')
+			buf_puts(out, "\\n");
+		else if (c == '\r')
+			buf_puts(out, "\\r");
+		else if (c == '\t')
+			buf_puts(out, "\\t");
+		else if (c < ' ' || c == 0x7f)
+			buf_printf(out, "\\x%02x", c);
+		else
+			buf_putc(out, (char) c);
 	}
-	buf[n++] = '"';
-	buf[n] = '\0';
-	return buf;
+	buf_putc(out, '"');
 }
 
-/* out_put appends a string to a fixed buffer, truncating silently. */
+/* text_field appends " key=value". */
 static void
-out_put(char *out, size_t outlen, size_t *n, const char *s, size_t len)
+text_field(struct Buf *out, const struct LogField *f, struct Buf *scratch)
 {
-	if (*n >= outlen)
-		return;
-	if (len > outlen - 1 - *n)
-		len = outlen - 1 - *n;
-	memcpy(out + *n, s, len);
-	*n += len;
-	out[*n] = '\0';
+	buf_printf(out, " %s=", f->key);
+	switch (f->type) {
+	case LT_STR:
+		buf_reset(scratch);
+		clean_value(scratch, f->v.s);
+		if (scratch->oom)
+			out->oom = true;
+		put_quoted(out, scratch->data ? scratch->data : "");
+		break;
+	case LT_INT:
+	case LT_ID:
+		buf_printf(out, "%lld", f->v.i);
+		break;
+	case LT_BOOL:
+		buf_puts(out, f->v.b ? "t" : "f");
+		break;
+	}
 }
 
-/* json_put writes s[0..len) as the inside of a JSON string. */
-static void
-json_put(char *out, size_t outlen, size_t *n, const char *s, size_t len)
+/* json_value makes the JSON value of a field (NULL when out of memory). */
+static json_t *
+json_value(const struct LogField *f, struct Buf *scratch)
 {
-	char esc[8];
+	char id[24];
+
+	switch (f->type) {
+	case LT_STR:
+		buf_reset(scratch);
+		clean_value(scratch, f->v.s);
+		/* Note that jansson refuses invalid UTF-8: clean_value made sure there is none. */
+		return scratch->oom ? NULL : json_stringn(scratch->data ? scratch->data : "", scratch->len);
+	case LT_INT:
+		return json_integer(f->v.i);
+	case LT_ID:
+		snprintf(id, sizeof id, "%lld", f->v.i);
+		return json_string(id);
+	case LT_BOOL:
+		break;
+	}
+	return json_boolean(f->v.b);
+}
+
+/* json_line renders the line as one compact JSON object, members in the order given. */
+static bool
+json_line(struct Buf *out, const char *ts, enum LogLevel level, const char *conn, const char *event,
+		  const struct LogField *fields, size_t n, struct Buf *scratch)
+{
+	json_t *obj = json_object();
+	char *text = NULL;
+	bool ok = obj != NULL;
 	size_t i;
 
-	for (i = 0; i < len; i++) {
-		unsigned char c = (unsigned char) s[i];
-
-		if (c == '"' || c == '\\') {
-			esc[0] = '\\';
-			esc[1] = (char) c;
-			out_put(out, outlen, n, esc, 2);
-		} else if (c < 0x20) {
-			snprintf(esc, sizeof esc, "\\u%04x", c);
-			out_put(out, outlen, n, esc, 6);
-		} else {
-			out_put(out, outlen, n, (const char *) &s[i], 1);
-		}
-	}
-}
-
-/* is_integer: JSON output keeps numbers as numbers. */
-static bool
-is_integer(const char *s, size_t len)
-{
-	size_t i = (len > 0 && s[0] == '-') ? 1 : 0;
-
-	if (i == len || len > 18)
+	ok = ok && json_object_set_new(obj, "ts", json_string(ts)) == 0 &&
+		 json_object_set_new(obj, "level", json_string(level_names[level])) == 0 &&
+		 json_object_set_new(obj, "event", json_string(event)) == 0;
+	if (ok && conn != NULL)
+		ok = json_object_set_new(obj, "conn", json_string(conn)) == 0;
+	for (i = 0; ok && i < n; i++)
+		ok = json_object_set_new(obj, fields[i].key, json_value(&fields[i], scratch)) == 0;
+	if (ok)
+		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
+	json_decref(obj);
+	if (text == NULL)
 		return false;
-	for (; i < len; i++)
-		if (!isdigit((unsigned char) s[i]))
-			return false;
-	return true;
+	buf_puts(out, text);
+	free(text);
+	return !out->oom;
 }
 
-/*
- * json_fields converts the key=value text of a log line into JSON members. Quoted values were made
- * by log_quote(), so the \" \\ \n \r \t \xNN escapes are the only ones to undo.
- */
-static void
-json_fields(char *out, size_t outlen, size_t *n, const char *p)
+bool
+log_format(struct Buf *out, enum LogFormat format, const char *ts, enum LogLevel level, const char *conn,
+		   const char *event, const struct LogField *fields, size_t n)
 {
-	char val[4096];
+	struct Buf scratch = BUF_INIT;
+	bool ok;
+	size_t i;
 
-	while (*p) {
-		const char *k, *eq;
-		size_t vlen = 0;
-
-		while (*p == ' ')
-			p++;
-		if (*p == '\0')
-			break;
-		k = p;
-		while (*p && *p != '=' && *p != ' ')
-			p++;
-		eq = p;
-		if (*p != '=') {
-			/* A bare word: keep it under "msg" rather than lose it. */
-			out_put(out, outlen, n, ",\"msg\":\"", 8);
-			json_put(out, outlen, n, k, (size_t) (p - k));
-			out_put(out, outlen, n, "\"", 1);
-			continue;
-		}
-		p++;
-		if (*p == '"') {
-			p++;
-			while (*p && *p != '"' && vlen < sizeof val - 1) {
-				if (*p == '\\' && p[1]) {
-					p++;
-					if (*p == 'n')
-						val[vlen++] = '\n';
-					else if (*p == 'r')
-						val[vlen++] = '\r';
-					else if (*p == 't')
-						val[vlen++] = '\t';
-					else if (*p == 'x' && isxdigit((unsigned char) p[1]) && isxdigit((unsigned char) p[2])) {
-						char hex[3] = {p[1], p[2], '\0'};
-
-						val[vlen++] = (char) strtol(hex, NULL, 16);
-						p += 2;
-					} else
-						val[vlen++] = *p;
-					p++;
-				} else
-					val[vlen++] = *p++;
-			}
-			if (*p == '"')
-				p++;
-		} else {
-			while (*p && *p != ' ' && vlen < sizeof val - 1)
-				val[vlen++] = *p++;
-		}
-		out_put(out, outlen, n, ",\"", 2);
-		json_put(out, outlen, n, k, (size_t) (eq - k));
-		out_put(out, outlen, n, "\":", 2);
-		if (is_integer(val, vlen) && !(vlen > 1 && val[0] == '0')) {
-			out_put(out, outlen, n, val, vlen);
-		} else {
-			out_put(out, outlen, n, "\"", 1);
-			json_put(out, outlen, n, val, vlen);
-			out_put(out, outlen, n, "\"", 1);
-		}
-	}
-}
-
-size_t
-log_format_line(char *out, size_t outlen, enum LogFormat format, const char *ts, enum LogLevel level,
-				const char *event, const char *fields)
-{
-	size_t n = 0;
-
-	out[0] = '\0';
+	buf_reset(out);
 	if (format == LF_JSON) {
-		out_put(out, outlen, &n, "{\"ts\":\"", 7);
-		out_put(out, outlen, &n, ts, strlen(ts));
-		out_put(out, outlen, &n, "\",\"level\":\"", 11);
-		out_put(out, outlen, &n, level_names[level], strlen(level_names[level]));
-		out_put(out, outlen, &n, "\",\"event\":\"", 11);
-		json_put(out, outlen, &n, event, strlen(event));
-		out_put(out, outlen, &n, "\"", 1);
-		json_fields(out, outlen, &n, fields);
-		out_put(out, outlen, &n, "}", 1);
+		ok = json_line(out, ts, level, conn, event, fields, n, &scratch);
 	} else {
-		n = (size_t) snprintf(out, outlen, "%s %s %s%s%s", ts, level_names[level], event, *fields ? " " : "",
-							  fields);
-		if (n >= outlen)
-			n = outlen - 1;
+		buf_printf(out, "%s %s %s", ts, level_names[level], event);
+		if (conn != NULL)
+			buf_printf(out, " conn=%s", conn);
+		for (i = 0; i < n; i++)
+			text_field(out, &fields[i], &scratch);
+		ok = !out->oom;
 	}
-	return n;
+	buf_free(&scratch);
+	return ok;
 }
 
 void
-log_write(enum LogLevel level, const char *event, const char *fmt, ...)
+log_write(enum LogLevel level, const char *conn, const char *event, const struct LogField *fields, size_t n)
 {
-	char fields[8192], line[16384], ts[32];
-	struct timespec now;
-	struct tm tm;
-	va_list ap;
-	size_t n;
+	struct Buf line = BUF_INIT;
+	char ts[32];
 
-	va_start(ap, fmt);
-	vsnprintf(fields, sizeof fields, fmt, ap);
-	va_end(ap);
-
-	clock_gettime(CLOCK_REALTIME, &now);
-	gmtime_r(&now.tv_sec, &tm);
-	n = strftime(ts, sizeof ts, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(ts + n, sizeof ts - n, ".%03ldZ", now.tv_nsec / 1000000);
-
-	n = log_format_line(line, sizeof line - 1, (enum LogFormat) atomic_load(&log_fmt), ts, level, event,
-						fields);
-	line[n++] = '\n';
-	pthread_mutex_lock(&log_mu);
-	/* A failed write to stderr has nowhere to be reported; the daemon goes on. */
-	if (write(STDERR_FILENO, line, n) < 0) {
+	iso8601_now(ts, sizeof ts);
+	/* Out of memory there is nothing sensible to write; the daemon goes on. */
+	if (log_format(&line, (enum LogFormat) atomic_load(&log_fmt), ts, level, conn, event, fields, n) &&
+		buf_putc(&line, '\n')) {
+		pthread_mutex_lock(&log_mu);
+		/* A failed write to stderr has nowhere to be reported either. */
+		if (write(STDERR_FILENO, line.data, line.len) < 0) {
+		}
+		pthread_mutex_unlock(&log_mu);
 	}
-	pthread_mutex_unlock(&log_mu);
+	buf_free(&line);
 }

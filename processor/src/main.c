@@ -22,13 +22,15 @@
 #include <unistd.h>
 
 #include "buf.h"
+#include "clock.h"
 #include "config.h"
 #include "log.h"
-#include "notify.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
+#include "ratelimit.h"
 #include "tick.h"
+#include "transport.h"
 
 struct Config cf;
 volatile sig_atomic_t shutdown_requested;
@@ -108,18 +110,19 @@ reload(const char *source)
 	struct Config fresh;
 	struct Buf out = BUF_INIT, restart = BUF_INIT;
 	struct WorkerSettings ws;
-	char err[512], q[600];
+	char err[512];
 
 	reload_requested = 0;
 	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
-		log_warn("reload_failed", "source=%s error=%s", source, log_quote(q, sizeof q, err));
+		log_warn("reload_failed", LOG_STR("source", source), LOG_STR("error", err));
 	} else {
 		config_apply_reload(&cf, &fresh, &restart);
 		log_configure(cf.log_level, cf.log_format);
 		settings_generation++;
 		worker_settings(&cf, &ws);
 		pool_update_settings(&ws);
-		log_info("reloaded", "source=%s needs_restart=%s", source, restart.len ? restart.data : "none");
+		log_info("reloaded", LOG_STR("source", source),
+				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
 	}
 	config_free(&fresh);
 	buf_free(&out);
@@ -132,11 +135,10 @@ end_batch(void)
 {
 	long long ms = (now_us() - loop.batch_start_us) / 1000;
 
-	log_info(
-		"batch",
-		"rounds=%d processed=%d ok=%d retried=%d failed=%d skipped=%d deferred=%d lost=%d duration_ms=%lld",
-		loop.rounds, loop.processed, loop.ok, loop.retried, loop.failed, loop.skipped, loop.deferred,
-		loop.lost, ms);
+	log_info("batch", LOG_INT("rounds", loop.rounds), LOG_INT("processed", loop.processed),
+			 LOG_INT("ok", loop.ok), LOG_INT("retried", loop.retried), LOG_INT("failed", loop.failed),
+			 LOG_INT("skipped", loop.skipped), LOG_INT("deferred", loop.deferred), LOG_INT("lost", loop.lost),
+			 LOG_MS("duration_ms", ms));
 	loop.batch_active = false;
 	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
 	loop.skipped = loop.deferred = loop.lost = 0;
@@ -216,10 +218,7 @@ failed:
 	if (ticker.pg.lost) {
 		ticker_lost(&ticker);
 	} else {
-		char q[1100];
-
-		log_error("tick_failed", "sqlstate=%s error=%s", ticker.pg.sqlstate,
-				  log_quote(q, sizeof q, ticker.pg.error));
+		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
 	}
 }
 
@@ -268,15 +267,12 @@ main_loop_once(void)
 	collect_finished();
 	now = now_us();
 
-	if (!pgconn_is_up(&ticker.pg)) {
-		if (now >= ticker.next_connect_us && !ticker_connect(&ticker, &cf) && cf.once) {
+	if (!ticker_session(&ticker, &cf, &wait_ms)) {
+		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
 			shutdown_requested = 1;
-			return;
-		}
-		if (!pgconn_is_up(&ticker.pg)) {
-			pool_wait((ticker.next_connect_us - now) / 1000 + 1);
-			return;
-		}
+		else
+			pool_wait(wait_ms);
+		return;
 	}
 	if (now >= loop.next_tick_us) {
 		loop.want_probe = true;
@@ -302,16 +298,33 @@ main_loop_once(void)
 static bool
 startup_connect(void)
 {
-	while (!shutdown_requested) {
-		long long now = now_us();
+	long wait_ms;
 
-		if (now >= ticker.next_connect_us && ticker_connect(&ticker, &cf))
+	while (!shutdown_requested) {
+		if (ticker_session(&ticker, &cf, &wait_ms))
 			return true;
 		if (cf.once)
 			return false;
-		pool_wait((ticker.next_connect_us - now_us()) / 1000 + 1);
+		pool_wait(wait_ms);
 	}
 	return false;
+}
+
+/* log_started writes the "started" line: the version and every effective setting. */
+static void
+log_started(void)
+{
+	static struct ConfigFields settings; /* its strings outlive the call; main thread only */
+	struct LogField f[1 + CONFIG_NPARAMS];
+	int i;
+
+	if (!log_enabled(LL_INFO))
+		return;
+	config_describe(&cf, &settings);
+	f[0] = LOG_STR("version", PGRELAY_VERSION);
+	for (i = 0; i < settings.n; i++)
+		f[1 + i] = settings.f[i];
+	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 1);
 }
 
 static int
@@ -324,10 +337,10 @@ usage_error(const char *msg)
 int
 main(int argc, char **argv)
 {
-	struct Buf out = BUF_INIT, desc = BUF_INIT;
+	struct Buf out = BUF_INIT;
 	struct WorkerSettings ws;
 	struct PoolCounts counts;
-	char err[512], hint[256], q1[600], q2[300];
+	char err[512], hint[256];
 	int rc, left;
 
 	saved_argc = argc;
@@ -351,44 +364,43 @@ main(int argc, char **argv)
 
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
-	/* libcurl is initialised by the first mail delivery (notify_global_init), not here. */
-	ticker_init(&ticker);
+	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
+	ticker_init(&ticker, &cf);
 
 	rc = 0;
 	if (!startup_connect()) {
 		if (!shutdown_requested) {
-			log_error("startup_failed", "error=%s", log_quote(q1, sizeof q1, ticker.pg.error));
+			log_error("startup_failed", LOG_STR("error", ticker.pg.error));
 			rc = 1;
 		}
 	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
-		log_error("startup_failed", "error=%s hint=%s", log_quote(q1, sizeof q1, err),
-				  log_quote(q2, sizeof q2, hint));
+		log_error("startup_failed", LOG_STR("error", err), LOG_STR("hint", hint));
 		rc = 1;
 	} else if (worker_settings(&cf, &ws),
 			   !pool_start(cf.workers, cf.dbname, config_mode_name(cf.mode), &ws)) {
-		log_error("startup_failed", "error=\"could not start the worker threads\"");
+		log_error("startup_failed", LOG_STR("error", "could not start the worker threads"));
 		rc = 1;
 	} else {
-		config_describe(&cf, &desc);
-		log_info("started", "version=%s %s", PGRELAY_VERSION, desc.data);
+		log_started();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
 			main_loop_once();
 	}
 
 	pool_counts(&counts);
-	log_info("stopping", "reason=%s in_flight=%d", rc ? "startup_failed" : (cf.once ? "once" : "signal"),
-			 counts.in_flight);
+	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
+			 LOG_INT("in_flight", counts.in_flight));
 	left = pool_stop(cf.shutdown_timeout_ms);
 	collect_finished();
 	if (loop.batch_active)
 		end_batch();
 	ticker_free(&ticker);
 	pool_free();
-	notify_global_cleanup();
-	log_info("stopped", "unfinished=%d", left);
+	transport_global_cleanup();
+	if (left == 0) /* every worker has been joined: none can be inside the rate limiter */
+		ratelimit_free();
+	log_info("stopped", LOG_INT("unfinished", left));
 	config_free(&cf);
 	buf_free(&out);
-	buf_free(&desc);
 	return rc;
 }

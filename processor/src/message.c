@@ -218,10 +218,10 @@ static bool
 parse_recipient(struct Parse *p, json_t *v, int i, struct Recipient *r)
 {
 	static const char *const kinds[] = {"to", "cc", "bcc"};
-	static const char *const statuses[] = {"pending", "sent", "failed", "retrying"};
 	char name[32], ctx[40];
 	long long id;
-	int k, st;
+	json_t *st = json_object_get(v, "status");
+	int k;
 
 	snprintf(name, sizeof(name), "recipients[%d]", i);
 	snprintf(ctx, sizeof(ctx), "%s.", name);
@@ -229,12 +229,14 @@ parse_recipient(struct Parse *p, json_t *v, int i, struct Recipient *r)
 		return parse_fail(p, "%s must be an object", name);
 	if (json_object_get(v, "id") == NULL)
 		return parse_fail(p, "%sid is missing", ctx);
-	if (!get_int(p, v, ctx, "id", 0, 0, LLONG_MAX, &id) || !parse_enum(p, v, ctx, "kind", kinds, 3, -1, &k) ||
-		!parse_enum(p, v, ctx, "status", statuses, 4, 0, &st))
+	if (!get_int(p, v, ctx, "id", 0, 0, LLONG_MAX, &id) || !parse_enum(p, v, ctx, "kind", kinds, 3, -1, &k))
 		return false;
 	r->id = id;
 	r->kind = (enum RcptKind) k;
-	r->status = (enum RcptStatus) st;
+	r->status = RS_PENDING;
+	if (st != NULL && !json_is_null(st) &&
+		!(json_is_string(st) && rcpt_status_parse(json_string_value(st), &r->status)))
+		return parse_fail(p, "%sstatus has an unknown value", ctx);
 	return parse_address(p, v, name, &r->addr);
 }
 
@@ -427,11 +429,19 @@ parse_graph(struct Parse *p, json_t *v, struct GraphProfile *g)
 	return true;
 }
 
+/* The names of enum TransportKind, as profile.transport spells them. */
+static const char *const transport_names[] = {"smtp", "graph"};
+
+const char *
+profile_transport_name(const struct Profile *p)
+{
+	return transport_names[p->transport];
+}
+
 /* parse_profile reads "profile" and exactly the sub-object its transport names. */
 static bool
 parse_profile(struct Parse *p, json_t *v, struct Profile *pr)
 {
-	static const char *const transports[] = {"smtp", "graph"};
 	const char *ctx = "profile.";
 	long long cto, to, rate, maxb;
 	int t;
@@ -439,7 +449,7 @@ parse_profile(struct Parse *p, json_t *v, struct Profile *pr)
 	if (!json_is_object(v))
 		return parse_fail(p, "profile is missing or not an object");
 	if (!get_str(p, v, ctx, "name", false, &pr->name) ||
-		!parse_enum(p, v, ctx, "transport", transports, 2, -1, &t) ||
+		!parse_enum(p, v, ctx, "transport", transport_names, 2, -1, &t) ||
 		!get_bool(p, v, ctx, "debug", false, &pr->debug) ||
 		!get_int(p, v, ctx, "connect_timeout_ms", 10000, 1, 86400000, &cto) ||
 		!get_int(p, v, ctx, "timeout_ms", 60000, 1, 86400000, &to) ||

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "outcome.h"
 
 struct Address {
 	char *address; /* addr-spec, e.g. ann@example.org */
@@ -21,13 +22,6 @@ enum RcptKind {
 	RCPT_TO, /* listed in To: and in the envelope */
 	RCPT_CC, /* listed in Cc: and in the envelope */
 	RCPT_BCC /* envelope only, never in a header */
-};
-
-enum RcptStatus {
-	RS_PENDING, /* not attempted yet */
-	RS_SENT,    /* accepted by the server on an earlier or this attempt */
-	RS_FAILED,  /* rejected permanently */
-	RS_RETRYING /* rejected transiently; goes into the next attempt's envelope */
 };
 
 struct Recipient {
@@ -118,6 +112,9 @@ struct Message {
  */
 bool message_parse(const char *json, struct Message *m, char *err, size_t errlen) MUSTCHECK;
 void message_free(struct Message *m);
+
+/* profile_transport_name is the transport the profile names ("smtp", "graph"). */
+const char *profile_transport_name(const struct Profile *p);
 
 /* message_envelope_count is the number of recipients whose status is pending or retrying. */
 int message_envelope_count(const struct Message *m);

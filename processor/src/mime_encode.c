@@ -63,7 +63,8 @@ mime_qp(struct Buf *out, const char *text, size_t len)
 	return !out->oom;
 }
 
-bool
+/* mime_needs_encoding: text must be written as RFC 2047 words (non-ASCII, or "=?" inside). */
+static bool
 mime_needs_encoding(const char *text)
 {
 	const char *s;
@@ -120,7 +121,11 @@ utf8_cut(const unsigned char *s, size_t len, size_t max)
 	return n > 0 ? n : (len < max ? len : max);
 }
 
-bool
+/*
+ * mime_fold_words appends text as a sequence of =?UTF-8?B?...?= words, each at most 75
+ * characters, never splitting a UTF-8 sequence, folding between words.
+ */
+static bool
 mime_fold_words(struct Fold *f, const char *text)
 {
 	const unsigned char *s = (const unsigned char *) text;

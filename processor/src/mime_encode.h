@@ -27,9 +27,6 @@ struct Fold {
 /* mime_qp appends text as quoted-printable: any newline (LF, CRLF, CR) becomes CRLF. */
 bool mime_qp(struct Buf *out, const char *text, size_t len) MUSTCHECK;
 
-/* mime_needs_encoding: text must be written as RFC 2047 words (non-ASCII, or "=?" inside). */
-bool mime_needs_encoding(const char *text);
-
 /*
  * mime_fold_begin starts header field name (writes "Name:"); mime_fold_end writes the CRLF.
  * mime_fold_atom appends an unbreakable piece, preceded by one blank when space is true; it
@@ -38,12 +35,6 @@ bool mime_needs_encoding(const char *text);
 bool mime_fold_begin(struct Fold *f, struct Buf *out, const char *name) MUSTCHECK;
 bool mime_fold_atom(struct Fold *f, const char *text, size_t len, bool space) MUSTCHECK;
 bool mime_fold_end(struct Fold *f) MUSTCHECK;
-
-/*
- * mime_fold_words appends text as a sequence of =?UTF-8?B?...?= words, each at most 75
- * characters, never splitting a UTF-8 sequence, folding between words.
- */
-bool mime_fold_words(struct Fold *f, const char *text) MUSTCHECK;
 
 /*
  * mime_fold_unstructured appends free text (a subject, a custom header value): as is, folded at

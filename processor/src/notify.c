@@ -11,31 +11,22 @@
  */
 #include "notify.h"
 
-#include <curl/curl.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "log.h"
+#include "clock.h"
 #include "message.h"
 #include "ratelimit.h"
 #include "secrets.h"
-#include "smtp.h"
 #include "status_doc.h"
-#include "transport.h"
-#include "worker.h"
-
-/* The per-worker transport sessions; dropped when the configuration is reloaded. */
-struct NotifyCtx {
-	struct TransportSession *smtp;
-	long generation;
-};
 
 /* One attempt's state, from the claim to the commit. */
 struct Held {
-	struct Worker *w;
-	struct Job *j;
+	struct PgConn *pg;
+	const struct WorkerSettings *ws;
+	struct TransportCache *tc;
+	struct EventReport *rep;
 	char id[24];
 	char *payload; /* the notification id, as the queue row has it */
 	int attempt;
@@ -46,7 +37,7 @@ struct Held {
 
 /* The result handed to _write_log: one of its results, the reason, and what set_status gets. */
 struct Finish {
-	const char *result;   /* ok, partial, transient, permanent, cancelled */
+	enum AttemptResult result;
 	const char *error;    /* NULL when none */
 	const char *sqlstate; /* NULL when none */
 	char *detail;         /* JSON for pgrelay.log, or NULL */
@@ -55,66 +46,14 @@ struct Finish {
 	const struct DeliveryResult *r;
 };
 
-static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
-static bool curl_ready;
-
-static void
-curl_init_once(void)
-{
-	curl_ready = curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK;
-}
-
-bool
-notify_global_init(void)
-{
-	pthread_once(&curl_once, curl_init_once);
-	return curl_ready;
-}
-
-void
-notify_global_cleanup(void)
-{
-	if (curl_ready)
-		curl_global_cleanup();
-	curl_ready = false;
-}
-
-void
-notify_ctx_free(struct NotifyCtx *ctx)
-{
-	if (ctx == NULL)
-		return;
-	if (ctx->smtp)
-		smtp_transport.session_free(ctx->smtp);
-	free(ctx);
-}
-
-/* session_for returns the worker's SMTP session, fresh after a reload. */
-static struct TransportSession *
-session_for(struct Worker *w)
-{
-	if (w->notify != NULL && w->notify->generation != w->settings.generation) {
-		notify_ctx_free(w->notify);
-		w->notify = NULL;
-	}
-	if (w->notify == NULL) {
-		w->notify = calloc(1, sizeof *w->notify);
-		if (w->notify == NULL)
-			return NULL;
-		w->notify->generation = w->settings.generation;
-	}
-	if (w->notify->smtp == NULL)
-		w->notify->smtp = smtp_transport.session_new();
-	return w->notify->smtp;
-}
-
-/* abort_held rolls back after a failed statement; the event is offered again later. */
+/*
+ * abort_held gives up after a failed statement: the caller reports it and rolls back, and the
+ * event is offered again later.
+ */
 static enum Outcome
 abort_held(struct Held *h, const char *step)
 {
-	worker_statement_failed(h->w, h->j, step);
-	if (h->w->pg.conn != NULL && !pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
-		pgconn_close(&h->w->pg);
+	h->rep->step = step;
 	return OC_LOST;
 }
 
@@ -125,13 +64,10 @@ abort_held(struct Held *h, const char *step)
 static bool
 begin_held(struct Held *h)
 {
-	char sql[160];
+	char sql[STMT_SCRIPT_MAX];
 
-	/* Only our own integer goes into this text. */
-	snprintf(sql, sizeof sql,
-			 "BEGIN; SET LOCAL idle_in_transaction_session_timeout = %ld; SAVEPOINT pgrelay_fetch",
-			 h->w->settings.max_delivery_time_ms + 60000);
-	return pgconn_set_timeout(&h->w->pg, 60000) && pgconn_script(&h->w->pg, sql);
+	statement_begin_held(sql, sizeof sql, h->ws->max_delivery_time_ms + 60000);
+	return pgconn_set_timeout(h->pg, 60000) && pgconn_script(h->pg, sql);
 }
 
 /* keep_claim copies what the claim returned; false when out of memory. */
@@ -146,7 +82,7 @@ keep_claim(struct Held *h, PGresult *res)
 /*
  * claim_and_fetch claims the row and fetches its message in one statement. Returns 1 with *doc
  * (NULL when no such notification), 0 when the claim failed (skipped), -1 when a statement failed
- * (h->w->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
+ * (h->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
  * the savepoint, the row claimed again alone, and 1 returned with *doc NULL and err set: a
  * transient failure of the event rather than an aborted transaction.
  */
@@ -159,18 +95,14 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 
 	*doc = NULL;
 	err[0] = '\0';
-	res = pgconn_query_prepared(
-		&h->w->pg, STMT_CLAIM_FETCH,
-		"SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload, c.event_id)::text"
-		" FROM pgrelay._queue_claim($1) c",
-		1, params);
+	res = pgconn_query(h->pg, STMT_CLAIM_FETCH, params);
 	if (res == NULL) {
-		if (h->w->pg.lost)
+		if (h->pg->lost)
 			return -1;
-		snprintf(err, errlen, "fetch failed: %.900s", h->w->pg.error);
-		if (!pgconn_exec(&h->w->pg, "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, NULL))
+		snprintf(err, errlen, "fetch failed: %.900s", h->pg->error);
+		if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
 			return -1;
-		res = pgconn_query(&h->w->pg, "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, params);
+		res = pgconn_query(h->pg, STMT_CLAIM, params);
 		if (res == NULL)
 			return -1;
 	}
@@ -186,83 +118,86 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 	return claimed;
 }
 
+/* status_document renders the set_status() document of this attempt; NULL when out of memory. */
+static char *
+status_document(const struct Held *h, const struct Finish *f, enum Outcome oc, const char *next_attempt_at)
+{
+	char finished[40];
+	struct StatusDoc sd;
+
+	iso8601_now(finished, sizeof finished);
+	sd = (struct StatusDoc){h->attempt,
+							oc,
+							h->have_msg ? profile_transport_name(&h->msg.profile) : NULL,
+							h->started,
+							finished,
+							next_attempt_at,
+							h->have_msg && h->msg.profile.debug};
+	return status_doc_json(&sd, f->r);
+}
+
 /*
- * finish writes the log row, records the attempt in the notifier, finishes the queue row and
- * commits. Returns the event's outcome, or OC_LOST when a statement failed (rolled back).
+ * commit_attempt records the attempt in the notifier (unless status is NULL), finishes the queue
+ * row and commits, in one round trip: the first failure stops the rest.
+ */
+static bool
+commit_attempt(struct Held *h, const char *status)
+{
+	const char *sp[2] = {h->payload, status}, *ip[1] = {h->id};
+	struct PgPipeStmt steps[3];
+	int n = 0;
+
+	if (status != NULL)
+		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
+	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
+	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
+	return pgconn_pipeline(h->pg, steps, n);
+}
+
+/*
+ * finish writes the log row (where the database takes the retry decision), records the attempt
+ * in the notifier, finishes the queue row and commits. Returns the event's outcome, or OC_LOST
+ * when a statement failed (the caller reports it and rolls back).
  */
 static enum Outcome
 finish(struct Held *h, const struct Finish *f)
 {
-	char retry_at[64] = "", finished[40], *status = NULL;
-	const char *lp[7], *sp[2], *ip[1];
-	struct PgPipeStmt steps[3];
-	struct StatusDoc sd;
+	char retry_at[64] = "", *status = NULL;
+	const char *lp[7];
 	enum Outcome oc;
 	PGresult *res;
-	const char *next;
-	int n = 0;
-	bool ok;
+	bool ok, record;
 
 	if (f->retry_after_s >= 0)
 		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
 	lp[0] = h->id;
-	lp[1] = f->result;
+	lp[1] = attempt_result_name(f->result);
 	lp[2] = f->error;
 	lp[3] = f->sqlstate;
 	lp[4] = h->started;
 	lp[5] = f->detail;
 	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query_prepared(
-		&h->w->pg, STMT_WRITE_LOG,
-		"SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-		" FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
-		"  clock_timestamp() + make_interval(secs => $7::float8))",
-		7, lp);
+	res = pgconn_query(h->pg, STMT_WRITE_LOG, lp);
 	if (res == NULL)
 		return abort_held(h, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
-	next = pgconn_value(res, 0, 1);
-
-	if (f->set_status) {
-		iso8601_now(finished, sizeof finished);
-		sd = (struct StatusDoc){
-			h->attempt, "sent", "smtp", h->started, finished, next, h->have_msg && h->msg.profile.debug};
-		if (oc == OC_RETRY || oc == OC_TIMEOUT)
-			sd.outcome = "retrying";
-		else if (oc == OC_FAILED)
-			sd.outcome = "failed";
-		else if (oc == OC_PARTIAL)
-			sd.outcome = "partially_sent";
-		status = status_doc_json(&sd, f->r);
-	}
+	record = f->set_status && outcome_status_name(oc) != NULL;
+	if (record)
+		status = status_document(h, f, oc, pgconn_value(res, 0, 1));
 	pgconn_clear(res);
-	if (f->set_status && status == NULL)
+	if (record && status == NULL)
 		return abort_held(h, "set_status");
-	/* set_status, mark_done and COMMIT in one round trip; the first failure stops the rest. */
-	sp[0] = h->payload;
-	sp[1] = status;
-	ip[0] = h->id;
-	if (f->set_status)
-		steps[n++] = (struct PgPipeStmt){"SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, sp};
-	steps[n++] = (struct PgPipeStmt){"SELECT pgrelay._queue_mark_done($1)", 1, ip};
-	steps[n++] = (struct PgPipeStmt){"COMMIT", 0, NULL};
-	ok = pgconn_pipeline(&h->w->pg, steps, n);
+	ok = commit_attempt(h, status);
 	free(status);
 	if (!ok)
 		return abort_held(h, "finish");
-	if (oc == OC_RETRY || oc == OC_TIMEOUT || oc == OC_FAILED) {
-		char q[1100];
-
-		log_warn("attempt_failed", "conn=%s id=%lld channel=%s attempt=%d outcome=%s error=%s",
-				 h->w->pg.label, h->j->id, h->j->channel, h->attempt, outcome_name(oc),
-				 log_quote(q, sizeof q, f->error ? f->error : ""));
-	}
+	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
 	return oc;
 }
 
 /* finish_simple finishes without a delivery result (nothing was sent). */
 static enum Outcome
-finish_simple(struct Held *h, const char *result, const char *error, bool set_status)
+finish_simple(struct Held *h, enum AttemptResult result, const char *error, bool set_status)
 {
 	struct DeliveryResult r;
 	struct Finish f = {result, error, NULL, NULL, -1, set_status, &r};
@@ -284,68 +219,48 @@ defer(struct Held *h, long wait_ms)
 	const char *params[2] = {h->id, ms};
 
 	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(
-			&h->w->pg,
-			"SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))",
-			2, params))
+	if (!pgconn_exec(h->pg, STMT_DEFER, params))
 		return abort_held(h, "defer");
-	if (!pgconn_exec(&h->w->pg, "COMMIT", 0, NULL))
+	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
 		return abort_held(h, "commit");
-	log_debug("deferred", "conn=%s id=%lld profile=%s wait_ms=%ld", h->w->pg.label, h->j->id,
-			  h->msg.profile.name, wait_ms);
+	snprintf(h->rep->profile, sizeof h->rep->profile, "%s", h->msg.profile.name ? h->msg.profile.name : "");
+	h->rep->wait_ms = wait_ms;
 	return OC_DEFERRED;
-}
-
-/* result_name maps the transport's verdict to the result _write_log takes. */
-static const char *
-result_name(enum DeliveryStatus s)
-{
-	switch (s) {
-	case DS_SENT:
-		return "ok";
-	case DS_PARTIAL:
-		return "partial";
-	case DS_TRANSIENT:
-		return "transient";
-	case DS_PERMANENT:
-		break;
-	}
-	return "permanent";
 }
 
 /* deliver sends the parsed message and finishes the event with what the transport said. */
 static enum Outcome
 deliver(struct Held *h)
 {
-	struct DeliveryOptions opt = {h->w->settings.max_delivery_time_ms, NULL};
+	struct DeliveryOptions opt = {h->ws->max_delivery_time_ms, NULL};
+	const struct Transport *t;
 	struct TransportSession *s;
 	struct DeliveryResult r;
 	struct Finish f;
 	enum Outcome oc;
 	char err[512];
 
-	if (h->msg.profile.transport != TRANSPORT_SMTP)
-		return finish_simple(h, "permanent", "Microsoft Graph delivery is not available in this Processor",
-							 true);
-	if (!secrets_resolve_profile(&h->msg.profile,
-								 h->w->settings.secrets_dir[0] ? h->w->settings.secrets_dir : NULL, err,
+	t = transport_find(profile_transport_name(&h->msg.profile), err, sizeof err);
+	if (t == NULL)
+		return finish_simple(h, AR_PERMANENT, err, true);
+	if (!secrets_resolve_profile(&h->msg.profile, h->ws->secrets_dir[0] ? h->ws->secrets_dir : NULL, err,
 								 sizeof err))
-		return finish_simple(h, "transient", err, true);
-	if (!notify_global_init())
-		return finish_simple(h, "transient", "libcurl initialisation failed", true);
-	s = session_for(h->w);
+		return finish_simple(h, AR_TRANSIENT, err, true);
+	if (!transport_global_init())
+		return finish_simple(h, AR_TRANSIENT, "libcurl initialisation failed", true);
+	s = h->tc ? transport_cache_session(h->tc, t, h->ws->generation) : NULL;
 	if (s == NULL)
-		return finish_simple(h, "transient", "out of memory", true);
+		return finish_simple(h, AR_TRANSIENT, "out of memory", true);
 
 	delivery_result_init(&r);
-	if (!smtp_transport.deliver(s, &h->msg, &opt, &r)) {
+	if (!t->deliver(s, &h->msg, &opt, &r)) {
 		r.status = DS_TRANSIENT;
 		snprintf(r.error, sizeof r.error, "out of memory while delivering");
 	}
-	f = (struct Finish){result_name(r.status),
+	f = (struct Finish){delivery_result(r.status),
 						r.status == DS_SENT ? NULL : r.error,
 						NULL,
-						status_log_detail("smtp", &h->msg, &r),
+						status_log_detail(t->name, &h->msg, &r),
 						r.retry_after_s,
 						true,
 						&r};
@@ -359,15 +274,13 @@ deliver(struct Held *h)
 static enum Outcome
 decide(struct Held *h)
 {
-	const char *st = h->msg.status;
+	enum AttemptResult settled;
 	long wait;
 
-	if (strcmp(st, "cancelled") == 0)
-		return finish_simple(h, "cancelled", NULL, false);
-	if (strcmp(st, "sent") == 0 || strcmp(st, "partially_sent") == 0)
-		return finish_simple(h, "ok", NULL, false); /* a duplicate event: delivered already */
+	if (notification_settled(h->msg.status, &settled))
+		return finish_simple(h, settled, NULL, false); /* nothing to deliver, nothing to record */
 	if (message_envelope_count(&h->msg) == 0)
-		return finish_simple(h, "permanent", "no recipient is left to send to", true);
+		return finish_simple(h, AR_PERMANENT, "no recipient is left to send to", true);
 	wait = ratelimit_acquire(h->msg.profile.name, h->msg.profile.rate_limit_per_minute, now_us() / 1000);
 	if (wait > 0)
 		return defer(h, wait);
@@ -385,36 +298,40 @@ run_held(struct Held *h)
 	if (c < 0)
 		return abort_held(h, "claim");
 	if (c == 0) {
-		if (!pgconn_exec(&h->w->pg, "ROLLBACK", 0, NULL))
+		if (!pgconn_exec(h->pg, STMT_ROLLBACK, NULL))
 			return abort_held(h, "rollback");
 		return OC_SKIPPED;
 	}
 	iso8601_now(h->started, sizeof h->started);
 	if (err[0] != '\0')
-		return finish_simple(h, "transient", err, false);
+		return finish_simple(h, AR_TRANSIENT, err, false);
 	if (doc == NULL)
-		return finish_simple(h, "permanent", "the notification does not exist", false);
+		return finish_simple(h, AR_PERMANENT, "the notification does not exist", false);
 	h->have_msg = message_parse(doc, &h->msg, err, sizeof err);
 	free(doc);
 	if (!h->have_msg)
-		return finish_simple(h, "permanent", err, true);
+		return finish_simple(h, AR_PERMANENT, err, true);
 	return decide(h);
 }
 
 enum Outcome
-notify_run(struct Worker *w, struct Job *j)
+notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job *j, struct TransportCache *tc,
+		   struct EventReport *rep)
 {
 	struct Held h;
 	enum Outcome oc;
 
 	memset(&h, 0, sizeof h);
-	h.w = w;
-	h.j = j;
+	h.pg = pg;
+	h.ws = ws;
+	h.tc = tc;
+	h.rep = rep;
 	snprintf(h.id, sizeof h.id, "%lld", j->id);
 	if (!begin_held(&h))
 		oc = abort_held(&h, "begin");
 	else
 		oc = run_held(&h);
+	rep->attempt = h.attempt;
 	if (h.have_msg)
 		message_free(&h.msg);
 	free(h.payload);

@@ -4,21 +4,19 @@
 #ifndef PGRELAY_NOTIFY_H
 #define PGRELAY_NOTIFY_H
 
+#include "pgconn.h"
 #include "pgrelay.h"
-
-struct Worker;
-struct NotifyCtx;
-
-/* notify_run claims, fetches, delivers, records and finishes one notify event in one transaction. */
-enum Outcome notify_run(struct Worker *w, struct Job *j);
-void notify_ctx_free(struct NotifyCtx *ctx);
+#include "transport.h"
 
 /*
- * libcurl (and with it the TLS library's full set-up) is initialised the first time a worker
- * needs a transport, not at startup: a Processor that only runs SQL events stays ~2 MB smaller
- * (docs/benchmarks.md). notify_global_cleanup undoes it at exit, if it happened.
+ * notify_run claims, fetches, delivers, records and finishes event j in one transaction on pg,
+ * with ws's delivery settings and the sessions of tc (NULL: none could be made). It returns the
+ * event's outcome and fills rep with what the caller logs; it logs nothing itself. On OC_LOST a
+ * statement failed: pg holds its error, rep->step names it, and the transaction is left as the
+ * failure left it, for the caller to report and then roll back (pgconn_rollback) or, when the
+ * connection itself is gone, replace (pgconn_lost).
  */
-bool notify_global_init(void);
-void notify_global_cleanup(void);
+enum Outcome notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job *j,
+						struct TransportCache *tc, struct EventReport *rep);
 
 #endif

@@ -1,6 +1,7 @@
 /*
- * pgconn.c - libpq behind a small API: connect with keyword arrays, parameterised statements,
- * one-line errors, notices into our log, cancel from another thread.
+ * pgconn.c - libpq behind a small API: connect with keyword arrays and reconnect with backoff,
+ * run the statements of statements.c, one-line errors, notices into our log, cancel from another
+ * thread.
  */
 #include "pgconn.h"
 
@@ -8,15 +9,29 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "backoff.h"
+#include "clock.h"
 #include "log.h"
 
+/* The first reconnect delay; it doubles up to --reconnect-max. */
+#define RECONNECT_MIN_MS 100
+
 void
-pgconn_init(struct PgConn *c, const char *label)
+pgconn_init(struct PgConn *c, const char *label, const char *conninfo, const char *mode)
 {
 	memset(c, 0, sizeof *c);
 	pthread_mutex_init(&c->cancel_mu, NULL);
 	snprintf(c->label, sizeof c->label, "%s", label);
+	snprintf(c->mode, sizeof c->mode, "%s", mode);
+	c->conninfo = conninfo;
 	c->timeout_ms = -1;
+	c->session_timeout_ms = -1;
+}
+
+const char *
+pgconn_label(const struct PgConn *c)
+{
+	return c->label;
 }
 
 void
@@ -55,24 +70,28 @@ static void
 notice_receiver(void *arg, const PGresult *res)
 {
 	struct PgConn *c = arg;
-	char q[1024];
 	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
 
-	log_debug("notice", "conn=%s message=%s", c->label, log_quote(q, sizeof q, msg ? msg : ""));
+	log_debug_c(c, "notice", LOG_STR("message", msg));
 }
 
-bool
-pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
+/*
+ * connect_once opens the session (closing any old one): application_name=pg_relay, keepalives
+ * and a connect timeout unless the connection string says otherwise, then the session settings.
+ * Returns false with c->error set.
+ */
+static bool
+connect_once(struct PgConn *c)
 {
 	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
 	const char *keys[] = {"application_name",    "connect_timeout",  "keepalives", "keepalives_idle",
 						  "keepalives_interval", "keepalives_count", "dbname",     NULL};
-	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", conninfo, NULL};
+	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", c->conninfo, NULL};
 	const char *params[1];
 	PGconn *conn;
 
 	pgconn_close(c);
-	if (conninfo == NULL)
+	if (c->conninfo == NULL)
 		keys[6] = NULL; /* PG* environment variables only */
 	conn = PQconnectdbParams(keys, vals, 1);
 	if (conn == NULL) {
@@ -94,22 +113,60 @@ pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode)
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
 
-	/*
-	 * client_connection_check_interval: should the Processor die in the middle of a long
-	 * handler, the server notices within a second, cancels it and rolls back, instead of
-	 * running it to the end for nobody. search_path: no schema another role can create objects
-	 * in may shadow a function or operator in the Processor's own statements.
-	 */
-	params[0] = mode;
-	if (!pgconn_exec(c,
-					 "SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
-					 " pg_catalog.set_config('pg_relay.mode', $1, false),"
-					 " pg_catalog.set_config('client_connection_check_interval', '1000', false)",
-					 1, params)) {
+	params[0] = c->mode;
+	if (!pgconn_exec(c, STMT_SESSION_SETUP, params) ||
+		(c->session_timeout_ms >= 0 && !pgconn_set_timeout(c, c->session_timeout_ms))) {
 		pgconn_close(c);
 		return false;
 	}
 	return true;
+}
+
+bool
+pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
+{
+	long long now = now_us();
+
+	*wait_ms = 0;
+	if (pgconn_is_up(c))
+		return true;
+	if (now < c->next_attempt_us) {
+		*wait_ms = (long) ((c->next_attempt_us - now) / 1000) + 1;
+		return false;
+	}
+	if (connect_once(c)) {
+		if (c->attempts > 0)
+			log_info_c(c, "reconnected", LOG_INT("attempts", c->attempts));
+		c->attempts = 0;
+		c->backoff_ms = 0;
+		return true;
+	}
+	c->attempts++;
+	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
+	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
+	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
+	if (!c->one_attempt)
+		log_warn_c(c, "reconnecting", LOG_INT("attempt", c->attempts), LOG_MS("retry_in_ms", *wait_ms),
+				   LOG_STR("error", c->error));
+	return false;
+}
+
+void
+pgconn_lost(struct PgConn *c)
+{
+	pgconn_close(c);
+	c->attempts = 1; /* counts the lost session, so "reconnected" is logged */
+	c->backoff_ms = 0;
+	c->next_attempt_us = 0; /* the first attempt at once, then back off */
+}
+
+void
+pgconn_rollback(struct PgConn *c)
+{
+	if (c->conn == NULL || PQtransactionStatus(c->conn) == PQTRANS_IDLE)
+		return;
+	if (!pgconn_exec(c, STMT_ROLLBACK, NULL))
+		pgconn_close(c);
 }
 
 void
@@ -174,37 +231,39 @@ check_result(struct PgConn *c, PGresult *res)
 	return NULL;
 }
 
-PGresult *
-pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values)
-{
-	if (!start_statement(c))
-		return NULL;
-	return check_result(c, PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0));
-}
+_Static_assert(STMT_COUNT <= 32, "struct PgConn.prepared has a bit per statement");
 
-PGresult *
-pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
-					  const char *const *values)
+/* run_prepared prepares st on this session if it is not yet, then binds and executes it. */
+static PGresult *
+run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const char *const *values)
 {
-	char name[32];
-	unsigned bit = 1u << slot;
+	unsigned bit = 1u << id;
 	PGresult *res;
 
-	if (!start_statement(c))
-		return NULL;
-	snprintf(name, sizeof name, "pgrelay_stmt_%d", (int) slot);
 	if ((c->prepared & bit) == 0) {
-		res = check_result(c, PQprepare(c->conn, name, sql, nparams, NULL));
+		res = check_result(c, PQprepare(c->conn, st->name, st->sql, st->nparams, NULL));
 		if (res == NULL)
 			return NULL;
 		PQclear(res);
 		c->prepared |= bit;
 	}
-	res = check_result(c, PQexecPrepared(c->conn, name, nparams, values, NULL, NULL, 0));
+	res = check_result(c, PQexecPrepared(c->conn, st->name, st->nparams, values, NULL, NULL, 0));
 	/* 26000: the statement is gone (DISCARD ALL by a pooler, say): prepare it again next time. */
 	if (res == NULL && strcmp(c->sqlstate, "26000") == 0)
 		c->prepared &= ~bit;
 	return res;
+}
+
+PGresult *
+pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values)
+{
+	const struct Statement *st = statement(id);
+
+	if (!start_statement(c))
+		return NULL;
+	if (st->prepared)
+		return run_prepared(c, id, st, values);
+	return check_result(c, PQexecParams(c->conn, st->sql, st->nparams, NULL, values, NULL, NULL, 0));
 }
 
 bool
@@ -228,6 +287,17 @@ pgconn_script(struct PgConn *c, const char *sql)
 	return ok;
 }
 
+/* send_in_pipeline queues one statement of a pipeline: by name when it is prepared, else as text. */
+static bool
+send_in_pipeline(struct PgConn *c, const struct PgPipeStmt *ps)
+{
+	const struct Statement *st = statement(ps->id);
+
+	if (st->prepared && (c->prepared & (1u << ps->id)) != 0)
+		return PQsendQueryPrepared(c->conn, st->name, st->nparams, ps->values, NULL, NULL, 0) == 1;
+	return PQsendQueryParams(c->conn, st->sql, st->nparams, NULL, ps->values, NULL, NULL, 0) == 1;
+}
+
 bool
 pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 {
@@ -240,8 +310,7 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 	if (!PQenterPipelineMode(c->conn))
 		return check_result(c, NULL) != NULL;
 	for (i = 0; i < n && ok; i++)
-		ok = PQsendQueryParams(c->conn, stmts[i].sql, stmts[i].nparams, NULL, stmts[i].values, NULL, NULL,
-							   0) == 1;
+		ok = send_in_pipeline(c, &stmts[i]);
 	if (!ok || !PQpipelineSync(c->conn)) {
 		check_result(c, NULL);
 		PQexitPipelineMode(c->conn);
@@ -279,9 +348,9 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 }
 
 bool
-pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+pgconn_exec(struct PgConn *c, enum StmtId id, const char *const *values)
 {
-	PGresult *res = pgconn_query(c, sql, nparams, values);
+	PGresult *res = pgconn_query(c, id, values);
 
 	if (res == NULL)
 		return false;
@@ -312,7 +381,7 @@ pgconn_set_timeout(struct PgConn *c, long ms)
 	if (c->timeout_ms == ms)
 		return true;
 	snprintf(val, sizeof val, "%ld", ms);
-	if (!pgconn_exec(c, "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, params))
+	if (!pgconn_exec(c, STMT_SET_TIMEOUT, params))
 		return false;
 	c->timeout_ms = ms;
 	return true;
@@ -325,7 +394,7 @@ pgconn_cancel(struct PgConn *c)
 
 	pthread_mutex_lock(&c->cancel_mu);
 	if (c->cancel && !PQcancel(c->cancel, err, sizeof err))
-		log_warn("cancel_failed", "conn=%s error=\"%s\"", c->label, err);
+		log_warn_c(c, "cancel_failed", LOG_STR("error", err));
 	pthread_mutex_unlock(&c->cancel_mu);
 }
 

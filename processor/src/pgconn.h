@@ -1,6 +1,7 @@
 /*
- * pgconn.h - every libpq call of the Processor goes through this module. The rest of the code
- * calls pgconn_* and only reads results.
+ * pgconn.h - every libpq call of the Processor goes through this module, and so does getting a
+ * session back after it was lost (backoff, attempts, the reconnecting/reconnected lines). The rest
+ * of the code calls pgconn_* and only reads results.
  */
 #ifndef PGRELAY_PGCONN_H
 #define PGRELAY_PGCONN_H
@@ -10,6 +11,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "statements.h"
 
 struct PgConn {
 	PGconn *conn;              /* NULL while disconnected */
@@ -20,66 +22,78 @@ struct PgConn {
 	char sqlstate[6];          /* SQLSTATE of the last failure ("" for none) */
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
-	unsigned prepared;         /* PgStmt slots prepared on this session (bit per slot) */
+	unsigned prepared;         /* statements prepared on this session (bit per enum StmtId) */
+	/* What to connect to, set once by pgconn_init. */
+	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */
+	char mode[16];           /* pg_relay.mode of every session */
+	long session_timeout_ms; /* statement_timeout each new session starts with, -1: the server's */
+	bool one_attempt;        /* no retries (--once): a failed attempt is the caller's to report */
+	/* Reconnecting. */
+	long backoff_ms;           /* the delay before jitter; 0 while connected */
+	long long next_attempt_us; /* when the next attempt is due (now_us) */
+	int attempts;              /* failed attempts, and the lost session, since the last success */
 };
 
 /*
- * The statements the Processor runs on every tick or every event are prepared once per session
- * and then run by name, so the server neither parses nor plans them again each time.
+ * pgconn_init prepares c for pgconn_session: label names it in log lines, conninfo (NULL: the PG*
+ * environment; it must outlive c) and mode say what every session connects to.
  */
-enum PgStmt {
-	STMT_PROBE,       /* the control connection's tick probe */
-	STMT_PROCESS_ONE, /* a worker's SQL event */
-	STMT_CLAIM_FETCH, /* a notify event: claim and fetch in one round trip */
-	STMT_WRITE_LOG,   /* a notify event: the log row and the retry decision */
-	STMT_COUNT
-};
-
-void pgconn_init(struct PgConn *c, const char *label);
+void pgconn_init(struct PgConn *c, const char *label, const char *conninfo, const char *mode);
+/* pgconn_label is the connection's name in log lines (the log_*_c macros write it as conn=). */
+const char *pgconn_label(const struct PgConn *c);
 void pgconn_destroy(struct PgConn *c);
 
 /*
- * pgconn_connect opens the session (closing any old one): application_name=pg_relay, keepalives
- * and a connect timeout unless the connection string says otherwise, then the session settings
- * pg_relay.mode = mode. Returns false with c->error set.
+ * pgconn_session returns true when c has a usable session: the one it had, or a new one when a
+ * connection attempt was due now and succeeded. Otherwise it returns false and *wait_ms is the
+ * time until the next attempt is due. A failed attempt logs "reconnecting" (attempt, retry_in_ms,
+ * error) and waits longer each time (capped exponential backoff with jitter, at most
+ * reconnect_max_ms); the first success after failures or a lost session logs "reconnected".
  */
-bool pgconn_connect(struct PgConn *c, const char *conninfo, const char *mode) MUSTCHECK;
+bool pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms) MUSTCHECK;
+/*
+ * pgconn_lost closes a session that failed under a statement (c->lost). The caller has logged
+ * why; the next pgconn_session tries again at once and logs "reconnected" when it is back.
+ */
+void pgconn_lost(struct PgConn *c);
+/*
+ * pgconn_rollback rolls back the transaction a failed statement left open, if any, so that the
+ * session can be used again; when that fails too, the session is closed (and reopened by the next
+ * pgconn_session).
+ */
+void pgconn_rollback(struct PgConn *c);
 void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 
 /*
- * pgconn_query runs one statement with text parameters. It returns the result (tuples or command
- * ok; free it with pgconn_clear) or NULL with c->error, c->sqlstate and c->lost set.
+ * pgconn_query runs one statement of the table (statements.c) with its values as text
+ * parameters. A statement marked prepared is prepared by its first run on a session and then only
+ * bound and executed, so the server neither parses nor plans it again. Returns the result (tuples
+ * or command ok; free it with pgconn_clear) or NULL with c->error, c->sqlstate and c->lost set.
  */
-PGresult *pgconn_query(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
-/*
- * pgconn_query_prepared is pgconn_query for one of the PgStmt statements: the first call on a
- * session prepares sql under the slot's name, later calls only bind and execute it.
- */
-PGresult *pgconn_query_prepared(struct PgConn *c, enum PgStmt slot, const char *sql, int nparams,
-								const char *const *values) MUSTCHECK;
+PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 /*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
- * simple query protocol). Only for fixed text: values never go into it.
+ * simple query protocol). Only for scripts made by statements.c: no outside value goes into them.
  */
 bool pgconn_script(struct PgConn *c, const char *sql) MUSTCHECK;
 
 /* One statement of a pipeline. */
 struct PgPipeStmt {
-	const char *sql;
-	int nparams;
+	enum StmtId id;
 	const char *const *values;
 };
 
 /*
- * pgconn_pipeline sends n statements at once and reads their results: one round trip. It stops
+ * pgconn_pipeline sends n statements at once and reads their results: one round trip (a prepared
+ * statement goes by name once this session has prepared it, else by its text). It stops
  * at the first failure (the server skips the rest); returns false with c->error set then, and
  * the caller's transaction is aborted.
  */
 bool pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n) MUSTCHECK;
 
 /* pgconn_exec is pgconn_query for statements whose rows do not matter. */
-bool pgconn_exec(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
+bool pgconn_exec(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 void pgconn_clear(PGresult *res);
 
 /* pgconn_value is the text of a field, or NULL for SQL NULL. */

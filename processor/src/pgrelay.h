@@ -7,10 +7,12 @@
 #ifndef PGRELAY_PGRELAY_H
 #define PGRELAY_PGRELAY_H
 
+#include <limits.h>
 #include <signal.h>
 #include <stdbool.h>
 
 #include "config.h"
+#include "outcome.h"
 
 /*
  * The version of the contract between the Processor and the extensions (docs/interface.md):
@@ -21,23 +23,6 @@
 extern struct Config cf;
 extern volatile sig_atomic_t shutdown_requested;
 extern volatile sig_atomic_t reload_requested;
-
-/* What became of one event handed to a worker. */
-enum Outcome {
-	OC_SKIPPED,   /* the claim failed: gone, locked, not due, channel busy or inactive */
-	OC_OK,        /* done */
-	OC_PARTIAL,   /* done; some recipients failed for good */
-	OC_CANCELLED, /* done without delivery: the work was withdrawn */
-	OC_RETRY,     /* failed, retried later */
-	OC_TIMEOUT,   /* timed out, retried later */
-	OC_FAILED,    /* failed for good */
-	OC_DEFERRED,  /* moved to a later time without an attempt (rate limit) */
-	OC_LOST       /* not finished: the statement or the connection failed; offered again later */
-};
-
-const char *outcome_name(enum Outcome o);
-/* outcome_parse maps the outcome text of process_one()/_write_log(); unknown text is OC_LOST. */
-enum Outcome outcome_parse(const char *s);
 
 /* One event from queue_pending_ids(), on its way to a worker and back. */
 struct Job {
@@ -51,6 +36,24 @@ struct Job {
 	struct Job *next;
 };
 
-long long now_us(void);
+/* What workers need from the configuration; copied with each job, so reloads are race-free. */
+struct WorkerSettings {
+	char secrets_dir[PATH_MAX]; /* "" when none */
+	long max_delivery_time_ms;
+	long reconnect_max_ms; /* cap of the reconnect backoff */
+	long generation;       /* bumped on every reload: transports drop cached connections */
+};
+
+/*
+ * What running one event came to besides its outcome, for the worker to log: the code that runs
+ * an event (process_one, the held transaction) never logs.
+ */
+struct EventReport {
+	int attempt;       /* the attempt that was made */
+	char error[1024];  /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
+	const char *step;  /* OC_LOST: the statement that failed (its error is the connection's) */
+	char profile[128]; /* OC_DEFERRED: the profile whose rate limit was reached */
+	long wait_ms;      /* OC_DEFERRED: until the limit lets the next message go */
+};
 
 #endif

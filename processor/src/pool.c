@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "clock.h"
 #include "log.h"
 #include "worker.h"
 
@@ -74,9 +75,7 @@ pool_start(int nworkers, const char *conninfo, const char *mode, const struct Wo
 
 		w->no = i + 1;
 		snprintf(label, sizeof label, "worker-%d", w->no);
-		pgconn_init(&w->pg, label);
-		snprintf(w->conninfo_mode, sizeof w->conninfo_mode, "%s", mode);
-		w->conninfo = pool.conninfo;
+		pgconn_init(&w->pg, label, pool.conninfo, mode);
 		atomic_store(&w->state, W_STARTING);
 		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
@@ -326,7 +325,8 @@ pool_stop(long timeout_ms)
 
 	left = wait_in_flight(now_us() + timeout_ms * 1000LL);
 	if (left > 0) {
-		log_warn("stopping", "reason=shutdown_timeout in_flight=%d action=cancel", left);
+		log_warn("stopping", LOG_STR("reason", "shutdown_timeout"), LOG_INT("in_flight", left),
+				 LOG_STR("action", "cancel"));
 		for (i = 0; i < pool.n; i++) {
 			int st = atomic_load(&pool.workers[i].state);
 

@@ -6,19 +6,10 @@
 #ifndef PGRELAY_POOL_H
 #define PGRELAY_POOL_H
 
-#include <limits.h>
 #include <stdbool.h>
 
 #include "buf.h"
 #include "pgrelay.h"
-
-/* What workers need from the configuration; copied with each job, so reloads are race-free. */
-struct WorkerSettings {
-	char secrets_dir[PATH_MAX]; /* "" when none */
-	long max_delivery_time_ms;
-	long reconnect_max_ms; /* cap of the reconnect backoff */
-	long generation;       /* bumped on every reload: transports drop cached connections */
-};
 
 bool pool_start(int nworkers, const char *conninfo, const char *mode,
 				const struct WorkerSettings *ws) MUSTCHECK;

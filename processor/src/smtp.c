@@ -14,6 +14,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "mime.h"
 #include "smtp_dialog.h"
 #include "smtp_result.h"
@@ -308,16 +309,6 @@ envelope(const struct Message *m, const struct Recipient ***env, int *n, struct 
 	return true;
 }
 
-/* now_ms is a monotonic clock for the attempt's time budget. */
-static long
-now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (long) (ts.tv_sec * 1000 + ts.tv_nsec / 1000000);
-}
-
 /* budget_ms is min(profile.timeout_ms, opt.max_time_ms), ignoring unset (<= 0) values. */
 static long
 budget_ms(const struct Message *m, const struct DeliveryOptions *opt)
@@ -350,13 +341,14 @@ static void
 transact(struct TransportSession *s, struct Attempt *a, struct SmtpAttempt *sa)
 {
 	struct Buf *trace = s->dialog.trace;
-	long start = now_ms(), left;
+	long long start = now_us();
+	long left;
 
 	perform_once(s, a);
 	sa->curl_code = (int) a->rc;
 	if (!smtp_result_retry_fresh(sa, a->reused))
 		return;
-	left = a->time_ms - (now_ms() - start);
+	left = a->time_ms - (long) ((now_us() - start) / 1000);
 	if (left < 100)
 		return;
 	smtp_dialog_note(&s->dialog, "the reused connection failed before DATA; retrying once on "

@@ -5,7 +5,7 @@
  * one easy handle, and so one cached SMTP connection, across deliveries of the same profile.
  *
  * The caller must have called curl_global_init(CURL_GLOBAL_ALL) once before the first session_new
- * (the Processor does it then, through notify_global_init; libcurl 7.84+ makes that thread-safe),
+ * (transport_global_init does it; libcurl 7.84+ makes that thread-safe),
  * must ignore SIGPIPE (handles use CURLOPT_NOSIGNAL), must delivery_result_init() r before
  * deliver() and delivery_result_free() it afterwards, and must have resolved the profile's
  * secrets (secrets_resolve_profile). The transport never logs and never exits.

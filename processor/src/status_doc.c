@@ -7,58 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
-
-const char *
-status_outcome_name(enum DeliveryStatus s)
-{
-	switch (s) {
-	case DS_SENT:
-		return "sent";
-	case DS_PARTIAL:
-		return "partially_sent";
-	case DS_TRANSIENT:
-		return "retrying";
-	case DS_PERMANENT:
-		break;
-	}
-	return "failed";
-}
-
-static const char *
-rcpt_status_name(enum RcptStatus st, bool final)
-{
-	switch (st) {
-	case RS_SENT:
-		return "sent";
-	case RS_FAILED:
-		return "failed";
-	case RS_RETRYING:
-		return final ? "failed" : "retrying";
-	case RS_PENDING:
-		break;
-	}
-	return final ? "failed" : "retrying";
-}
 
 /* str_or_null: a JSON string, or null for NULL and "". */
 static json_t *
 str_or_null(const char *s)
 {
 	return s && s[0] ? json_string(s) : json_null();
-}
-
-void
-iso8601_now(char *buf, size_t len)
-{
-	struct timespec ts;
-	struct tm tm;
-	size_t n;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	gmtime_r(&ts.tv_sec, &tm);
-	n = strftime(buf, len, "%Y-%m-%dT%H:%M:%S", &tm);
-	snprintf(buf + n, len - n, ".%03ldZ", ts.tv_nsec / 1000000);
 }
 
 /* dump renders and frees doc. */
@@ -74,7 +28,6 @@ dump(json_t *doc)
 char *
 status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r)
 {
-	bool final = strcmp(sd->outcome, "failed") == 0 || strcmp(sd->outcome, "partially_sent") == 0;
 	json_t *doc = json_object(), *rcpts = json_array();
 	int i;
 
@@ -83,18 +36,19 @@ status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r)
 		return dump(doc);
 	}
 	for (i = 0; i < r->n_rcpt; i++)
-		json_array_append_new(rcpts, json_pack("{s:I, s:s, s:i, s:o}", "id", (json_int_t) r->rcpt[i].id,
-											   "status", rcpt_status_name(r->rcpt[i].status, final), "code",
-											   r->rcpt[i].code, "reply", str_or_null(r->rcpt[i].reply)));
+		json_array_append_new(
+			rcpts, json_pack("{s:I, s:s, s:i, s:o}", "id", (json_int_t) r->rcpt[i].id, "status",
+							 rcpt_status_name(rcpt_status_reported(r->rcpt[i].status, sd->outcome)), "code",
+							 r->rcpt[i].code, "reply", str_or_null(r->rcpt[i].reply)));
 	json_object_set_new(doc, "attempt", json_integer(sd->attempt));
-	json_object_set_new(doc, "outcome", json_string(sd->outcome));
-	json_object_set_new(doc, "transport", json_string(sd->transport));
+	json_object_set_new(doc, "outcome", json_string(outcome_status_name(sd->outcome)));
+	json_object_set_new(doc, "transport", str_or_null(sd->transport));
 	json_object_set_new(doc, "started_at", json_string(sd->started_at));
 	json_object_set_new(doc, "finished_at", json_string(sd->finished_at));
 	json_object_set_new(doc, "reply_code", r->reply_code ? json_integer(r->reply_code) : json_null());
 	json_object_set_new(doc, "reply", str_or_null(r->reply));
 	json_object_set_new(doc, "provider_message_id", str_or_null(r->provider_message_id));
-	json_object_set_new(doc, "error", strcmp(sd->outcome, "sent") == 0 ? json_null() : str_or_null(r->error));
+	json_object_set_new(doc, "error", sd->outcome == OC_OK ? json_null() : str_or_null(r->error));
 	json_object_set_new(doc, "unknown_outcome", json_boolean(r->unknown_outcome));
 	json_object_set_new(doc, "next_attempt_at", str_or_null(sd->next_attempt_at));
 	json_object_set_new(doc, "recipients", rcpts);

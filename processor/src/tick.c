@@ -8,14 +8,16 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
 #include "log.h"
 
 void
-ticker_init(struct Ticker *t)
+ticker_init(struct Ticker *t, const struct Config *c)
 {
 	memset(t, 0, sizeof *t);
-	pgconn_init(&t->pg, "control");
+	pgconn_init(&t->pg, "control", c->dbname, config_mode_name(c->mode));
+	/* The control connection's statements are all short; never let one hang forever. */
+	t->pg.session_timeout_ms = 60000;
+	t->pg.one_attempt = c->once;
 	t->gate = -1;
 	t->paused = -1;
 	t->seen_generation = -1;
@@ -28,48 +30,23 @@ ticker_free(struct Ticker *t)
 }
 
 bool
-ticker_connect(struct Ticker *t, const struct Config *c)
+ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms)
 {
-	char q[1100];
-	long sleep_ms;
-
-	if (pgconn_connect(&t->pg, c->dbname, config_mode_name(c->mode)) &&
-		/* The control connection's statements are all short; never let one hang forever. */
-		pgconn_set_timeout(&t->pg, 60000)) {
-		if (t->reconnect_attempt > 0)
-			log_info("reconnected", "conn=control attempts=%d", t->reconnect_attempt);
-		t->reconnect_attempt = 0;
-		t->backoff_ms = 0;
-		return true;
-	}
-	t->reconnect_attempt++;
-	t->backoff_ms = backoff_next(t->backoff_ms, 100, c->reconnect_max_ms);
-	sleep_ms = backoff_jitter(t->backoff_ms, backoff_random());
-	t->next_connect_us = now_us() + sleep_ms * 1000LL;
-	if (!c->once) /* with --once there is no retry: main reports the failure */
-		log_warn("reconnecting", "conn=control attempt=%d retry_in_ms=%ld error=%s", t->reconnect_attempt,
-				 sleep_ms, log_quote(q, sizeof q, t->pg.error));
-	return false;
+	return pgconn_session(&t->pg, c->reconnect_max_ms, wait_ms);
 }
 
 void
 ticker_lost(struct Ticker *t)
 {
-	char q[1100];
-
-	log_warn("reconnecting", "conn=control reason=connection_lost error=%s",
-			 log_quote(q, sizeof q, t->pg.error));
-	pgconn_close(&t->pg);
-	t->reconnect_attempt = 1; /* counts the session that was lost, so "reconnected" is logged */
-	t->backoff_ms = 0;
-	t->next_connect_us = now_us(); /* the first attempt at once, then back off */
+	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
+	pgconn_lost(&t->pg);
 }
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */
 static bool
-one_value(struct Ticker *t, const char *sql, char *out, size_t outlen, bool *isnull)
+one_value(struct Ticker *t, enum StmtId id, char *out, size_t outlen, bool *isnull)
 {
-	PGresult *res = pgconn_query(&t->pg, sql, 0, NULL);
+	PGresult *res = pgconn_query(&t->pg, id, NULL);
 	const char *v;
 
 	if (res == NULL)
@@ -92,30 +69,23 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 	char v[256], who[256];
 	bool isnull;
 
-	if (!one_value(t, "SELECT current_user || ' in database ' || pg_catalog.current_database()", who,
-				   sizeof who, &isnull))
+	if (!one_value(t, STMT_WHOAMI, who, sizeof who, &isnull))
 		goto sqlerr;
-	if (!one_value(t, "SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'", v,
-				   sizeof v, &isnull))
+	if (!one_value(t, STMT_EXTENSION_VERSION, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (isnull) {
 		snprintf(err, errlen, "extension pg_relay is not installed (connected as %s)", who);
 		snprintf(hint, hintlen, "run CREATE EXTENSION pg_relay in that database");
 		return false;
 	}
-	if (!one_value(t,
-				   "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.queue_pending_ids(integer)', 'EXECUTE')"
-				   " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')",
-				   v, sizeof v, &isnull))
+	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (strcmp(v, "t") != 0) {
 		snprintf(err, errlen, "permission denied: %s may not run the pg_relay dispatch functions", who);
 		snprintf(hint, hintlen, "GRANT pgrelay_processor TO the Processor's role");
 		return false;
 	}
-	if (!one_value(t, "SELECT pgrelay.interface_version()", v, sizeof v, &isnull))
+	if (!one_value(t, STMT_INTERFACE_VERSION, v, sizeof v, &isnull))
 		goto sqlerr;
 	if (atoi(v) != PGRELAY_INTERFACE_VERSION) {
 		snprintf(err, errlen,
@@ -144,16 +114,16 @@ apply_probe(struct Ticker *t, const struct ProbeResult *r)
 {
 	if (r->dispatch && t->gate != 1) {
 		if (t->gate == 0)
-			log_info("primary_active", "mode=single reason=promoted");
+			log_info("primary_active", LOG_STR("mode", "single"), LOG_STR("reason", "promoted"));
 		t->gate = 1;
 	} else if (!r->dispatch && t->gate != 0) {
-		log_info("standby_waiting", "mode=single reason=in_recovery");
+		log_info("standby_waiting", LOG_STR("mode", "single"), LOG_STR("reason", "in_recovery"));
 		t->gate = 0;
 	}
 	if (r->paused && t->paused != 1)
-		log_info("paused", "reason=pgrelay.pause");
+		log_info("paused", LOG_STR("reason", "pgrelay.pause"));
 	else if (!r->paused && t->paused == 1)
-		log_info("resumed", "reason=pgrelay.resume");
+		log_info("resumed", LOG_STR("reason", "pgrelay.resume"));
 	t->paused = r->paused ? 1 : 0;
 }
 
@@ -166,11 +136,7 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	const char *v;
 
 	snprintf(gen, sizeof gen, "%lld", t->seen_generation);
-	res = pgconn_query_prepared(&t->pg, STMT_PROBE,
-								"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
-								" pgrelay.should_dispatch_single()"
-								" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
-								1, params);
+	res = pgconn_query(&t->pg, STMT_PROBE, params);
 	if (res == NULL)
 		return false;
 	r->has_work = strcmp(PQgetvalue(res, 0, 0), "t") == 0;
@@ -182,8 +148,8 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
-	log_debug("probe", "has_work=%s paused=%s dispatch=%s", r->has_work ? "t" : "f", r->paused ? "t" : "f",
-			  r->dispatch ? "t" : "f");
+	log_debug("probe", LOG_BOOL("has_work", r->has_work), LOG_BOOL("paused", r->paused),
+			  LOG_BOOL("dispatch", r->dispatch));
 	apply_probe(t, r);
 	return true;
 }
@@ -199,10 +165,7 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 
 	*out = NULL;
 	snprintf(lim, sizeof lim, "%d", limit);
-	res = pgconn_query(&t->pg,
-					   "SELECT id, action_type, channel, timeout_ms, attempt"
-					   " FROM pgrelay.queue_pending_ids($1::integer)",
-					   1, params);
+	res = pgconn_query(&t->pg, STMT_PENDING_IDS, params);
 	if (res == NULL)
 		return -1;
 	n = PQntuples(res);

@@ -19,20 +19,22 @@ struct ProbeResult {
 };
 
 struct Ticker {
-	struct PgConn pg;
-	long backoff_ms;           /* reconnect delay before jitter */
-	long long next_connect_us; /* when to try the next reconnect */
-	int reconnect_attempt;
+	struct PgConn pg;          /* the control connection */
 	int gate;                  /* -1 unknown, 0 standby_waiting, 1 dispatching */
 	int paused;                /* -1 unknown, 0 running, 1 paused */
 	long long seen_generation; /* -1 before the first probe */
 };
 
-void ticker_init(struct Ticker *t);
+/* ticker_init prepares the control connection to c's database; c must outlive t. */
+void ticker_init(struct Ticker *t, const struct Config *c);
 void ticker_free(struct Ticker *t);
 
-/* ticker_connect makes one attempt; on failure it schedules the next and logs "reconnecting". */
-bool ticker_connect(struct Ticker *t, const struct Config *c);
+/*
+ * ticker_session makes sure the control connection is up (pgconn_session); false with *wait_ms
+ * until the next attempt. With --once there is one attempt and no "reconnecting" line: the caller
+ * reports the failure and stops.
+ */
+bool ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTCHECK;
 
 /*
  * ticker_check_installation verifies the extension, the privileges and the interface version.
@@ -46,7 +48,7 @@ bool ticker_probe(struct Ticker *t, struct ProbeResult *r);
 /* ticker_fetch takes up to limit eligible ids; returns how many (jobs in *out) or -1. */
 int ticker_fetch(struct Ticker *t, int limit, struct Job **out);
 
-/* ticker_lost: the control connection failed; close it and schedule a reconnect. */
+/* ticker_lost: the control connection failed under a statement; log it, close it, reconnect at once. */
 void ticker_lost(struct Ticker *t);
 
 #endif

@@ -1,10 +1,123 @@
 /*
- * transport.c - what all transports share: the life cycle of a DeliveryResult.
+ * transport.c - the transport layer: the table of transports, libcurl's process-wide set-up, the
+ * per-worker session cache and the life cycle of a DeliveryResult.
  */
 #include "transport.h"
 
+#include <curl/curl.h>
+#include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* The transports a profile may name (docs/interface.md, profile.transport). */
+static const struct {
+	const char *name;           /* profile.transport */
+	const char *title;          /* for messages */
+	const struct Transport *tr; /* NULL: not built into this Processor */
+} transports[] = {
+	{"smtp", "SMTP", &smtp_transport},
+	{"graph", "Microsoft Graph", NULL},
+};
+
+#define NTRANSPORTS (sizeof transports / sizeof transports[0])
+
+struct TransportCache {
+	struct TransportSession *session[NTRANSPORTS]; /* by row of transports[]; NULL until used */
+	long generation;                               /* of the settings the sessions were made under */
+};
+
+static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
+static bool curl_ready;
+
+const struct Transport *
+transport_find(const char *name, char *err, size_t errlen)
+{
+	size_t i;
+
+	for (i = 0; i < NTRANSPORTS; i++) {
+		if (strcmp(transports[i].name, name) != 0)
+			continue;
+		if (transports[i].tr == NULL)
+			snprintf(err, errlen, "%s delivery is not available in this Processor", transports[i].title);
+		return transports[i].tr;
+	}
+	snprintf(err, errlen, "unknown transport \"%s\"", name);
+	return NULL;
+}
+
+static void
+curl_init_once(void)
+{
+	curl_ready = curl_global_init(CURL_GLOBAL_ALL) == CURLE_OK;
+}
+
+bool
+transport_global_init(void)
+{
+	pthread_once(&curl_once, curl_init_once);
+	return curl_ready;
+}
+
+void
+transport_global_cleanup(void)
+{
+	if (curl_ready)
+		curl_global_cleanup();
+	curl_ready = false;
+}
+
+void
+transport_describe_versions(struct Buf *out)
+{
+	buf_printf(out, "libcurl %s\n", curl_version());
+}
+
+struct TransportCache *
+transport_cache_new(void)
+{
+	return calloc(1, sizeof(struct TransportCache));
+}
+
+/* drop_sessions closes every session of tc. */
+static void
+drop_sessions(struct TransportCache *tc)
+{
+	size_t i;
+
+	for (i = 0; i < NTRANSPORTS; i++) {
+		if (tc->session[i] != NULL)
+			transports[i].tr->session_free(tc->session[i]);
+		tc->session[i] = NULL;
+	}
+}
+
+void
+transport_cache_free(struct TransportCache *tc)
+{
+	if (tc == NULL)
+		return;
+	drop_sessions(tc);
+	free(tc);
+}
+
+struct TransportSession *
+transport_cache_session(struct TransportCache *tc, const struct Transport *t, long generation)
+{
+	size_t i;
+
+	if (tc->generation != generation) {
+		drop_sessions(tc);
+		tc->generation = generation;
+	}
+	for (i = 0; i < NTRANSPORTS && transports[i].tr != t; i++)
+		;
+	if (i == NTRANSPORTS)
+		return NULL;
+	if (tc->session[i] == NULL)
+		tc->session[i] = t->session_new();
+	return tc->session[i];
+}
 
 /* delivery_result_init makes r an empty result (no reply, no recipients, no trace). */
 void

@@ -1,25 +1,24 @@
 /*
- * transport.h - what every delivery transport (SMTP, Microsoft Graph, ...) offers a worker.
+ * transport.h - what every delivery transport (SMTP, Microsoft Graph, ...) offers a worker, the
+ * table that picks one by the profile's transport name, and what they share: libcurl's global
+ * set-up, a worker's cache of sessions, the life cycle of a DeliveryResult.
  *
  * A transport is blocking: each worker thread owns one TransportSession per transport (for
  * connection reuse and token caches) and calls deliver() with the claimed event's message. The
  * transport never logs, never exits and never touches the database: it fills a DeliveryResult,
- * and the worker turns that into set_status / _write_log / _queue_mark_done.
+ * and the held transaction (notify.c) turns that into _write_log / set_status / _queue_mark_done.
+ *
+ * Adding a transport: a module that defines a struct Transport (like smtp.c), its extern below,
+ * and its row in the table of transport.c.
  */
 #ifndef PGRELAY_TRANSPORT_H
 #define PGRELAY_TRANSPORT_H
 
 #include <stdbool.h>
+#include <stddef.h>
 
 #include "buf.h"
 #include "message.h"
-
-enum DeliveryStatus {
-	DS_SENT,      /* every envelope recipient accepted */
-	DS_PARTIAL,   /* some accepted; the others failed permanently; nothing to retry */
-	DS_TRANSIENT, /* retry later: nothing accepted, or some recipients got a 4xx */
-	DS_PERMANENT  /* nothing accepted and retrying cannot help */
-};
 
 struct RcptResult {
 	long long id;           /* Recipient.id */
@@ -62,6 +61,38 @@ struct Transport {
 };
 
 extern const struct Transport smtp_transport;
+
+/*
+ * transport_find returns the transport a profile names ("smtp"), or NULL with the reason in err
+ * when this Processor has no such transport.
+ */
+const struct Transport *transport_find(const char *name, char *err, size_t errlen);
+
+/*
+ * transport_global_init sets up libcurl (and with it the TLS library) once per process, on the
+ * first delivery rather than at startup: a Processor that only runs SQL events stays ~2 MB
+ * smaller (docs/benchmarks.md). Thread-safe; false when the set-up failed.
+ * transport_global_cleanup undoes it at exit, if it happened.
+ */
+bool transport_global_init(void) MUSTCHECK;
+void transport_global_cleanup(void);
+
+/* transport_describe_versions writes the libraries the transports use, for --version. */
+void transport_describe_versions(struct Buf *out);
+
+/* One worker's sessions, one per transport, kept between deliveries. */
+struct TransportCache;
+
+struct TransportCache *transport_cache_new(void);
+/* transport_cache_free closes every cached session; NULL is a no-op. */
+void transport_cache_free(struct TransportCache *tc);
+/*
+ * transport_cache_session returns tc's session of t, made on first use. A generation other than
+ * the last one seen (a reload) drops every session first, so new settings get new connections.
+ * NULL when out of memory.
+ */
+struct TransportSession *transport_cache_session(struct TransportCache *tc, const struct Transport *t,
+												 long generation);
 
 void delivery_result_init(struct DeliveryResult *r);
 void delivery_result_free(struct DeliveryResult *r);

@@ -1,6 +1,7 @@
 /*
  * worker.c - a worker thread: keeps its connection up, takes one event at a time from the pool
- * and runs it: process_one() for SQL actions, the held transaction of notify.c for notify.
+ * and runs it: process_one() for SQL actions, the held transaction of notify.c for notify. It is
+ * the one place that logs what became of a worker's event.
  */
 #include "worker.h"
 
@@ -8,67 +9,51 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "backoff.h"
+#include "clock.h"
 #include "log.h"
 #include "notify.h"
 
-static const char *const state_names[] = {"starting", "down", "idle", "sql", "notify", "stopped"};
-
-const char *
-worker_state_name(enum WorkerState s)
+/*
+ * statement_failed reports a statement of event j that failed at step, then makes the session
+ * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
+ * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled back.
+ * The event is offered again later either way.
+ */
+static void
+statement_failed(struct Worker *w, const struct Job *j, const char *step)
 {
-	return state_names[s];
+	if (w->pg.lost) {
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
+				   LOG_STR("step", step), LOG_STR("error", w->pg.error));
+		pgconn_lost(&w->pg);
+		atomic_store(&w->state, W_DOWN);
+		return;
+	}
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
 }
 
 /*
- * worker_connect makes one connection attempt. On failure it logs "reconnecting" with the delay
- * before the next attempt (capped exponential backoff with jitter).
+ * log_attempt_failed reports an attempt the database recorded as failed (retried or not): its
+ * SQLSTATE and, when it runs again, when ("-" for none).
  */
-static bool
-worker_connect(struct Worker *w)
+static void
+log_attempt_failed(struct Worker *w, const struct Job *j, int attempt, const char *error,
+				   const char *sqlstate, const char *retry_at)
 {
-	char q[1100];
-
-	if (pgconn_connect(&w->pg, w->conninfo, w->conninfo_mode)) {
-		if (w->reconnect_attempt > 0)
-			log_info("reconnected", "conn=%s attempts=%d", w->pg.label, w->reconnect_attempt);
-		w->reconnect_attempt = 0;
-		w->backoff_ms = 0;
-		return true;
-	}
-	atomic_store(&w->state, W_DOWN);
-	pool_settings(&w->settings);
-	w->reconnect_attempt++;
-	w->backoff_ms = backoff_next(w->backoff_ms, 100, w->settings.reconnect_max_ms);
-	w->sleep_ms = backoff_jitter(w->backoff_ms, backoff_random());
-	log_warn("reconnecting", "conn=%s attempt=%d retry_in_ms=%ld error=%s", w->pg.label, w->reconnect_attempt,
-			 w->sleep_ms, log_quote(q, sizeof q, w->pg.error));
-	return false;
-}
-
-void
-worker_statement_failed(struct Worker *w, const struct Job *j, const char *step)
-{
-	char q[1100];
-
-	if (!w->pg.lost) {
-		log_error("attempt_failed",
-				  "conn=%s id=%lld channel=%s outcome=not_finished step=%s sqlstate=%s error=%s", w->pg.label,
-				  j->id, j->channel, step, w->pg.sqlstate, log_quote(q, sizeof q, w->pg.error));
-		return;
-	}
-	log_warn("reconnecting", "conn=%s id=%lld reason=connection_lost step=%s error=%s", w->pg.label, j->id,
-			 step, log_quote(q, sizeof q, w->pg.error));
-	pgconn_close(&w->pg);
-	atomic_store(&w->state, W_DOWN);
-	w->reconnect_attempt = 1; /* counts the lost session, so "reconnected" is logged */
+	log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_INT("attempt", attempt), LOG_STR("outcome", outcome_name(j->outcome)),
+			   LOG_STR("sqlstate", sqlstate ? sqlstate : "-"), LOG_STR("retry_at", retry_at ? retry_at : "-"),
+			   LOG_STR("error", error));
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
 static void
 run_sql(struct Worker *w, struct Job *j)
 {
-	char idbuf[24], q[1100];
+	char idbuf[24];
 	const char *params[1] = {idbuf};
 	PGresult *res;
 
@@ -77,30 +62,39 @@ run_sql(struct Worker *w, struct Job *j)
 	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
 	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
 		j->outcome = OC_LOST;
-		worker_statement_failed(w, j, "statement_timeout");
+		statement_failed(w, j, "statement_timeout");
 		return;
 	}
-	res = pgconn_query_prepared(&w->pg, STMT_PROCESS_ONE,
-								"SELECT outcome, error, sqlstate,"
-								" to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-								" FROM pgrelay.process_one($1)",
-								1, params);
+	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
-		worker_statement_failed(w, j, "process_one");
+		statement_failed(w, j, "process_one");
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
-	if (j->outcome == OC_RETRY || j->outcome == OC_TIMEOUT || j->outcome == OC_FAILED) {
-		const char *err = pgconn_value(res, 0, 1), *state = pgconn_value(res, 0, 2),
-				   *next = pgconn_value(res, 0, 3);
-
-		log_warn("attempt_failed",
-				 "conn=%s id=%lld channel=%s attempt=%d outcome=%s sqlstate=%s retry_at=%s error=%s",
-				 w->pg.label, j->id, j->channel, j->attempt, outcome_name(j->outcome), state ? state : "-",
-				 next ? next : "-", log_quote(q, sizeof q, err ? err : ""));
-	}
+	if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
+						   pgconn_value(res, 0, 3));
 	pgconn_clear(res);
+}
+
+/* run_notify runs one notify event's held transaction (notify.c) and reports what it came to. */
+static void
+run_notify(struct Worker *w, struct Job *j)
+{
+	struct EventReport rep = {0};
+
+	atomic_store(&w->state, W_NOTIFY);
+	if (w->transports == NULL)
+		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
+	j->outcome = notify_run(&w->pg, &w->settings, j, w->transports, &rep);
+	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
+		statement_failed(w, j, rep.step);
+	else if (j->outcome == OC_DEFERRED)
+		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_STR("profile", rep.profile),
+					LOG_MS("wait_ms", rep.wait_ms));
+	else if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, rep.attempt, rep.error, NULL, NULL);
 }
 
 /*
@@ -134,23 +128,37 @@ run_job(struct Worker *w, struct Job *j)
 
 	if (strcmp(j->action_type, "sql") == 0)
 		run_sql(w, j);
-	else if (strcmp(j->action_type, "notify") == 0) {
-		atomic_store(&w->state, W_NOTIFY);
-		j->outcome = notify_run(w, j);
-	} else {
-		if (unknown_action_first_time(j->action_type))
-			log_warn("attempt_failed",
-					 "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
-					 w->pg.label, j->id, j->channel, j->action_type);
-		else
-			log_debug("attempt_failed",
-					  "conn=%s id=%lld channel=%s outcome=skipped error=\"unknown action type %s\"",
-					  w->pg.label, j->id, j->channel, j->action_type);
+	else if (strcmp(j->action_type, "notify") == 0)
+		run_notify(w, j);
+	else {
+		/* Its rows come back every tick: warn once per process, then only at debug level. */
+		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),
+			   "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_STR("outcome", "skipped"), LOG_STRF("error", "unknown action type %s", j->action_type));
 		j->outcome = OC_SKIPPED;
 	}
 	j->duration_us = now_us() - t0;
-	log_trace("event_done", "conn=%s id=%lld channel=%s outcome=%s duration_us=%lld", w->pg.label, j->id,
-			  j->channel, outcome_name(j->outcome), j->duration_us);
+	log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", j->duration_us));
+}
+
+/*
+ * worker_session makes sure the worker's connection is up; when it is not and cannot be yet, the
+ * worker waits (pool_sleep) until the next attempt is due and returns false.
+ */
+static bool
+worker_session(struct Worker *w)
+{
+	long wait_ms;
+
+	if (pgconn_is_up(&w->pg))
+		return true;
+	pool_settings(&w->settings); /* the current --reconnect-max */
+	if (pgconn_session(&w->pg, w->settings.reconnect_max_ms, &wait_ms))
+		return true;
+	atomic_store(&w->state, W_DOWN);
+	pool_sleep(wait_ms);
+	return false;
 }
 
 void *
@@ -161,18 +169,16 @@ worker_main(void *arg)
 	while (!pool_stopping()) {
 		struct Job *j;
 
-		if (!pgconn_is_up(&w->pg) && !worker_connect(w)) {
-			pool_sleep(w->sleep_ms);
+		if (!worker_session(w))
 			continue;
-		}
 		j = pool_take(w);
 		if (j == NULL)
 			break;
 		run_job(w, j);
 		pool_finish(w, j);
 	}
-	notify_ctx_free(w->notify);
-	w->notify = NULL;
+	transport_cache_free(w->transports);
+	w->transports = NULL;
 	pgconn_close(&w->pg);
 	atomic_store(&w->state, W_STOPPED);
 	pool_wake();

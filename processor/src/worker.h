@@ -9,6 +9,7 @@
 
 #include "pgconn.h"
 #include "pool.h"
+#include "transport.h"
 
 enum WorkerState {
 	W_STARTING, /* thread created, first connection not made yet */
@@ -19,32 +20,17 @@ enum WorkerState {
 	W_STOPPED   /* the thread has finished */
 };
 
-struct NotifyCtx;
-
 struct Worker {
 	int no; /* 1..workers */
 	pthread_t thread;
 	bool started; /* the thread exists (join it) */
 	struct PgConn pg;
-	atomic_int state; /* enum WorkerState, read by the main thread */
-	long backoff_ms;  /* current reconnect delay, before jitter */
-	long sleep_ms;    /* the jittered delay actually waited */
-	int reconnect_attempt;
-	char conninfo_mode[16];
-	const char *conninfo;
-	struct WorkerSettings settings; /* copy taken with the current job */
-	long long job_id;               /* the event being run, 0 when none (guarded by the pool lock) */
-	struct NotifyCtx *notify;       /* transport sessions; created on first notify event */
+	atomic_int state;                  /* enum WorkerState, read by the main thread */
+	struct WorkerSettings settings;    /* copy taken with the current job */
+	long long job_id;                  /* the event being run, 0 when none (guarded by the pool lock) */
+	struct TransportCache *transports; /* transport sessions; made by the first notify event */
 };
 
 void *worker_main(void *arg);
-
-/*
- * worker_statement_failed reports a statement of event j that failed at step: a lost session is
- * logged as "reconnecting" and closed (the worker reconnects at once), anything else as an
- * attempt_failed that left the event unfinished. The event is offered again later either way.
- */
-void worker_statement_failed(struct Worker *w, const struct Job *j, const char *step);
-const char *worker_state_name(enum WorkerState s);
 
 #endif

@@ -1,11 +1,11 @@
 /*
- * tool_deliver.c - deliver fetch() documents with the SMTP transport, outside any database.
+ * tool_deliver.c - deliver fetch() documents through their profile's transport, outside any
+ * database.
  *
  * For tests and for trying a profile by hand: reads each FILE (a pgrelay_notifier.fetch()
- * document), resolves its secrets, delivers it --repeat times on ONE transport session (so the
+ * document), resolves its secrets, delivers it --repeat times on ONE session per transport (so the
  * connection is reused), and prints one set_status-style JSON document per delivery on stdout.
  */
-#include <curl/curl.h>
 #include <getopt.h>
 #include <jansson.h>
 #include <signal.h>
@@ -14,16 +14,16 @@
 #include <string.h>
 #include <time.h>
 
+#include "clock.h"
 #include "message.h"
 #include "mime.h"
 #include "secrets.h"
-#include "smtp.h"
 #include "status_doc.h"
 #include "transport.h"
 
 static const char usage_text[] =
 	"Usage: tool_deliver [OPTION]... FILE...\n"
-	"Deliver pgrelay_notifier.fetch() documents through SMTP; print one result per delivery.\n"
+	"Deliver pgrelay_notifier.fetch() documents; print one result per delivery.\n"
 	"\n"
 	"  -s, --secrets-dir=DIR   where file:NAME secrets live\n"
 	"  -n, --repeat=N          deliver each file N times on the same session (default 1)\n"
@@ -63,9 +63,11 @@ read_file(const char *path)
 
 /* print_result writes the set_status document of one attempt as one line. */
 static void
-print_result(int attempt, const char *started, const struct DeliveryResult *r, bool debug)
+print_result(int attempt, const char *transport, const char *started, const struct DeliveryResult *r,
+			 bool debug)
 {
-	struct StatusDoc sd = {attempt, status_outcome_name(r->status), "smtp", started, NULL, NULL, debug};
+	struct StatusDoc sd = {
+		attempt, attempt_result_outcome(delivery_result(r->status)), transport, started, NULL, NULL, debug};
 	char finished[64], *text;
 
 	iso8601_now(finished, sizeof(finished));
@@ -79,7 +81,7 @@ print_result(int attempt, const char *started, const struct DeliveryResult *r, b
 
 /* print_failure reports a document that could not be delivered at all (parse, secrets). */
 static void
-print_failure(int attempt, const char *reason)
+print_failure(int attempt, const char *transport, const char *reason)
 {
 	struct DeliveryResult r;
 	char started[64];
@@ -88,7 +90,7 @@ print_failure(int attempt, const char *reason)
 	delivery_result_init(&r);
 	r.status = DS_PERMANENT;
 	snprintf(r.error, sizeof(r.error), "%s", reason);
-	print_result(attempt, started, &r, false);
+	print_result(attempt, transport, started, &r, false);
 	delivery_result_free(&r);
 }
 
@@ -109,13 +111,37 @@ print_mime(const struct Message *m)
 	return ok;
 }
 
-/* deliver_file delivers one document opt->repeat times on session s; false on a usage error. */
-static bool
-deliver_file(struct TransportSession *s, const char *path, const struct ToolOptions *opt, int *attempt)
+/* deliver_repeated delivers m opt->repeat times through t on session s. */
+static void
+deliver_repeated(const struct Transport *t, struct TransportSession *s, const struct Message *m,
+				 const struct ToolOptions *opt, int *attempt)
 {
-	char *json = read_file(path), err[1024], started[64];
-	struct Message m;
+	char started[64];
 	int i;
+
+	for (i = 0; i < opt->repeat; i++) {
+		struct DeliveryResult r;
+
+		delivery_result_init(&r);
+		iso8601_now(started, sizeof(started));
+		if (!t->deliver(s, m, &opt->dopt, &r)) {
+			/* out of memory: say so, the result may be half filled */
+			r.status = DS_TRANSIENT;
+			snprintf(r.error, sizeof(r.error), "deliver could not describe the result");
+		}
+		print_result(++*attempt, t->name, started, &r, m->profile.debug);
+		delivery_result_free(&r);
+	}
+}
+
+/* deliver_file delivers one document through its transport's session in tc; false on a usage error. */
+static bool
+deliver_file(struct TransportCache *tc, const char *path, const struct ToolOptions *opt, int *attempt)
+{
+	char *json = read_file(path), err[1024];
+	const struct Transport *t;
+	struct TransportSession *s;
+	struct Message m;
 
 	if (json == NULL) {
 		fprintf(stderr, "tool_deliver: cannot read %s\n", path);
@@ -123,7 +149,7 @@ deliver_file(struct TransportSession *s, const char *path, const struct ToolOpti
 	}
 	if (!message_parse(json, &m, err, sizeof(err))) {
 		free(json);
-		print_failure(++*attempt, err);
+		print_failure(++*attempt, NULL, err);
 		return true;
 	}
 	free(json);
@@ -133,24 +159,13 @@ deliver_file(struct TransportSession *s, const char *path, const struct ToolOpti
 		message_free(&m);
 		return ok;
 	}
-	if (!secrets_resolve_profile(&m.profile, opt->secrets_dir, err, sizeof(err))) {
-		print_failure(++*attempt, err);
-		message_free(&m);
-		return true;
-	}
-	for (i = 0; i < opt->repeat; i++) {
-		struct DeliveryResult r;
-
-		delivery_result_init(&r);
-		iso8601_now(started, sizeof(started));
-		if (!smtp_transport.deliver(s, &m, &opt->dopt, &r)) {
-			/* out of memory: say so, the result may be half filled */
-			r.status = DS_TRANSIENT;
-			snprintf(r.error, sizeof(r.error), "deliver could not describe the result");
-		}
-		print_result(++*attempt, started, &r, m.profile.debug);
-		delivery_result_free(&r);
-	}
+	t = transport_find(profile_transport_name(&m.profile), err, sizeof(err));
+	if (t == NULL || !secrets_resolve_profile(&m.profile, opt->secrets_dir, err, sizeof(err)))
+		print_failure(++*attempt, profile_transport_name(&m.profile), err);
+	else if ((s = transport_cache_session(tc, t, 0)) == NULL)
+		print_failure(++*attempt, t->name, "out of memory");
+	else
+		deliver_repeated(t, s, &m, opt, attempt);
 	message_free(&m);
 	return true;
 }
@@ -205,26 +220,26 @@ int
 main(int argc, char **argv)
 {
 	struct ToolOptions opt = {NULL, 1, {300000, NULL}, false};
-	struct TransportSession *s;
+	struct TransportCache *tc;
 	int first = parse_args(argc, argv, &opt), attempt = 0, rc = 0, i;
 
 	if (first < 0)
 		return 2;
 	signal(SIGPIPE, SIG_IGN);
-	if (curl_global_init(CURL_GLOBAL_ALL) != CURLE_OK) {
-		fprintf(stderr, "tool_deliver: curl_global_init failed\n");
+	if (!transport_global_init()) {
+		fprintf(stderr, "tool_deliver: libcurl initialisation failed\n");
 		return 1;
 	}
-	s = smtp_transport.session_new();
-	if (s == NULL) {
+	tc = transport_cache_new();
+	if (tc == NULL) {
 		fprintf(stderr, "tool_deliver: out of memory\n");
-		curl_global_cleanup();
+		transport_global_cleanup();
 		return 1;
 	}
 	for (i = first; i < argc; i++)
-		if (!deliver_file(s, argv[i], &opt, &attempt))
+		if (!deliver_file(tc, argv[i], &opt, &attempt))
 			rc = 2;
-	smtp_transport.session_free(s);
-	curl_global_cleanup();
+	transport_cache_free(tc);
+	transport_global_cleanup();
 	return rc;
 }

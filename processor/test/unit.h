@@ -10,6 +10,7 @@
 
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static int unit_passed, unit_failed, unit_case_failed;
 
@@ -43,6 +44,29 @@ static int unit_passed, unit_failed, unit_case_failed;
 			printf("ok - %s\n", #fn);     \
 		}                                 \
 	} while (0)
+
+/* unit_capture runs fn with stderr going to a temporary file and returns what it wrote (static). */
+static inline const char *
+unit_capture(void (*fn)(void))
+{
+	static char text[8192];
+	FILE *tmp = tmpfile();
+	int saved = dup(STDERR_FILENO);
+	size_t n;
+
+	if (tmp == NULL || saved < 0)
+		return "(no temporary file)";
+	fflush(stderr);
+	dup2(fileno(tmp), STDERR_FILENO);
+	fn();
+	dup2(saved, STDERR_FILENO);
+	close(saved);
+	rewind(tmp);
+	n = fread(text, 1, sizeof text - 1, tmp);
+	text[n] = '\0';
+	fclose(tmp);
+	return text;
+}
 
 #define UNIT_DONE() (printf("# %d passed, %d failed\n", unit_passed, unit_failed), unit_failed ? 1 : 0)
 

@@ -1,0 +1,86 @@
+/*
+ * statements.c - the table of the SQL the Processor sends (statements.h). The SQL functions it
+ * calls are the pg_relay and pg_relay_notifier extensions' (docs/sql-api.md, docs/interface.md).
+ */
+#include "statements.h"
+
+#include <stdio.h>
+
+static const struct Statement statements[] = {
+	[STMT_SESSION_SETUP] = {"pgrelay_session_setup",
+							/*
+							 * client_connection_check_interval: should the Processor die in the
+							 * middle of a long handler, the server notices within a second,
+							 * cancels it and rolls back, instead of running it for nobody.
+							 * search_path: no schema another role can create objects in may
+							 * shadow a function or operator in the Processor's statements.
+							 */
+							"SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
+							" pg_catalog.set_config('pg_relay.mode', $1, false),"
+							" pg_catalog.set_config('client_connection_check_interval', '1000', false)",
+							1, false},
+	[STMT_SET_TIMEOUT] = {"pgrelay_set_timeout",
+						  "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, false},
+	[STMT_WHOAMI] = {"pgrelay_whoami",
+					 "SELECT current_user || ' in database ' || pg_catalog.current_database()", 0, false},
+	[STMT_EXTENSION_VERSION] = {"pgrelay_extension_version",
+								"SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'",
+								0, false},
+	[STMT_PRIVILEGES] =
+		{"pgrelay_privileges",
+		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.queue_pending_ids(integer)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')",
+		 0, false},
+	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
+	[STMT_PROBE] = {"pgrelay_probe",
+					"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
+					" pgrelay.should_dispatch_single()"
+					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
+					1, true},
+	[STMT_PENDING_IDS] = {"pgrelay_pending_ids",
+						  "SELECT id, action_type, channel, timeout_ms, attempt"
+						  " FROM pgrelay.queue_pending_ids($1::integer)",
+						  1, false},
+	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
+						  "SELECT outcome, error, sqlstate,"
+						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+						  " FROM pgrelay.process_one($1)",
+						  1, true},
+	[STMT_CLAIM_FETCH] = {"pgrelay_claim_fetch",
+						  "SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload, c.event_id)::text"
+						  " FROM pgrelay._queue_claim($1) c",
+						  1, true},
+	[STMT_ROLLBACK_FETCH] = {"pgrelay_rollback_fetch", "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, false},
+	[STMT_CLAIM] = {"pgrelay_claim", "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, false},
+	[STMT_WRITE_LOG] =
+		{"pgrelay_write_log",
+		 "SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+		 " FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
+		 "  clock_timestamp() + make_interval(secs => $7::float8))",
+		 7, true},
+	[STMT_SET_STATUS] = {"pgrelay_set_status", "SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, false},
+	[STMT_MARK_DONE] = {"pgrelay_mark_done", "SELECT pgrelay._queue_mark_done($1)", 1, false},
+	[STMT_DEFER] =
+		{"pgrelay_defer",
+		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
+		 false},
+	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},
+	[STMT_ROLLBACK] = {"pgrelay_rollback", "ROLLBACK", 0, false},
+};
+
+_Static_assert(sizeof statements / sizeof statements[0] == STMT_COUNT, "one row per enum StmtId");
+
+const struct Statement *
+statement(enum StmtId id)
+{
+	return &statements[id];
+}
+
+void
+statement_begin_held(char *buf, size_t len, long idle_ms)
+{
+	snprintf(buf, len, "BEGIN; SET LOCAL idle_in_transaction_session_timeout = %ld; SAVEPOINT pgrelay_fetch",
+			 idle_ms);
+}

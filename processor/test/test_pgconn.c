@@ -1,0 +1,83 @@
+/*
+ * test_pgconn.c - reconnecting without a server: attempts, backoff, waiting until an attempt is
+ * due, the one-attempt mode of --once, and what a lost session does to the next success.
+ */
+#include <stdio.h>
+#include <string.h>
+
+#include "log.h"
+#include "pgconn.h"
+#include "unit.h"
+
+/* Nothing listens here: every attempt fails at once, without a network. */
+#define NOWHERE "host=/nonexistent/pg_relay_test port=1 connect_timeout=1"
+
+static struct PgConn conn;
+static long waited;
+static bool up;
+
+static void
+one_session(void)
+{
+	up = pgconn_session(&conn, 30000, &waited);
+}
+
+static void
+test_failed_attempts_back_off(void)
+{
+	const char *out;
+
+	pgconn_init(&conn, "worker-3", NOWHERE, "single");
+	out = unit_capture(one_session);
+	CHECK(!up && conn.attempts == 1);
+	CHECK(waited >= 50 && waited <= 100); /* the first delay, 100 ms, with jitter */
+	CHECK(strstr(out, " warn reconnecting conn=worker-3 attempt=1 retry_in_ms=") != NULL);
+	CHECK(strstr(out, " error=") != NULL);
+
+	/* not due yet: no attempt, no line, the time left */
+	out = unit_capture(one_session);
+	CHECK(!up && conn.attempts == 1 && waited > 0 && waited <= 101);
+	CHECK_STR(out, "");
+
+	/* due again: the second attempt doubles the delay */
+	conn.next_attempt_us = 0;
+	out = unit_capture(one_session);
+	CHECK(!up && conn.attempts == 2 && conn.backoff_ms == 200);
+	CHECK(strstr(out, "attempt=2 ") != NULL);
+	pgconn_destroy(&conn);
+}
+
+static void
+test_one_attempt_is_not_logged(void)
+{
+	const char *out;
+
+	pgconn_init(&conn, "control", NOWHERE, "single");
+	conn.one_attempt = true;
+	out = unit_capture(one_session);
+	CHECK(!up && conn.attempts == 1 && conn.error[0] != '\0');
+	CHECK_STR(out, "");
+	pgconn_destroy(&conn);
+}
+
+static void
+test_lost_session_reconnects_at_once(void)
+{
+	pgconn_init(&conn, "worker-1", NOWHERE, "single");
+	conn.backoff_ms = 3200;
+	conn.next_attempt_us = 1LL << 62;
+	pgconn_lost(&conn);
+	CHECK(conn.attempts == 1 && conn.backoff_ms == 0 && conn.next_attempt_us == 0);
+	unit_capture(one_session); /* due at once: an attempt is made (and fails here) */
+	CHECK(!up && conn.attempts == 2 && conn.backoff_ms == 100);
+	pgconn_destroy(&conn);
+}
+
+int
+main(void)
+{
+	RUN(test_failed_attempts_back_off);
+	RUN(test_one_attempt_is_not_logged);
+	RUN(test_lost_session_reconnects_at_once);
+	return UNIT_DONE();
+}
