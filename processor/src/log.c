@@ -13,15 +13,13 @@
 #include <unistd.h>
 
 #include "clock.h"
+#include "utf8.h"
 
 atomic_int log_threshold = LL_INFO;
 static atomic_int log_fmt = LF_TEXT;
 static pthread_mutex_t log_mu = PTHREAD_MUTEX_INITIALIZER;
 
 static const char *const level_names[] = {"error", "warn", "info", "debug", "trace"};
-
-/* U+FFFD, written in place of every byte that does not start a valid UTF-8 sequence. */
-static const char replacement[] = "\xef\xbf\xbd";
 
 void
 log_configure(enum LogLevel level, enum LogFormat format)
@@ -42,65 +40,14 @@ log_sprintf(char *buf, size_t len, const char *fmt, ...)
 }
 
 /*
- * utf8_len is the length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no
- * surrogates, nothing above U+10FFFF), or 0 when s does not start one.
- */
-static size_t
-utf8_len(const unsigned char *s)
-{
-	unsigned char c = s[0];
-	size_t n, i;
-	unsigned char lo = 0x80, hi = 0xbf;
-
-	if (c < 0x80)
-		return 1;
-	if (c >= 0xc2 && c <= 0xdf)
-		n = 2;
-	else if (c >= 0xe0 && c <= 0xef)
-		n = 3;
-	else if (c >= 0xf0 && c <= 0xf4)
-		n = 4;
-	else
-		return 0;
-	if (c == 0xe0)
-		lo = 0xa0;
-	else if (c == 0xed)
-		hi = 0x9f;
-	else if (c == 0xf0)
-		lo = 0x90;
-	else if (c == 0xf4)
-		hi = 0x8f;
-	if (s[1] < lo || s[1] > hi)
-		return 0;
-	for (i = 2; i < n; i++)
-		if (s[i] < 0x80 || s[i] > 0xbf)
-			return 0;
-	return n;
-}
-
-/*
  * clean_value copies s into out as valid UTF-8 (bad bytes become U+FFFD), at most LOG_VALUE_MAX
  * bytes of it; a value cut short ends in "...". Both formats write what this makes.
  */
 static void
 clean_value(struct Buf *out, const char *s)
 {
-	const unsigned char *p = (const unsigned char *) (s ? s : "");
-	size_t used = 0;
-
-	while (*p) {
-		size_t n = utf8_len(p);
-		const char *piece = n ? (const char *) p : replacement;
-		size_t plen = n ? n : 3;
-
-		if (used + plen > LOG_VALUE_MAX) {
-			buf_puts(out, "...");
-			return;
-		}
-		buf_append(out, piece, plen);
-		used += plen;
-		p += n ? n : 1;
-	}
+	s = s ? s : "";
+	utf8_clean(out, s, strlen(s), LOG_VALUE_MAX);
 }
 
 /* needs_quotes: a text value is written bare only when it is a non-empty run of plain characters. */

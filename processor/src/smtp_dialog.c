@@ -14,6 +14,8 @@
 #include <string.h>
 #include <strings.h>
 
+#include "utf8.h"
+
 static void
 reply_clear(struct SmtpReply *r)
 {
@@ -128,7 +130,8 @@ trace_line(struct SmtpDialog *d, const char *prefix, const char *text, size_t le
 
 	if (d->trace == NULL || d->trace->len >= SMTP_TRACE_MAX)
 		return;
-	if (buf_puts(&line, prefix) && buf_append(&line, text, len) &&
+	/* The server's lines are bytes of its choosing: the transcript keeps valid UTF-8 only. */
+	if (buf_puts(&line, prefix) && utf8_clean(&line, text, len, SMTP_LINE_MAX) &&
 		smtp_scrub(&line, d->secrets, SMTP_DIALOG_SECRETS)) {
 		if (d->trace->len + line.len >= SMTP_TRACE_MAX)
 			(void) buf_puts(d->trace, "* [trace truncated]\r\n");
@@ -283,7 +286,14 @@ smtp_dialog_reply_line(struct SmtpDialog *d, const char *line, size_t len)
 			d->starttls_offered = false; /* a new EHLO reply (after STARTTLS) starts afresh */
 		note_ehlo_keyword(d, line, len);
 	}
-	if ((d->pending.len > 0 && !buf_putc(&d->pending, '\n')) || !buf_append(&d->pending, line, len))
+	/*
+	 * A reply is kept as valid UTF-8 and at most SMTP_REPLY_MAX bytes, whatever the server sends:
+	 * it is stored in the database and in JSON, which refuse invalid UTF-8, and a hostile server
+	 * must not be able to keep an outcome from being recorded.
+	 */
+	if (d->pending.len < SMTP_REPLY_MAX &&
+		((d->pending.len > 0 && !buf_putc(&d->pending, '\n')) ||
+		 !utf8_clean(&d->pending, line, len, SMTP_REPLY_MAX - d->pending.len)))
 		d->oom = true;
 	d->pending_code = code;
 	if (!last)

@@ -35,6 +35,9 @@ struct SmtpReply {
 
 #define SMTP_DIALOG_SECRETS 4
 #define SMTP_TRACE_MAX (256 * 1024)
+/* A reply (all its lines) and a transcript line are kept to these many bytes of valid UTF-8. */
+#define SMTP_REPLY_MAX 4096
+#define SMTP_LINE_MAX 2048
 
 struct SmtpDialog {
 	enum SmtpStage stage; /* the command whose reply is awaited */

@@ -177,6 +177,35 @@ def test_5xx_is_permanent(mail, smtpd, processors):
     assert mail.scalar("SELECT count(*) FROM pgrelay.failed") == 1
 
 
+def test_reply_bytes_that_are_not_utf8_are_stored_replaced(mail, smtpd, processors):
+    """A server's reply with bytes that are not UTF-8 ("554 ... \\xff") is recorded with U+FFFD in
+    their place: one attempt, one log row, the event failed for good, never re-sent."""
+    s = smtpd("--data-reply", "554", "--garbage-in-replies")
+    profile(mail, s, debug=True)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert mail.sql("SELECT attempt, outcome FROM pgrelay.log") == [(1, "failed")]
+    assert "refused by test \ufffd\ufffd" in mail.scalar("SELECT error FROM pgrelay.log")
+    assert status(mail, nid) == "failed"
+    reply = mail.scalar("SELECT reply FROM pgrelay_notifier.attempts")
+    assert reply.startswith("554 5.3.0 refused by test \ufffd\ufffd")
+    assert "\ufffd" in mail.scalar("SELECT trace FROM pgrelay_notifier.attempt_traces")
+    assert len(s.messages()) == 0
+
+
+def test_transient_reply_bytes_that_are_not_utf8_are_retried_normally(mail, smtpd, processors):
+    """451 with bytes that are not UTF-8: retried with backoff like any 4xx, each attempt logged."""
+    s = smtpd("--data-reply", "451:1", "--garbage-in-replies")
+    profile(mail, s)
+    nid = send(mail)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms")
+    testlib.wait_for(lambda: status(mail, nid) == "sent", "the retry to get through")
+    assert p.stop() == 0
+    assert mail.sql("SELECT attempt, outcome FROM pgrelay.log ORDER BY id") == [(1, "retry"), (2, "ok")]
+    assert "\ufffd" in mail.scalar("SELECT error FROM pgrelay.log WHERE attempt = 1")
+
+
 def test_hung_server_is_cut_off_and_retried(mail, smtpd, processors):
     s = smtpd("--hang", "connect")
     profile(mail, s, timeout="1 second", connect_timeout="1 second")

@@ -1,0 +1,26 @@
+/*
+ * utf8.h - text from outside (a mail server's replies, an HTTP body) made safe to store, log and
+ * put in JSON: valid UTF-8, bounded in size.
+ */
+#ifndef PGRELAY_UTF8_H
+#define PGRELAY_UTF8_H
+
+#include <stddef.h>
+
+#include "buf.h"
+
+/*
+ * utf8_len is the length of the valid UTF-8 sequence at s (RFC 3629: no overlong forms, no
+ * surrogates, nothing above U+10FFFF), or 0 when s does not start one.
+ */
+size_t utf8_len(const unsigned char *s);
+
+/*
+ * utf8_clean appends the len bytes at s to out as valid UTF-8: every byte that does not start a
+ * valid sequence becomes U+FFFD, and NUL bytes become U+FFFD too (a C string or a PostgreSQL text
+ * value cannot hold one). At most max bytes are appended; text cut short ends in "...". Returns
+ * false when out of memory.
+ */
+bool utf8_clean(struct Buf *out, const char *s, size_t len, size_t max);
+
+#endif
