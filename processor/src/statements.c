@@ -66,6 +66,7 @@ static const struct Statement statements[] = {
 		{"pgrelay_defer",
 		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
 		 false},
+	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
 	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},
 	[STMT_ROLLBACK] = {"pgrelay_rollback", "ROLLBACK", 0, false},
 };

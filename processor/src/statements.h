@@ -27,6 +27,7 @@ enum StmtId {
 	STMT_SET_STATUS,        /* the attempt, recorded in the notifier */
 	STMT_MARK_DONE,         /* the queue row finished (and the retry row queued) */
 	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
+	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
 	STMT_COUNT

@@ -14,14 +14,63 @@
 #include "notify.h"
 
 /*
+ * error_persists: a statement failed with an error that comes back however often the event is
+ * offered again (bad data, a constraint, a bug), as opposed to one that passes by itself: a lost
+ * session, a deadlock or serialization failure, a shutdown or a cancel, lack of resources, a lock
+ * timeout. An error without a SQLSTATE is the Processor's own (out of memory): it passes.
+ */
+static bool
+error_persists(const char *sqlstate)
+{
+	static const char *const passing[] = {"08", "40", "53", "55", "57", "58"};
+	size_t i;
+
+	if (sqlstate[0] == '\0')
+		return false;
+	for (i = 0; i < sizeof passing / sizeof passing[0]; i++)
+		if (strncmp(sqlstate, passing[i], 2) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * fail_unrecordable fails event j for good, in a transaction of its own, because recording what
+ * its attempt came to failed with an error that persists. Offering it again would run or deliver
+ * it again and again without ever recording it; failed, it is in pgrelay.failed with the reason,
+ * for an admin to re-queue once the cause is fixed. Returns false when even that failed.
+ */
+static bool
+fail_unrecordable(struct Worker *w, struct Job *j, const char *reason, const char *sqlstate)
+{
+	char id[24];
+	const char *claim[] = {id};
+	const char *log[] = {id, "permanent", reason, sqlstate, NULL, NULL, NULL};
+
+	snprintf(id, sizeof id, "%lld", j->id);
+	if (pgconn_pipeline(&w->pg,
+						(struct PgPipeStmt[]){{STMT_BEGIN, NULL},
+											  {STMT_CLAIM, claim},
+											  {STMT_WRITE_LOG, log},
+											  {STMT_MARK_DONE, claim},
+											  {STMT_COMMIT, NULL}},
+						5))
+		return true;
+	pgconn_rollback(&w->pg);
+	return false;
+}
+
+/*
  * statement_failed reports a statement of event j that failed at step, then makes the session
  * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
- * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled back.
- * The event is offered again later either way.
+ * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled
+ * back. The event is offered again later, unless the error persists: then it is failed for good
+ * (fail_unrecordable), so that no event loops.
  */
 static void
-statement_failed(struct Worker *w, const struct Job *j, const char *step)
+statement_failed(struct Worker *w, struct Job *j, const char *step)
 {
+	char reason[1200], sqlstate[6];
+
 	if (w->pg.lost) {
 		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
 				   LOG_STR("step", step), LOG_STR("error", w->pg.error));
@@ -32,7 +81,16 @@ statement_failed(struct Worker *w, const struct Job *j, const char *step)
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
 				LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
 				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
+	snprintf(reason, sizeof reason, "the outcome of the attempt could not be recorded (%s: %s)", step,
+			 w->pg.error);
 	pgconn_rollback(&w->pg);
+	if (!error_persists(sqlstate) || !fail_unrecordable(w, j, reason, sqlstate))
+		return;
+	j->outcome = OC_FAILED;
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("outcome", "failed"), LOG_STR("step", step), LOG_STR("sqlstate", sqlstate),
+				LOG_STR("error", reason));
 }
 
 /*

@@ -227,3 +227,30 @@ def test_inactive_channel_waits_until_activated(db, processors):
     p = processors("-d", db.dsn, "--once")
     assert p.wait_exit() == 0
     assert db.sql("SELECT payload FROM done") == [("held",)]
+
+
+def test_an_outcome_that_cannot_be_recorded_fails_the_event_instead_of_looping(db, processors):
+    """When writing an attempt's outcome fails with an error that would come back every time (here
+    a trigger refusing the log row), the event is failed for good with the reason, once; it is not
+    run again and again. Its handler's work is rolled back with the attempt that could not be
+    recorded."""
+    make_channel(db)
+    db.conn.execute("""
+        CREATE FUNCTION refuse_ok() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'log rows of poison are refused'; END $$;
+        CREATE TRIGGER refuse_ok BEFORE INSERT ON pgrelay.log FOR EACH ROW
+            WHEN (NEW.payload = 'poison' AND NEW.outcome = 'ok') EXECUTE FUNCTION refuse_ok();""")
+    try:
+        db.sql("SELECT pgrelay.notify('jobs', 'poison')")
+        p = processors("-d", db.dsn, "--once")
+        assert p.wait_exit() == 0
+        assert db.sql("SELECT attempt, outcome, sqlstate FROM pgrelay.log") == [(1, "failed", "P0001")]
+        assert "could not be recorded (process_one: log rows of poison are refused)" in \
+            db.scalar("SELECT error FROM pgrelay.failed")
+        assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        assert db.scalar("SELECT count(*) FROM done") == 0
+        lines = p.lines("attempt_failed")
+        assert len(lines) == 2
+        assert "outcome=not_finished" in lines[0] and "outcome=failed" in lines[1]
+    finally:
+        db.conn.execute("DROP TRIGGER refuse_ok ON pgrelay.log")
