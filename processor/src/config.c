@@ -7,11 +7,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <getopt.h>
+#include <limits.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/stat.h>
+#include <sys/types.h>
 
 #include <jansson.h>
 
@@ -113,20 +116,25 @@ config_parse_duration(const char *s, long *ms)
 		double scale;
 	} units[] = {{"ms", 1},    {"s", 1000},    {"sec", 1000}, {"min", 60000},
 				 {"m", 60000}, {"h", 3600000}, {"", 1000}};
-	char *end;
+	const char *p, *end;
 	double v;
 	size_t i;
 
 	while (isspace((unsigned char) *s))
 		s++;
-	if (!isdigit((unsigned char) *s))
+	/* Digits with an optional fraction, and nothing else: strtod would also take 0x10, 1e3, inf. */
+	for (p = s; isdigit((unsigned char) *p); p++)
+		;
+	if (p == s)
 		return false;
-	errno = 0;
-	v = strtod(s, &end);
-	if (errno != 0 || end == s)
+	if (*p == '.' && isdigit((unsigned char) p[1]))
+		for (p++; isdigit((unsigned char) *p); p++)
+			;
+	if (p - s > 15)
 		return false;
-	while (isspace((unsigned char) *end))
-		end++;
+	v = strtod(s, NULL);
+	for (end = p; isspace((unsigned char) *end); end++)
+		;
 	for (i = 0; i < sizeof units / sizeof units[0]; i++) {
 		size_t ulen = strlen(units[i].unit);
 
@@ -194,12 +202,34 @@ describe_expected(const struct ConfParam *p, char *buf, size_t len)
 	}
 }
 
+/*
+ * visible copies s for an error message with every byte that is not printable ASCII written as
+ * \xNN: a byte order mark, a control character or an invisible character must show, or the
+ * message would point at nothing the reader can see.
+ */
+static const char *
+visible(const char *s, char *buf, size_t len)
+{
+	size_t n = 0;
+
+	for (; *s && n + 5 < len; s++) {
+		unsigned char c = (unsigned char) *s;
+
+		if (c < 0x20 || c >= 0x7f)
+			n += (size_t) snprintf(buf + n, len - n, "\\x%02x", c);
+		else
+			buf[n++] = (char) c;
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
 /* set_param stores text as the value of p in cf, or explains in err why it cannot. */
 static bool
 set_param(struct Config *cf, const struct ConfParam *p, const char *text, const char *dashes, char *err,
 		  size_t errlen)
 {
-	char expected[128];
+	char expected[128], shown[256];
 	char *end;
 	long v;
 	int i;
@@ -240,7 +270,8 @@ set_param(struct Config *cf, const struct ConfParam *p, const char *text, const 
 		break;
 	}
 	describe_expected(p, expected, sizeof expected);
-	snprintf(err, errlen, "invalid value \"%s\" for %s%s: expected %s", text, dashes, p->name, expected);
+	snprintf(err, errlen, "invalid value \"%s\" for %s%s: expected %s", visible(text, shown, sizeof shown),
+			 dashes, p->name, expected);
 	return false;
 }
 
@@ -307,51 +338,103 @@ trim(char *s)
 	return s;
 }
 
-/* load_file applies "key = value" lines; '#' starts a comment; values may be single-quoted. */
-static bool
-load_file(struct Config *cf, const char *path, char *err, size_t errlen)
+/* The longest line a config file may have: a connection string with a long password fits. */
+#define CONFIG_LINE_MAX 65536
+
+/* open_config opens path for reading, refusing anything but a regular file (a directory, say). */
+static FILE *
+open_config(const char *path, char *err, size_t errlen)
 {
-	char line[4096], perr[512];
+	struct stat st;
 	FILE *f = fopen(path, "r");
-	int lineno = 0;
-	bool ok = true;
 
 	if (f == NULL) {
 		snprintf(err, errlen, "could not open config file \"%s\": %s", path, strerror(errno));
+		return NULL;
+	}
+	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
+		snprintf(err, errlen, "config file \"%s\" is not a regular file", path);
+		fclose(f);
+		return NULL;
+	}
+	return f;
+}
+
+/* apply_line applies one "key = value" line; false with err set when it is not one. */
+static bool
+apply_line(struct Config *cf, char *line, const char *where, char *err, size_t errlen)
+{
+	char perr[512], shown[256];
+	char *key, *val, *eq;
+	const struct ConfParam *p;
+	size_t vlen;
+
+	key = trim(line);
+	if (*key == '\0' || *key == '#' || *key == ';')
+		return true;
+	eq = strchr(key, '=');
+	if (eq == NULL) {
+		snprintf(err, errlen, "%s: expected key = value", where);
 		return false;
 	}
-	while (ok && fgets(line, sizeof line, f) != NULL) {
-		char *key, *val, *eq;
-		const struct ConfParam *p;
-		size_t vlen;
+	*eq = '\0';
+	key = trim(key);
+	val = trim(eq + 1);
+	vlen = strlen(val);
+	if (vlen >= 2 && val[0] == '\'' && val[vlen - 1] == '\'') {
+		val[vlen - 1] = '\0';
+		val++;
+	}
+	p = find_param(key);
+	if (p == NULL) {
+		snprintf(err, errlen, "%s: unknown setting \"%s\"", where, visible(key, shown, sizeof shown));
+		return false;
+	}
+	if (!set_param(cf, p, val, "", perr, sizeof perr)) {
+		snprintf(err, errlen, "%s: %s", where, perr);
+		return false;
+	}
+	return true;
+}
+
+/*
+ * load_file applies "key = value" lines; '#' or ';' start a comment; values may be single-quoted.
+ * A UTF-8 byte order mark at the start is skipped (editors write one); a line longer than
+ * CONFIG_LINE_MAX, or with a NUL byte, is an error rather than being split or cut.
+ */
+static bool
+load_file(struct Config *cf, const char *path, char *err, size_t errlen)
+{
+	char *line = NULL, where[PATH_MAX + 32];
+	size_t cap = 0;
+	ssize_t n;
+	int lineno = 0;
+	bool ok = true;
+	FILE *f = open_config(path, err, errlen);
+
+	if (f == NULL)
+		return false;
+	while (ok && (n = getline(&line, &cap, f)) >= 0) {
+		char *text = line;
 
 		lineno++;
-		key = trim(line);
-		if (*key == '\0' || *key == '#' || *key == ';')
-			continue;
-		eq = strchr(key, '=');
-		if (eq == NULL) {
-			snprintf(err, errlen, "%s line %d: expected key = value", path, lineno);
+		snprintf(where, sizeof where, "%s line %d", path, lineno);
+		if (lineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
+			text += 3;
+		if (n > CONFIG_LINE_MAX) {
+			snprintf(err, errlen, "%s: the line is longer than %d bytes", where, CONFIG_LINE_MAX);
 			ok = false;
-			break;
-		}
-		*eq = '\0';
-		key = trim(key);
-		val = trim(eq + 1);
-		vlen = strlen(val);
-		if (vlen >= 2 && val[0] == '\'' && val[vlen - 1] == '\'') {
-			val[vlen - 1] = '\0';
-			val++;
-		}
-		p = find_param(key);
-		if (p == NULL) {
-			snprintf(err, errlen, "%s line %d: unknown setting \"%s\"", path, lineno, key);
+		} else if (strlen(line) != (size_t) n) {
+			snprintf(err, errlen, "%s: the line contains a NUL byte", where);
 			ok = false;
-		} else if (!set_param(cf, p, val, "", perr, sizeof perr)) {
-			snprintf(err, errlen, "%s line %d: %s", path, lineno, perr);
-			ok = false;
-		}
+		} else
+			ok = apply_line(cf, text, where, err, errlen);
 	}
+	if (ok && ferror(f)) {
+		snprintf(err, errlen, "could not read config file \"%s\": %s", path, strerror(errno));
+		ok = false;
+	}
+	free(line);
 	fclose(f);
 	return ok;
 }
@@ -447,24 +530,42 @@ short_to_param(int c)
 	return NULL;
 }
 
-/* find_config_file scans argv for -c/--config before the real parse, so that flags win. */
+/*
+ * find_config_file finds -c/--config the way the real parse will (getopt_long, so --conf=FILE and
+ * --confi FILE are the same option there and here), before it, so that flags win over the file.
+ */
 static const char *
-find_config_file(int argc, char **argv)
+find_config_file(int argc, char **argv, const struct option *lo, const char *shortopts)
 {
 	const char *file = NULL;
-	int i;
+	int c, idx;
 
-	for (i = 1; i < argc; i++) {
-		if (strcmp(argv[i], "--") == 0)
-			break;
-		if ((strcmp(argv[i], "-c") == 0 || strcmp(argv[i], "--config") == 0) && i + 1 < argc)
-			file = argv[++i];
-		else if (strncmp(argv[i], "--config=", 9) == 0)
-			file = argv[i] + 9;
-		else if (strncmp(argv[i], "-c", 2) == 0 && argv[i][2] != '\0')
-			file = argv[i] + 2;
-	}
+	optind = 0; /* GNU: start a fresh scan (config_load runs again on SIGHUP) */
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1)
+		if (c == 'c')
+			file = optarg;
 	return file;
+}
+
+/* check_secrets_dir: a --secrets-dir that is given must be a directory the Processor can see. */
+static bool
+check_secrets_dir(const struct Config *cf, char *err, size_t errlen)
+{
+	struct stat st;
+
+	if (cf->secrets_dir == NULL)
+		return true;
+	if (stat(cf->secrets_dir, &st) != 0) {
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\": %s", cf->secrets_dir,
+				 strerror(errno));
+		return false;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\" is not a directory", cf->secrets_dir);
+		return false;
+	}
+	return true;
 }
 
 int
@@ -476,14 +577,14 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 	int c, idx, verbose = 0;
 
 	config_defaults(cf);
-	file = find_config_file(argc, argv);
+	build_longopts(lo, shortopts);
+	file = find_config_file(argc, argv, lo, shortopts);
 	if (file != NULL) {
 		cf->config_file = strdup(file);
 		if (!load_file(cf, file, err, errlen))
 			return 2;
 	}
 
-	build_longopts(lo, shortopts);
 	optind = 0; /* GNU: start a fresh scan (config_load runs again on SIGHUP) */
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, shortopts, lo, &idx)) != -1) {
@@ -529,7 +630,7 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)
 		cf->log_level++;
-	return 0;
+	return check_secrets_dir(cf, err, errlen) ? 0 : 2;
 }
 
 /* format_value writes the current value of p in the same syntax the file takes. */

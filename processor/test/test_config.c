@@ -17,10 +17,30 @@ test_durations(void)
 		bool ok;
 		long ms;
 	} cases[] = {
-		{"1s", true, 1000},   {"250ms", true, 250}, {"2min", true, 120000}, {"1h", true, 3600000},
-		{"1.5s", true, 1500}, {"3", true, 3000},    {" 5 s ", true, 5000},  {"10m", true, 600000},
-		{"", false, 0},       {"s", false, 0},      {"-1s", false, 0},      {"1 parsec", false, 0},
-		{"1sx", false, 0},    {"1e20s", false, 0},
+		{"1s", true, 1000},
+		{"250ms", true, 250},
+		{"2min", true, 120000},
+		{"1h", true, 3600000},
+		{"1.5s", true, 1500},
+		{"3", true, 3000},
+		{" 5 s ", true, 5000},
+		{"10m", true, 600000},
+		{"", false, 0},
+		{"s", false, 0},
+		{"-1s", false, 0},
+		{"1 parsec", false, 0},
+		{"1sx", false, 0},
+		{"1e20s", false, 0},
+		/* hexadecimal, exponents, infinities and a bare dot are not durations (strtod takes them) */
+		{"0x10", false, 0},
+		{"1e3", false, 0},
+		{"1e3ms", false, 0},
+		{"inf", false, 0},
+		{"nan", false, 0},
+		{"1.", false, 0},
+		{".5s", false, 0},
+		{"0.5s", true, 500},
+		{"9999999999999999s", false, 0},
 	};
 	size_t i;
 
@@ -122,12 +142,12 @@ test_file_and_precedence(void)
 	struct Buf out = BUF_INIT;
 	char err[256] = "";
 
-	fputs("# a comment\n\nworkers = 6\npoll_interval = 2s\nsecrets-dir = '/etc/pg_relay/secrets'\n", f);
+	fputs("# a comment\n\nworkers = 6\npoll_interval = 2s\nsecrets-dir = '/tmp'\n", f);
 	fclose(f);
 	CHECK(load(&cf, err, sizeof err, &out, args) == 0);
 	CHECK(cf.workers == 2);             /* the flag wins */
 	CHECK(cf.poll_interval_ms == 2000); /* the file beats the default */
-	CHECK_STR(cf.secrets_dir, "/etc/pg_relay/secrets");
+	CHECK_STR(cf.secrets_dir, "/tmp");
 	CHECK_STR(cf.config_file, path);
 	config_free(&cf);
 
@@ -136,6 +156,75 @@ test_file_and_precedence(void)
 	fclose(f);
 	CHECK(load(&cf, err, sizeof err, &out, args) == 2);
 	CHECK(strstr(err, "line 2: unknown setting \"bogus\"") != NULL);
+	config_free(&cf);
+	unlink(path);
+	buf_free(&out);
+}
+
+/* write_file replaces the file at path with text (len bytes). */
+static void
+write_file(const char *path, const char *text, size_t len)
+{
+	FILE *f = fopen(path, "w");
+
+	CHECK(f != NULL && fwrite(text, 1, len, f) == len);
+	if (f)
+		fclose(f);
+}
+
+static void
+test_file_edge_cases(void)
+{
+	char path[] = "/tmp/pgrelay-conf-XXXXXX", arg[64], *big;
+	int fd = mkstemp(path);
+	const char *abbrev1[] = {arg, NULL}, *abbrev2[] = {"--confi", path, NULL}, *plain[] = {"-c", path, NULL};
+	const char *dir[] = {"--config=/tmp", NULL}, *nosecrets[] = {"--secrets-dir=/nonexistent/pgrelay", NULL};
+	const char *filesecrets[] = {"--secrets-dir", path, NULL};
+	struct Config cf;
+	struct Buf out = BUF_INIT;
+	char err[512] = "";
+	size_t n;
+
+	close(fd);
+	/* abbreviations of --config read the file too (getopt takes them for --config) */
+	write_file(path, "workers = 7\n", 12);
+	snprintf(arg, sizeof arg, "--conf=%s", path);
+	CHECK(load(&cf, err, sizeof err, &out, abbrev1) == 0 && cf.workers == 7);
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, abbrev2) == 0 && cf.workers == 7);
+	config_free(&cf);
+	/* a byte order mark is skipped; an unknown key shows its invisible bytes */
+	write_file(path, "\xef\xbb\xbfworkers = 5\n", 15);
+	CHECK(load(&cf, err, sizeof err, &out, plain) == 0 && cf.workers == 5);
+	config_free(&cf);
+	write_file(path,
+			   "workers = 5\n\xe2\x80\x8b"
+			   "dbname = x\n",
+			   26);
+	CHECK(load(&cf, err, sizeof err, &out, plain) == 2);
+	CHECK(strstr(err, "line 2: unknown setting \"\\xe2\\x80\\x8bdbname\"") != NULL);
+	config_free(&cf);
+	/* a line longer than the limit is an error with its own number, never split into settings */
+	big = malloc(70000);
+	n = (size_t) snprintf(big, 70000, "workers = 2\ndbname = '");
+	memset(big + n, 'x', 69000);
+	memcpy(big + n + 69000, "workers = 7'\n", 14);
+	write_file(path, big, n + 69014);
+	free(big);
+	CHECK(load(&cf, err, sizeof err, &out, plain) == 2);
+	CHECK(strstr(err, "line 2: the line is longer than 65536 bytes") != NULL);
+	config_free(&cf);
+	/* a NUL byte in a line */
+	write_file(path, "workers = 3\0 9\n", 16);
+	CHECK(load(&cf, err, sizeof err, &out, plain) == 2 &&
+		  strstr(err, "line 1: the line contains a NUL byte"));
+	config_free(&cf);
+	/* a directory is not a config file; --secrets-dir must be a directory that exists */
+	CHECK(load(&cf, err, sizeof err, &out, dir) == 2 && strstr(err, "\"/tmp\" is not a regular file"));
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, nosecrets) == 2 && strstr(err, "No such file or directory"));
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, filesecrets) == 2 && strstr(err, "is not a directory"));
 	config_free(&cf);
 	unlink(path);
 	buf_free(&out);
@@ -227,6 +316,7 @@ main(void)
 	RUN(test_flags);
 	RUN(test_bad_values);
 	RUN(test_file_and_precedence);
+	RUN(test_file_edge_cases);
 	RUN(test_help_version_sample);
 	RUN(test_describe_hides_password);
 	RUN(test_reload_applies_only_reloadable);
