@@ -9,7 +9,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Locks the row until the caller's transaction ends and re-validates it. Returns no row (the event
  * is skipped, never failed) when it is gone, locked by someone else, not yet due, its channel is
- * missing or inactive, the dispatch rule no longer offers it to this node, or its channel runs one
+ * missing, inactive or paused, the dispatch rule no longer offers it to this node, or its channel runs one
  * event at a time and another transaction holds that channel.
  */
 #variable_conflict use_column
@@ -23,7 +23,7 @@ BEGIN
         RETURN;
     END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
-    IF NOT FOUND OR NOT c.active THEN
+    IF NOT FOUND OR NOT c.active OR c.paused THEN
         RETURN;
     END IF;
     -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
