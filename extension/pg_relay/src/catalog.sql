@@ -69,9 +69,18 @@ CREATE TABLE pgrelay.queue (
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
--- The one secondary index serves the probe (action_type = x AND run_at <= now()) and the ordered
--- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id).
-CREATE INDEX queue_dispatch_idx ON pgrelay.queue (action_type, run_at, queued_at, id);
+-- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered
+-- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id) in every mode, so that
+-- a node never reads rows the dispatch rule does not offer it: unrestricted rows of
+-- any owner (single mode, the leader), and rows by restriction and owner (a node's own rows under
+-- multi-node and leader, restricted rows of any owner under single; adoption).
+CREATE INDEX queue_free_idx ON pgrelay.queue (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
+CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, action_type, run_at, queued_at, id);
+-- A node id has 1024 possible values. The plans PL/pgSQL keeps for the probe and the fetch are
+-- generic: they guess how many rows "owner_node = this node" matches from the number of distinct
+-- owners ANALYZE saw. With every row owned by one node that guess is "all of them", and a node
+-- owning none would read every row of the others instead of its part of queue_node_idx.
+ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
 
 CREATE TABLE pgrelay.log (
     id          bigint PRIMARY KEY DEFAULT pgrelay._next_id(),

@@ -8,9 +8,11 @@ RETURNS TABLE (queue_id bigint, event_id bigint, channel text, action_type text,
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Locks the row until the caller's transaction ends and re-validates it. Returns no row (the event
- * is skipped, never failed) when it is gone, locked by someone else, not yet due, its channel is
- * missing, inactive or paused, the dispatch rule no longer offers it to this node, or its channel runs one
- * event at a time and another transaction holds that channel.
+ * is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone else,
+ * not yet due, its channel is missing, inactive or paused, the dispatch rule no longer offers it
+ * to this node (its ownership or this node's leadership changed since it was fetched), or its
+ * channel runs one event at a time and another transaction holds that channel. So an event the
+ * gate no longer allows is never started, whatever a Processor fetched before the gate closed.
  */
 #variable_conflict use_column
 DECLARE
@@ -18,6 +20,9 @@ DECLARE
     c pgrelay.channels;
     ctx record;
 BEGIN
+    IF (SELECT k.paused FROM pgrelay.control k) THEN
+        RETURN;
+    END IF;
     SELECT * INTO q FROM pgrelay.queue x WHERE x.id = _queue_claim.id FOR UPDATE SKIP LOCKED;
     IF NOT FOUND OR q.run_at > now() THEN
         RETURN;

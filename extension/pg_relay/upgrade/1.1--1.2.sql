@@ -59,3 +59,11 @@ DROP FUNCTION pgrelay.process_one(bigint);
 DROP FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz);
 DROP FUNCTION pgrelay.pause();
 DROP FUNCTION pgrelay.resume();
+
+-- The queue's indexes serve every dispatch mode (one for unrestricted rows of any owner, one by
+-- restriction and owner); the probe's helper takes the dispatch scope.
+DROP INDEX pgrelay.queue_dispatch_idx;
+CREATE INDEX queue_free_idx ON pgrelay.queue (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
+CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, action_type, run_at, queued_at, id);
+ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
+DROP FUNCTION pgrelay._has_due_work();
