@@ -5,6 +5,7 @@
 #   make check      every test on throwaway clusters: C unit tests, SQL regression and isolation
 #                   tests, end-to-end tests with real PostgreSQL, SMTP and TLS (test/run-all)
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
+#   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
 #
 # PG_CONFIG picks the PostgreSQL to build against (default: PostgreSQL 15 on Debian).
@@ -33,6 +34,9 @@ check:
 demo:
 	bash demo/run
 
+demo-ha:
+	bash demo/ha-run
+
 bench:
 	bash bench/run
 
@@ -43,4 +47,4 @@ clean:
 	$(MAKE) -C processor clean
 	for e in $(EXTENSIONS); do $(MAKE) -C $$e clean PG_CONFIG=$(PG_CONFIG) || true; done
 
-.PHONY: all install check demo bench format-check clean
+.PHONY: all install check demo demo-ha bench format-check clean
