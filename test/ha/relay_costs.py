@@ -123,7 +123,8 @@ def mesh(seconds):
         dt = time.monotonic() - t
         for node, x, y in zip(pc.nodes, a, b):
             wal = float(node.scalar("SELECT pg_wal_lsn_diff(%s, %s)", (y[0], x[0])))
-            print("%s idle, multi-node, poll 1 s: %.2f commits/s (incl. this sampler's 2), %.0f WAL bytes/s,"
+            print("%s idle, multi-node, poll 1 s: %.2f commits/s (its ticks, the peer's heartbeats applied,"
+                  " and this sampler's two), %.0f WAL bytes/s,"
                   " Processor CPU %.3f%%, its sessions' CPU %.3f%%"
                   % (node.name, (y[1] - x[1]) / dt, wal / dt, (y[2] - x[2]) / hz / dt * 100,
                      (y[3] - x[3]) / hz / dt * 100))

@@ -18,6 +18,11 @@
  *                that might decide it is dead has by then heard from it, or it has stopped.
  */
 
+-- The internal functions of the tick (_heartbeat, _verdicts, _ha_observe, _adopt) run every poll
+-- interval on tables of a few rows: they keep one generic plan per statement
+-- (plan_cache_mode = force_generic_plan) instead of planning again on every call, which made most of
+-- a tick's cost.
+
 -- pgrelay._dead_after()
 CREATE OR REPLACE FUNCTION pgrelay._dead_after(dead_after interval DEFAULT NULL) RETURNS interval
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -289,7 +294,7 @@ COMMENT ON FUNCTION pgrelay.remove_node(integer) IS
 -- pgrelay._heartbeat()
 CREATE OR REPLACE FUNCTION pgrelay._heartbeat(first boolean, holding boolean, dead_after interval)
 RETURNS boolean
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal (_ha_tick): writes this node's heartbeat: a new beat (milliseconds of this node's
  * clock, always more than the last), the beat this node has seen of each peer (the peers read
@@ -344,7 +349,7 @@ RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, l
                mode text, leader boolean, beat_at timestamptz, stopped_at timestamptz,
                heard_at timestamptz, silent_for interval, fresh boolean, dead boolean, candidate boolean,
                acked boolean, waiting boolean)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal: the rule applied to what this node has observed (nothing is written here).
  *   silent_for  how long, by this node's clock, the peer's beat has not moved (counted from when
@@ -399,7 +404,7 @@ COMMENT ON FUNCTION pgrelay._verdicts(interval) IS
 CREATE OR REPLACE FUNCTION pgrelay._ha_observe(dead_after interval,
                                     OUT in_contact boolean, OUT waiting integer[], OUT lowest integer,
                                     OUT others_leading integer[], OUT dead integer[], OUT newly_dead integer[])
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal: records which peers' beats moved since the last look (by this node's clock), then
  * applies the rule: in_contact (every candidate this node hears from has acknowledged it; waiting
@@ -452,7 +457,7 @@ COMMENT ON FUNCTION pgrelay._ha_observe(interval) IS
 -- pgrelay._adopt()
 CREATE OR REPLACE FUNCTION pgrelay._adopt(dead integer[], newly_dead integer[], adopter integer)
 RETURNS TABLE (node_id integer, adopted bigint)
-LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal: when this node is the adopter (the lowest live candidate), moves the pending
  * unrestricted rows of each dead node to this node. Rows locked right now are left for the next
