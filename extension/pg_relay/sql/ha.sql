@@ -113,6 +113,28 @@ DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 
+-- A row offered under a gate that has closed since fails re-validation at claim, and is skipped:
+-- leadership moved, the row was adopted away, or dispatch was paused.
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted)
+VALUES (0, 'ha_free', 'sql', 'gate', 1, false);
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = on;
+SELECT id AS gate_id FROM pgrelay.queue_pending_ids() \gset
+SET pg_relay.is_leader = off;
+SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+SET pg_relay.mode = 'multi-node';
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+UPDATE pgrelay.queue SET owner_node = 2 WHERE id = :gate_id;
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+UPDATE pgrelay.queue SET owner_node = 1 WHERE id = :gate_id;
+SELECT pgrelay.pause();
+SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
+SELECT pgrelay.resume();
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+
 -- remove_node(): forgets a node; its rows are re-homed by the next _startup_queue_check()
 SELECT pgrelay.remove_node(2);
 SELECT node_id, node_name FROM pgrelay.nodes;
