@@ -95,7 +95,7 @@ def test_sigterm_lets_in_flight_events_finish(db, processors):
     assert p.lines("stopped")[0].endswith("unfinished=0")
 
 
-def test_shutdown_timeout_cancels_and_the_event_is_retried_later(db, processors):
+def test_shutdown_timeout_cancels_and_the_event_waits_with_its_attempt_unspent(db, processors):
     naps(db, backoff_base="1 hour")
     db.sql("SELECT pgrelay.notify('nap', '60:too long')")
     p = processors("-d", db.dsn, "--shutdown-timeout=200ms")
@@ -103,9 +103,11 @@ def test_shutdown_timeout_cancels_and_the_event_is_retried_later(db, processors)
     p.signal(signal.SIGTERM)
     assert p.wait_exit(timeout=30) == 0
     assert "action=cancel" in p.lines("stopping")[1]
-    # the cancelled attempt is logged and its retry queued: nothing lost
-    assert db.sql("SELECT outcome, sqlstate FROM pgrelay.log") == [("timeout", "57014")]
-    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:too long", 2)]
+    # the cancelled event is not finished and spends no attempt: a deploy does not burn retries
+    assert db.sql("SELECT outcome, sqlstate FROM pgrelay.log") == []
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:too long", 1)]
+    line = p.lines("attempt_failed")[0]
+    assert "outcome=not_finished" in line and "sqlstate=57014" in line
 
 
 def test_second_signal_exits_at_once_and_loses_nothing(db, processors):
