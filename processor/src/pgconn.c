@@ -5,6 +5,7 @@
  */
 #include "pgconn.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +77,17 @@ notice_receiver(void *arg, const PGresult *res)
 }
 
 /*
- * connect_once opens the session (closing any old one): application_name=pg_relay, keepalives
- * and a connect timeout unless the connection string says otherwise, then the session settings.
+ * connect_once opens the session (closing any old one): keepalives and a connect timeout unless
+ * the connection string says otherwise, application_name pg_relay unless it or PGAPPNAME names
+ * another (fallback_application_name), then the session settings.
  * Returns false with c->error set.
  */
 static bool
 connect_once(struct PgConn *c)
 {
 	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
-	const char *keys[] = {"application_name",    "connect_timeout",  "keepalives", "keepalives_idle",
-						  "keepalives_interval", "keepalives_count", "dbname",     NULL};
+	const char *keys[] = {"fallback_application_name", "connect_timeout",  "keepalives", "keepalives_idle",
+						  "keepalives_interval",       "keepalives_count", "dbname",     NULL};
 	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", c->conninfo, NULL};
 	const char *params[1];
 	PGconn *conn;
@@ -120,6 +122,36 @@ connect_once(struct PgConn *c)
 		return false;
 	}
 	return true;
+}
+
+bool
+pgconn_alive(struct PgConn *c)
+{
+	struct pollfd pfd;
+	int round;
+
+	if (c->conn == NULL || PQstatus(c->conn) != CONNECTION_OK)
+		return false;
+	/*
+	 * An idle session has nothing to read unless the server said something, usually goodbye: a
+	 * FATAL message (libpq hands it to the notice receiver), then the end of the stream, which
+	 * only the next read sees. Read until there is nothing more, or the connection is gone.
+	 */
+	for (round = 0; round < 4; round++) {
+		pfd.fd = PQsocket(c->conn);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (pfd.fd < 0)
+			break;
+		if (poll(&pfd, 1, 0) <= 0)
+			return true;
+		if (!PQconsumeInput(c->conn) || (PQisBusy(c->conn), PQstatus(c->conn) != CONNECTION_OK)) {
+			set_error(c, PQerrorMessage(c->conn), NULL);
+			c->lost = true;
+			return false;
+		}
+	}
+	return pfd.fd >= 0; /* still talking after four reads: alive, the statement will tell */
 }
 
 bool

@@ -66,6 +66,13 @@ void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 
 /*
+ * pgconn_alive looks, without a round trip, whether an idle session is still there: the server
+ * announces a shutdown or restart before it closes the socket. False (with c->error) when it is
+ * gone.
+ */
+bool pgconn_alive(struct PgConn *c);
+
+/*
  * pgconn_query runs one statement of the table (statements.c) with its values as text
  * parameters. A statement marked prepared is prepared by its first run on a session and then only
  * bound and executed, so the server neither parses nor plans it again. Returns the result (tuples
