@@ -154,6 +154,41 @@ pgconn_alive(struct PgConn *c)
 	return pfd.fd >= 0; /* still talking after four reads: alive, the statement will tell */
 }
 
+const char *
+pgconn_connect_hint(const char *error, bool *config)
+{
+	static const struct {
+		const char *says;
+		bool config; /* nothing will change until someone changes the set-up */
+		const char *hint;
+	} known[] = {
+		{"password authentication failed", true,
+		 "check the role's password: the connection string, PGPASSWORD, or a .pgpass file (PGPASSFILE)"},
+		{"no password supplied", true,
+		 "give the role's password: the connection string, PGPASSWORD or .pgpass"},
+		{"no pg_hba.conf entry", true,
+		 "add a pg_hba.conf line for this host, role and database, then reload"},
+		{"role \"", true, "create the login role, or fix user= in --dbname"},
+		{"database \"", true, "create the database, or fix dbname= in --dbname"},
+		{"SSL", true, "check the sslmode and certificates in --dbname"},
+		{"Connection refused", false, "is the server running, and listening on that host and port?"},
+		{"No such file or directory", false, "is the server running, and is host= the socket directory?"},
+		{"timeout expired", false, "the server did not answer within connect_timeout: network, firewall?"},
+		{"could not translate host name", false, "check host= in --dbname: the name does not resolve"},
+		{"the database system is starting up", false, "the server is starting: wait"},
+		{"the database system is shutting down", false, "the server is stopping"},
+	};
+	size_t i;
+
+	*config = false;
+	for (i = 0; error != NULL && i < sizeof known / sizeof known[0]; i++)
+		if (strstr(error, known[i].says) != NULL) {
+			*config = known[i].config;
+			return known[i].hint;
+		}
+	return NULL;
+}
+
 bool
 pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 {
@@ -177,9 +212,14 @@ pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
 	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
 	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
-	if (!c->one_attempt)
-		log_warn_c(c, "reconnecting", LOG_INT("attempt", c->attempts), LOG_MS("retry_in_ms", *wait_ms),
-				   LOG_STR("error", c->error));
+	if (!c->one_attempt) {
+		bool config;
+		const char *hint = pgconn_connect_hint(c->error, &config);
+
+		/* A failure that only an admin can end (a password, a missing role) is an error. */
+		LOG_AT(config ? LL_ERROR : LL_WARN, pgconn_label(c), "reconnecting", LOG_INT("attempt", c->attempts),
+			   LOG_MS("retry_in_ms", *wait_ms), LOG_STR("error", c->error), LOG_OPT_STR("hint", hint));
+	}
 	return false;
 }
 
