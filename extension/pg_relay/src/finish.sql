@@ -326,9 +326,12 @@ BEGIN
         -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
         -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
         -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
-        -- again later without spending an attempt.
+        -- again later without spending an attempt. Note that the timer starts with the
+        -- statement's transaction (the Bind of the Processor's prepared statement, whose planning
+        -- comes before statement_timestamp(), the Execute): measured from statement_timestamp(),
+        -- a real timeout looked a little short of statement_timeout and was re-raised.
         IF keep_timeout::interval = interval '0'
-           OR clock_timestamp() - statement_timestamp() < keep_timeout::interval THEN
+           OR clock_timestamp() - now() < keep_timeout::interval THEN
             RAISE;
         END IF;
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
