@@ -309,17 +309,6 @@ envelope(const struct Message *m, const struct Recipient ***env, int *n, struct 
 	return true;
 }
 
-/* budget_ms is min(profile.timeout_ms, opt.max_time_ms), ignoring unset (<= 0) values. */
-static long
-budget_ms(const struct Message *m, const struct DeliveryOptions *opt)
-{
-	long t = m->profile.timeout_ms > 0 ? m->profile.timeout_ms : 60000;
-
-	if (opt->max_time_ms > 0 && opt->max_time_ms < t)
-		t = opt->max_time_ms;
-	return t;
-}
-
 /* prepare_session drops the handle when the profile's connection identity changed. */
 static bool
 prepare_session(struct TransportSession *s, const struct Message *m)
@@ -405,7 +394,7 @@ static bool
 scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
 {
 	struct Buf e = BUF_INIT;
-	bool ok = buf_puts(&e, r->error) && smtp_scrub(&e, d->secrets, SMTP_DIALOG_SECRETS);
+	bool ok = buf_puts(&e, r->error) && buf_redact(&e, d->secrets, SMTP_DIALOG_SECRETS);
 
 	if (ok)
 		snprintf(r->error, sizeof(r->error), "%s", e.data);
@@ -423,7 +412,7 @@ smtp_deliver(struct TransportSession *s, const struct Message *m, const struct D
 			 struct DeliveryResult *r)
 {
 	const struct Recipient **env = NULL;
-	struct Attempt a = {m, opt, NULL, NULL, budget_ms(m, opt), CURLE_OK, false};
+	struct Attempt a = {m, opt, NULL, NULL, transport_budget_ms(m, opt), CURLE_OK, false};
 	struct SmtpAttempt sa = {0, s->errbuf, &s->dialog, NULL, 0, m->profile.smtp.security};
 	struct Buf msg = BUF_INIT;
 	bool ok = false;

@@ -88,7 +88,4 @@ void smtp_dialog_body_end(struct SmtpDialog *d, size_t len);
 /* smtp_stage_name describes a stage for error messages ("at RCPT TO"). */
 const char *smtp_stage_name(enum SmtpStage st);
 
-/* smtp_scrub replaces every occurrence of the secrets in the NUL-terminated s by "[redacted]". */
-bool smtp_scrub(struct Buf *s, const char *const *secrets, int n) MUSTCHECK;
-
 #endif

@@ -145,3 +145,34 @@ delivery_result_free(struct DeliveryResult *r)
 	buf_free(&r->trace);
 	delivery_result_init(r);
 }
+
+long
+transport_budget_ms(const struct Message *m, const struct DeliveryOptions *opt)
+{
+	long t = m->profile.timeout_ms > 0 ? m->profile.timeout_ms : 60000;
+
+	if (opt->max_time_ms > 0 && opt->max_time_ms < t)
+		t = opt->max_time_ms;
+	return t;
+}
+
+bool
+transport_curl_cert_error(int code)
+{
+	return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+		   code == CURLE_SSL_ISSUER_ERROR || code == CURLE_SSL_CRL_BADFILE ||
+		   code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_SSL_CERTPROBLEM;
+}
+
+bool
+transport_curl_config_error(int code)
+{
+	return code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT || code == CURLE_NOT_BUILT_IN ||
+		   code == CURLE_BAD_FUNCTION_ARGUMENT || code == CURLE_UNKNOWN_OPTION;
+}
+
+bool
+transport_curl_timeout(int code)
+{
+	return code == CURLE_OPERATION_TIMEDOUT;
+}

@@ -97,4 +97,18 @@ struct TransportSession *transport_cache_session(struct TransportCache *tc, cons
 void delivery_result_init(struct DeliveryResult *r);
 void delivery_result_free(struct DeliveryResult *r);
 
+/*
+ * What the transports share: the time budget of one attempt, and how libcurl's errors that are
+ * not about the remote server's answer are classified.
+ *
+ * transport_budget_ms is min(profile.timeout_ms, opt.max_time_ms), ignoring unset (<= 0) values.
+ */
+long transport_budget_ms(const struct Message *m, const struct DeliveryOptions *opt);
+/* transport_curl_cert_error: the peer's certificate (or our CA file) is the problem: configuration. */
+bool transport_curl_cert_error(int curl_code);
+/* transport_curl_config_error: libcurl refused the request itself; retrying cannot help. */
+bool transport_curl_config_error(int curl_code);
+/* transport_curl_timeout: the attempt ran out of time. */
+bool transport_curl_timeout(int curl_code);
+
 #endif
