@@ -61,9 +61,10 @@ struct Transport {
 };
 
 extern const struct Transport smtp_transport;
+extern const struct Transport graph_transport;
 
 /*
- * transport_find returns the transport a profile names ("smtp"), or NULL with the reason in err
+ * transport_find returns the transport a profile names ("smtp", "graph"), or NULL with the reason in err
  * when this Processor has no such transport.
  */
 const struct Transport *transport_find(const char *name, char *err, size_t errlen);
@@ -72,7 +73,8 @@ const struct Transport *transport_find(const char *name, char *err, size_t errle
  * transport_global_init sets up libcurl (and with it the TLS library) once per process, on the
  * first delivery rather than at startup: a Processor that only runs SQL events stays ~2 MB
  * smaller (docs/benchmarks.md). Thread-safe; false when the set-up failed.
- * transport_global_cleanup undoes it at exit, if it happened.
+ * transport_global_cleanup undoes it at exit, if it happened, and forgets the cached OAuth2
+ * tokens once no TransportCache is left (a stuck worker's may still use them).
  */
 bool transport_global_init(void) MUSTCHECK;
 void transport_global_cleanup(void);
