@@ -33,7 +33,7 @@ struct SmtpReply {
 	char *text; /* every line of the reply, joined with "\n", or NULL */
 };
 
-#define SMTP_DIALOG_SECRETS 4
+#define SMTP_DIALOG_SECRETS 5
 #define SMTP_TRACE_MAX (256 * 1024)
 /* A reply (all its lines) and a transcript line are kept to these many bytes of valid UTF-8. */
 #define SMTP_REPLY_MAX 4096
