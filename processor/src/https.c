@@ -152,9 +152,12 @@ header_cb(char *buf, size_t size, size_t nitems, void *userdata)
 	struct HttpsResponse *rs = h->rs;
 	size_t len = size * nitems;
 	const char *v;
-	long st = status_line(buf, len);
+	long st;
 	char ra[64];
 
+	if (rs == NULL)
+		return len; /* not during one of our requests (see debug_cb) */
+	st = status_line(buf, len);
 	https_trace_text(h->rq->trace, "< ", buf, len > 0 && buf[len - 1] == '\n' ? len - 1 : len,
 					 HTTPS_LINE_MAX);
 	if (st != 0) {
@@ -178,8 +181,11 @@ static size_t
 write_cb(char *buf, size_t size, size_t nitems, void *userdata)
 {
 	struct Https *h = userdata;
-	size_t len = size * nitems, room = HTTPS_BODY_MAX - h->rs->body.len;
+	size_t len = size * nitems, room;
 
+	if (h->rs == NULL)
+		return len;
+	room = HTTPS_BODY_MAX - h->rs->body.len;
 	if (h->rs->body.len < HTTPS_BODY_MAX)
 		(void) buf_append(&h->rs->body, buf, len < room ? len : room);
 	return len;
@@ -258,6 +264,12 @@ debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userdata)
 	size_t i;
 
 	(void) c;
+	/*
+	 * Note that the handle keeps its callbacks between requests; should libcurl report anything
+	 * outside one of our requests (closing a connection), there is no request to trace it for.
+	 */
+	if (h->rq == NULL)
+		return 0;
 	if (type == CURLINFO_HEADER_OUT) {
 		trace_request_headers(h, data, size);
 		if (h->rq->trace_body != NULL)
