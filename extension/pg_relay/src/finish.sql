@@ -321,9 +321,12 @@ BEGIN
         -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
         -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
         -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
-        -- again later without spending an attempt.
+        -- again later without spending an attempt. Note that the timer starts when the server
+        -- takes the statement's Bind message, before Execute sets statement_timestamp() (the
+        -- Processor's prepared statements: a timeout then looks early by the planning time); the
+        -- implicit transaction of a statement run on its own starts at the Bind, before the timer.
         IF keep_timeout::interval = interval '0'
-           OR clock_timestamp() - statement_timestamp() < keep_timeout::interval THEN
+           OR clock_timestamp() - transaction_timestamp() < keep_timeout::interval THEN
             RAISE;
         END IF;
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
