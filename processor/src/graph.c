@@ -106,7 +106,6 @@ post(struct Send *x, struct HttpsResponse *rs)
 							  x->body.shown,
 							  x->trace};
 
-	https_trace_text(x->trace, "* ", "Microsoft Graph sendMail", 24, HTTPS_LINE_MAX);
 	return https_post(x->s->http, &rq, rs);
 }
 

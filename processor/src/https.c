@@ -447,6 +447,14 @@ https_post(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse 
 		snprintf(rs->error, sizeof(rs->error), "libcurl could not make a handle");
 		return true;
 	}
+	if (rq->trace != NULL) {
+		struct Buf line = BUF_INIT;
+
+		/* the whole URL: the request line below has its path only (no secret is ever in a URL) */
+		if (buf_printf(&line, "POST %s", rq->url))
+			https_trace_text(rq->trace, "* ", line.data, line.len, HTTPS_LINE_MAX);
+		buf_free(&line);
+	}
 	curl_easy_reset(h->curl); /* options go; the cached connection stays */
 	h->errbuf[0] = '\0';
 	h->rq = rq;

@@ -350,6 +350,8 @@ def test_debug_trace_hides_credentials_tokens_and_contents(graphd, deliver):
     r = only(deliver(make_graph_doc(g, profile_debug=True, **FULL), env=SECRET_ENV))
     assert r["outcome"] == "sent", r
     trace = r["trace"]
+    assert "* POST %s/%s/oauth2/v2.0/token" % (g.base_url, G.TENANT) in trace
+    assert "* POST %s/v1.0/users/relay%%40contoso.com/sendMail" % g.base_url in trace
     assert "> POST /contoso.onmicrosoft.com/oauth2/v2.0/token HTTP/1.1" in trace
     assert "client_secret=[redacted]" in trace and '"access_token":"[redacted]"' in trace
     assert "> Authorization: [redacted]" in trace
