@@ -23,4 +23,10 @@ size_t utf8_len(const unsigned char *s);
  */
 bool utf8_clean(struct Buf *out, const char *s, size_t len, size_t max);
 
+/*
+ * utf8_clean_line is utf8_clean that also turns CR, LF and TAB into blanks: a server's text made
+ * into one line of an error message.
+ */
+bool utf8_clean_line(struct Buf *out, const char *s, size_t len, size_t max);
+
 #endif
