@@ -75,3 +75,27 @@ def test_once_says_ready_and_stopping(db, processors, notify):
     assert p.wait_exit() == 0
     keys = [k for m in notify.received() for k in m if k in ("READY", "STOPPING")]
     assert keys == ["READY", "STOPPING"]
+
+
+def test_a_processor_holds_workers_plus_one_connections(db, processors):
+    """docs/operations.md sizes max_connections by this: one control connection and --workers."""
+    p = processors("-d", db.dsn, "--workers=3", "--poll-interval=50ms", "--log-level=debug")
+    p.wait_log(r" probe has_work=f")
+
+    def connections():
+        return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
+                         "AND application_name = 'pg_relay'")
+    testlib.wait_for(lambda: connections() == 4, "1 + 3 connections")
+    assert p.stop() == 0
+
+
+def test_batch_size_bounds_one_fetch(db, processors):
+    """docs/operations.md: a drain takes due events batch-size at a time."""
+    db.sql("CREATE FUNCTION noop(p text) RETURNS void SECURITY DEFINER SET search_path = public "
+           "LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('n', 'sql', handler => 'noop(text)')")
+    db.sql("SELECT count(pgrelay.notify('n', g::text)) FROM generate_series(1, 25) g")
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--batch-size=10")
+    assert p.wait_exit() == 0
+    [batch] = p.lines("batch")
+    assert " rounds=3 processed=25 ok=25 " in batch
