@@ -148,7 +148,7 @@ def build_install_run_purge(tmp_path, smtpd, certs):
     tmp_path.chmod(0o755)
     src = tmp_path / "src"
     copy_tree(str(src))
-    run(["dpkg-buildpackage", "-us", "-uc", "-b"], cwd=str(src),
+    run(["make", "deb"], cwd=str(src),  # dpkg-buildpackage -us -uc -b
         env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
     arch = run(["dpkg", "--print-architecture"]).stdout.strip()
     debs = sorted(f for f in os.listdir(tmp_path) if f.endswith(".deb") and "-dbgsym_" not in f)
