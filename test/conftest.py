@@ -1,8 +1,9 @@
 """Fixtures shared by every pytest suite under test/: PostgreSQL clusters and databases, the
-Processor as a child process, the throwaway certificates and the scripted SMTP server.
+Processor as a child process, the throwaway certificates, the scripted SMTP server and the fake
+Microsoft token endpoint + Graph (graphd).
 
 Run from the repository root after `make -C processor all asan`:
-    /usr/bin/python3 -m pytest test/e2e test/smtp test/ha -q
+    /usr/bin/python3 -m pytest test/e2e test/smtp test/ha test/graph -q
 """
 import os
 import sys
@@ -72,6 +73,22 @@ def smtpd(tmp_path, certs):
         d = tmp_path / ("server%d" % len(started))
         d.mkdir()
         s = testlib.SmtpServer(d, [f.replace("{certs}", str(certs)) for f in flags])
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture
+def graphd(tmp_path, certs):
+    """graphd(**kw) starts a fake token endpoint + Graph sendMail (testlib.GraphServer: tenants=,
+    clients=, mailboxes=, expires_in=, plain_http=, args=[raw graphd.py flags])."""
+    started = []
+
+    def start(**kw):
+        s = testlib.GraphServer(tmp_path / ("graphd%d" % len(started)), certs, **kw)
         started.append(s)
         return s
 

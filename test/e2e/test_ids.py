@@ -1,5 +1,5 @@
 """pgrelay._next_id() under concurrency: eight sessions drawing ids at the same time never get
-the same id (SPEC section 7), and each session's ids rise."""
+the same id, each session's ids rise, and drawing an id does not wait for other sessions."""
 import threading
 
 import psycopg
@@ -37,3 +37,18 @@ def test_eight_concurrent_sessions_never_share_an_id(db):
     assert db.scalar("""SELECT bool_and(created_at BETWEEN now() - interval '10 minutes'
                                                   AND clock_timestamp() + interval '10 seconds')
                         FROM ids, pgrelay.decode_id(id)""")
+
+
+def test_drawing_ids_does_not_wait_for_other_sessions(db):
+    """The common path takes no lock: while another session holds the advisory lock that moving the
+    logical clock forward takes, a session keeps drawing ids (with lock_timeout set, waiting would
+    fail the statement)."""
+    with psycopg.connect(db.dsn, autocommit=True) as holder, psycopg.connect(db.dsn, autocommit=True) as c:
+        c.execute("SET lock_timeout = '2s'")
+        c.execute("SELECT pgrelay._next_id()")          # the clock is at the wall clock now
+        holder.execute("SELECT pg_advisory_lock(1885827584, 0)")
+        try:
+            n = c.execute("SELECT count(DISTINCT pgrelay._next_id()) FROM generate_series(1, 2000)").fetchone()[0]
+            assert n == 2000
+        finally:
+            holder.execute("SELECT pg_advisory_unlock(1885827584, 0)")

@@ -12,10 +12,14 @@ import re
 import shutil
 import signal
 import socket
+import ssl
 import subprocess
 import tempfile
 import threading
 import time
+import urllib.error
+import urllib.parse
+import urllib.request
 
 import json
 import pathlib
@@ -328,6 +332,147 @@ class SmtpServer:
                 out.append((json.loads((self.spool / name).read_text()),
                             (base.with_suffix(".eml")).read_bytes()))
         return out
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class GraphServer:
+    """One graphd.py process (test/fixtures/graphd.py): the token endpoint and Graph sendMail over
+    HTTPS with the throwaway CA, scriptable at run time through its control port.
+
+    GraphServer(tmp, certs) knows one tenant, one app (CLIENT_ID / CLIENT_SECRET, a secret full
+    of characters that need form encoding) and one sender mailbox (SENDER); keyword arguments
+    replace them, `args` adds raw graphd.py flags."""
+
+    TENANT = "contoso.onmicrosoft.com"
+    TENANT_ID = "9188040d-6c67-4c5b-b112-36a304b66dad"
+    CLIENT_ID = "6731de76-14a6-49ae-97bc-6eba6914391e"
+    CLIENT_SECRET = "Xy~8Q+b/c=d&e%41f%g h"
+    SENDER = "relay@contoso.com"
+    GRAPH_SCOPE = "https://graph.microsoft.com/.default"
+    OUTLOOK_SCOPE = "https://outlook.office365.com/.default"
+
+    def __init__(self, tmp, certs, args=(), tenants=None, clients=None, mailboxes=None,
+                 expires_in=None, plain_http=False, host="127.0.0.1"):
+        tmp = pathlib.Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.spool = tmp / "spool"
+        self.ca = str(pathlib.Path(certs) / "ca.pem")
+        ready = tmp / "ready"
+        self.host = host
+        flags = ["--host", host, "--cert", str(pathlib.Path(certs) / "server.pem"),
+                 "--key", str(pathlib.Path(certs) / "server.key")]
+        for t in tenants or (self.TENANT, self.TENANT_ID):
+            flags += ["--tenant", t]
+        for cid, secret in (clients or {self.CLIENT_ID: self.CLIENT_SECRET}).items():
+            flags += ["--client", "%s=%s" % (cid, secret)]
+        for m in mailboxes or (self.SENDER,):
+            flags += ["--mailbox", m]
+        if expires_in is not None:
+            flags += ["--expires-in", str(expires_in)]
+        if plain_http:
+            flags.append("--plain-http")
+        self.log = open(tmp / "graphd.log", "wb")
+        self.proc = subprocess.Popen(
+            [PYTHON, os.path.join(FIXTURES, "graphd.py"), "--ready-file", str(ready),
+             "--spool", str(self.spool)] + flags + list(args),
+            stdout=self.log, stderr=subprocess.STDOUT)
+        ports = json.loads(wait_for(lambda: self._read(ready), "graphd to listen"))
+        self.port, self.http_port = ports["https"], ports["http"]
+        self.control_port = ports["control"]
+        netloc = "[%s]" % host if ":" in host else host
+        self.base_url = "https://%s:%d" % (netloc, self.port)
+        self.http_base_url = "http://%s:%d" % (netloc, self.http_port) if self.http_port else None
+
+    def _read(self, path):
+        if self.proc.poll() is not None:
+            raise AssertionError("graphd exited: " + open(self.log.name).read())
+        return path.read_text() if path.exists() else None
+
+    # -- URLs
+    def token_url(self, tenant=None, base=None):
+        return "%s/%s/oauth2/v2.0/token" % (base or self.base_url, tenant or self.TENANT)
+
+    def sendmail_url(self, user=None, base=None):
+        return "%s/v1.0/users/%s/sendMail" % (base or self.base_url,
+                                              urllib.parse.quote(user or self.SENDER, safe=""))
+
+    def ssl_context(self):
+        """A client context that trusts the throwaway CA (and nothing else)."""
+        return ssl.create_default_context(cafile=self.ca)
+
+    # -- what arrived
+    def counters(self):
+        return json.loads((self.spool / "counters.json").read_text())
+
+    def requests(self, endpoint=None):
+        """The request records in arrival order; endpoint "token" or "sendmail" filters."""
+        out = [json.loads((self.spool / n).read_text())
+               for n in sorted(os.listdir(self.spool)) if re.match(r"req-\d+\.json$", n)]
+        if endpoint == "token":
+            out = [r for r in out if r["path"].endswith("/oauth2/v2.0/token")]
+        elif endpoint == "sendmail":
+            out = [r for r in out if r["path"].lower().endswith("/sendmail")]
+        return out
+
+    def wait_requests(self, count, endpoint=None, timeout=30.0):
+        """Poll until `count` records (of endpoint) are in the spool; return them all."""
+        def enough():
+            r = self.requests(endpoint)
+            return r if len(r) >= count else None
+        return wait_for(enough, "%d %s requests at graphd" % (count, endpoint or "all"), timeout)
+
+    def file(self, name):
+        """A spool file named by a record (body_file, attachments[i]["file"], mime["file"])."""
+        return (self.spool / name).read_bytes()
+
+    def tokens(self):
+        return json.loads((self.spool / "tokens.json").read_text())
+
+    def tokens_file(self):
+        """For smtpd.py --xoauth2-tokens."""
+        return str(self.spool / "tokens.json")
+
+    def mailbox_id(self, upn=None):
+        return json.loads((self.spool / "mailboxes.json").read_text())[upn or self.SENDER]
+
+    # -- run-time control
+    def control(self, path, doc=None):
+        data = None if doc is None else json.dumps(doc).encode()
+        netloc = "[%s]" % self.host if ":" in self.host else self.host
+        req = urllib.request.Request("http://%s:%d%s" % (netloc, self.control_port, path),
+                                     data=data, method="GET" if doc is None else "POST")
+        try:
+            with urllib.request.urlopen(req, timeout=10) as r:
+                return json.loads(r.read())
+        except urllib.error.HTTPError as e:
+            raise AssertionError("graphd control %s: %s" % (path, e.read().decode())) from None
+
+    def script(self, endpoint, *entries):
+        """Queue scripted answers for the next requests to endpoint ("token" or "sendmail"), e.g.
+        script("sendmail", "429 retry-after=2", "drop", "hang seconds=30")."""
+        return self.control("/script", {"endpoint": endpoint, "entries": list(entries)})
+
+    def clear_script(self):
+        return self.control("/clear", {})
+
+    def expire_tokens(self):
+        return self.control("/expire-tokens", {})
+
+    def configure(self, **settings):
+        """expires_in=N, deny_mailboxes=[...], mailboxes=[...]"""
+        return self.control("/config", settings)
+
+    def state(self):
+        return self.control("/state")
 
     def stop(self):
         if self.proc.poll() is None:

@@ -50,6 +50,23 @@ SELECT count(*) FROM pgrelay.failed WHERE event_id = :e1;
 SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)');
 SELECT pgrelay.discard_failed(:e1);
 
+-- retry_failed / discard_failed by filter: a channel (NULL: all), a time range, an error pattern
+SELECT channel FROM pgrelay.register('a_many', 'sql', handler => 'regress_fail(text)', max_attempts => 1);
+SELECT count(pgrelay.process_one(pgrelay.notify('a_many', p))) AS failed_now
+FROM unnest(ARRAY['bad timeout 1', 'bad timeout 2', 'bad disk']) p;
+SELECT channel FROM pgrelay.register('a_other', 'sql', handler => 'regress_fail(text)', max_attempts => 1);
+SELECT outcome FROM pgrelay.process_one(pgrelay.notify('a_other', 'bad other channel'));
+SELECT channel, error FROM pgrelay.failed ORDER BY channel, error;
+SELECT pgrelay.retry_failed('a_many', error_like => '%timeout%') AS requeued;
+SELECT channel, payload, attempt FROM pgrelay.queue ORDER BY payload;
+SELECT pgrelay.retry_failed('a_many', failed_after => now() + interval '1 hour') AS none_in_the_future;
+SELECT pgrelay.discard_failed(NULL::text, error_like => 'cannot bad disk') AS discarded;
+SELECT channel, error FROM pgrelay.failed ORDER BY channel, error;
+SELECT pgrelay.discard_failed('a_other') AS discarded;
+SELECT count(*) AS left_failed FROM pgrelay.failed WHERE channel IN ('a_other', 'a_many');
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.unregister('a_many'), pgrelay.unregister('a_other');
+
 -- purge_log: removes rows written before now - older_than, keeps the rest
 INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, attempt, outcome, node_id,
                          started_at, finished_at)

@@ -11,21 +11,48 @@ COMMENT ON FUNCTION pgrelay.request_reload() IS
     'Asks every Processor to reload its configuration and channel settings; returns the new generation';
 
 -- pgrelay.pause()
-CREATE OR REPLACE FUNCTION pgrelay.pause() RETURNS boolean
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    UPDATE pgrelay.control SET paused = true, paused_at = COALESCE(paused_at, now())
-    RETURNING paused
+CREATE OR REPLACE FUNCTION pgrelay.pause(channel text DEFAULT NULL) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Without a channel: stops dispatch on every Processor until resume(). With one: stops that
+ * channel's dispatch only, while its producers keep queueing (notify() still accepts events);
+ * its queued events wait. Returns true.
+ */
+BEGIN
+    IF pause.channel IS NULL THEN
+        UPDATE pgrelay.control SET paused = true, paused_at = COALESCE(paused_at, now());
+    ELSE
+        UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = pause.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'channel "%" does not exist', pause.channel USING ERRCODE = 'undefined_object';
+        END IF;
+    END IF;
+    RETURN true;
+END
 $$;
-COMMENT ON FUNCTION pgrelay.pause() IS
-    'Stops dispatch on every Processor (queue_pending_ids returns nothing) until resume()';
+COMMENT ON FUNCTION pgrelay.pause(text) IS
+    'Stops dispatch on every Processor, or of one channel (its producers keep queueing), until resume()';
 
 -- pgrelay.resume()
-CREATE OR REPLACE FUNCTION pgrelay.resume() RETURNS boolean
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    UPDATE pgrelay.control SET paused = false, paused_at = NULL
-    RETURNING paused
+CREATE OR REPLACE FUNCTION pgrelay.resume(channel text DEFAULT NULL) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Without a channel: resumes dispatch after pause() (channels paused one by one stay paused).
+ * With one: resumes that channel. Returns false, the new paused state.
+ */
+BEGIN
+    IF resume.channel IS NULL THEN
+        UPDATE pgrelay.control SET paused = false, paused_at = NULL;
+    ELSE
+        UPDATE pgrelay.channels x SET paused = false, updated_at = now() WHERE x.channel = resume.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'channel "%" does not exist', resume.channel USING ERRCODE = 'undefined_object';
+        END IF;
+    END IF;
+    RETURN false;
+END
 $$;
-COMMENT ON FUNCTION pgrelay.resume() IS 'Resumes dispatch after pause()';
+COMMENT ON FUNCTION pgrelay.resume(text) IS 'Resumes dispatch after pause(), everywhere or for one channel';
 
 -- pgrelay._register_handler()
 CREATE OR REPLACE FUNCTION pgrelay._register_handler(handler regprocedure) RETURNS text
@@ -171,6 +198,7 @@ BEGIN
         ch.backoff_max := '1 hour';
         ch.max_payload_bytes := 1048576;
         ch.retry_policy := 'all';
+        ch.paused := false;
         ch.registered_by := session_user;
         ch.registered_at := now();
     ELSE
@@ -308,6 +336,70 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay.discard_failed(bigint) IS
     'Forgets a failed event (its log rows stay)';
+
+-- pgrelay._failed_matching()
+CREATE OR REPLACE FUNCTION pgrelay._failed_matching(channel text, failed_after timestamptz,
+                                                    failed_before timestamptz, error_like text)
+RETURNS SETOF bigint
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- Internal (retry_failed, discard_failed by filter): the failed events a filter selects, all
+    -- of them when every filter is NULL.
+    SELECT f.event_id FROM pgrelay.failed_events f
+    WHERE (_failed_matching.channel IS NULL OR f.channel = _failed_matching.channel)
+      AND (failed_after IS NULL OR f.failed_at >= failed_after)
+      AND (failed_before IS NULL OR f.failed_at < failed_before)
+      AND (error_like IS NULL OR f.error LIKE error_like)
+    ORDER BY f.event_id
+$$;
+COMMENT ON FUNCTION pgrelay._failed_matching(text, timestamptz, timestamptz, text) IS
+    'Internal: the event ids of pgrelay.failed that match a channel, a time range and an error pattern';
+
+-- pgrelay.retry_failed() by filter
+CREATE OR REPLACE FUNCTION pgrelay.retry_failed(channel text, failed_after timestamptz DEFAULT NULL,
+                                                failed_before timestamptz DEFAULT NULL,
+                                                error_like text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Re-queues every failed event of a channel (or of all channels: channel => NULL) that failed in
+ * [failed_after, failed_before) and whose error matches error_like (LIKE), each as retry_failed(id)
+ * would. Returns how many. Events whose channel is gone are left in pgrelay.failed.
+ */
+DECLARE
+    e bigint;
+    n bigint := 0;
+BEGIN
+    FOR e IN SELECT m FROM pgrelay._failed_matching(retry_failed.channel, failed_after, failed_before, error_like) m
+             WHERE EXISTS (SELECT 1 FROM pgrelay.failed_events f JOIN pgrelay.channels c ON c.channel = f.channel
+                           WHERE f.event_id = m) LOOP
+        PERFORM pgrelay.retry_failed(e);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.retry_failed(text, timestamptz, timestamptz, text) IS
+    'Re-queues the failed events of a channel (NULL: every channel) in a time range whose error matches a LIKE pattern; returns how many';
+
+-- pgrelay.discard_failed() by filter
+CREATE OR REPLACE FUNCTION pgrelay.discard_failed(channel text, failed_after timestamptz DEFAULT NULL,
+                                                  failed_before timestamptz DEFAULT NULL,
+                                                  error_like text DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/* Forgets every failed event the filter selects (as retry_failed by filter); returns how many. */
+DECLARE
+    n bigint;
+BEGIN
+    DELETE FROM pgrelay.failed_events f
+    WHERE f.event_id IN (SELECT m FROM pgrelay._failed_matching(discard_failed.channel, failed_after,
+                                                                 failed_before, error_like) m);
+    GET DIAGNOSTICS n = ROW_COUNT;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.discard_failed(text, timestamptz, timestamptz, text) IS
+    'Forgets the failed events of a channel (NULL: every channel) in a time range whose error matches a LIKE pattern; returns how many';
 
 -- pgrelay.purge_log()
 CREATE OR REPLACE FUNCTION pgrelay.purge_log(older_than interval) RETURNS bigint

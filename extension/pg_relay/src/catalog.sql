@@ -39,7 +39,8 @@ CREATE TABLE pgrelay.channels (
     -- since 1.2
     max_payload_bytes integer NOT NULL DEFAULT 1048576
                       CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
-    retry_policy     text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict'))
+    retry_policy     text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict')),
+    paused           boolean NOT NULL DEFAULT false
 );
 COMMENT ON TABLE pgrelay.channels IS 'Named event channels; change them with pgrelay.register()';
 COMMENT ON COLUMN pgrelay.channels.handler IS
@@ -47,6 +48,8 @@ COMMENT ON COLUMN pgrelay.channels.handler IS
     'because pg_upgrade refuses tables with regprocedure columns.';
 COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
     'Largest payload notify() accepts on this channel, in bytes';
+COMMENT ON COLUMN pgrelay.channels.paused IS
+    'pause(channel): no event of the channel is dispatched, while notify() keeps queueing them';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';

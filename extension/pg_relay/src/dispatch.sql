@@ -60,7 +60,7 @@ SET search_path = pg_catalog, pg_temp SET jit = off AS $$
  * queued_at. Rows are read per action type in index order and locked FOR UPDATE SKIP LOCKED, so
  * concurrent Processors get disjoint sets and rows in flight are passed over; the locks end with
  * the caller's statement. A channel with concurrency_mode 'channel' offers only its first row.
- * Returns nothing while dispatch is paused.
+ * Returns nothing while dispatch is paused; a paused or inactive channel offers nothing.
  */
 #variable_conflict use_column
 DECLARE
@@ -86,7 +86,7 @@ BEGIN
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE q.action_type = a.action_type
               AND q.run_at <= now()
-              AND c.active
+              AND c.active AND NOT c.paused
               AND pgrelay._dispatch_allowed(q.owner_node, q.node_restricted,
                                             ctx.mode, ctx.node, ctx.is_leader)
             ORDER BY q.run_at, q.queued_at, q.id

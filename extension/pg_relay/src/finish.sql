@@ -9,7 +9,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Locks the row until the caller's transaction ends and re-validates it. Returns no row (the event
  * is skipped, never failed) when it is gone, locked by someone else, not yet due, its channel is
- * missing or inactive, the dispatch rule no longer offers it to this node, or its channel runs one
+ * missing, inactive or paused, the dispatch rule no longer offers it to this node, or its channel runs one
  * event at a time and another transaction holds that channel.
  */
 #variable_conflict use_column
@@ -23,7 +23,7 @@ BEGIN
         RETURN;
     END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
-    IF NOT FOUND OR NOT c.active THEN
+    IF NOT FOUND OR NOT c.active OR c.paused THEN
         RETURN;
     END IF;
     -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
@@ -274,7 +274,8 @@ LANGUAGE plpgsql VOLATILE AS $$
  *
  * The channel timeout reaches the handler through statement_timeout: the Processor sets it to the
  * channel's timeout before this statement, the cancel lands inside the handler, is caught here and
- * logged as a timeout; the connection stays usable.
+ * logged as a timeout; the connection stays usable. Any other cancel ends the statement with the
+ * event unfinished (no attempt spent).
  *
  * Security. The handler is SECURITY DEFINER (checked by _handler_sql on every call), so it runs
  * with its owner's rights; this function is SECURITY INVOKER so that it adds none of its own. It
@@ -316,7 +317,18 @@ BEGIN
     started := clock_timestamp();
     BEGIN
         EXECUTE format('SELECT %s($1)', pgrelay._handler_sql(c.handler)) USING c.payload;
-    EXCEPTION WHEN OTHERS OR query_canceled OR assert_failure THEN
+    EXCEPTION WHEN query_canceled THEN
+        -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
+        -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
+        -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
+        -- again later without spending an attempt.
+        IF keep_timeout::interval = interval '0'
+           OR clock_timestamp() - statement_timestamp() < keep_timeout::interval THEN
+            RAISE;
+        END IF;
+        GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+        result := 'error';
+    WHEN OTHERS OR assert_failure THEN
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
         result := 'error';
     END;

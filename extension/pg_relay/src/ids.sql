@@ -28,33 +28,41 @@ LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Returns 41 bits of milliseconds since 2026-01-01 UTC | 10 bits node id | 12 bits sequence.
  *
- * The millisecond and sequence fields come together from one logical clock (the sequence
- * pgrelay._id_clock, counting ms * 4096 + n) that is moved forward to the wall clock whenever it
- * lags behind. Moving it forward (setval) must not race with another session doing the same, or
- * both could hand out the same value; a session-level advisory lock serialises that step. The
- * lock is held for a few microseconds, never across the caller's transaction, and released on
- * every error path. When more than 4096 ids are drawn in one millisecond the logical clock simply
- * runs ahead of the wall clock for a moment: ids stay unique and ordered.
+ * The millisecond and sequence fields come together from one logical clock: the sequence
+ * pgrelay._id_clock, counting ms * 4096 + n. Every id is one nextval() of it, so ids are unique
+ * and increasing without any lock: this is the path nearly every call takes, so producers in
+ * many sessions never wait for one another.
+ *
+ * The clock only counts the ids drawn, so it falls behind the wall clock (which moves 4096 units
+ * a millisecond). When it is more than 2^20 units (256 ms) behind, the caller moves it forward
+ * to the wall clock with setval. Moving it forward must not race with another session doing the
+ * same, so that step takes a session-level advisory lock for a few microseconds (released on every
+ * error path) and looks again under it. The value it sets is handed to this caller only (nextval
+ * continues after it), and any value other sessions drew meanwhile is below it: the clock cannot
+ * advance by a million values in the microseconds between two statements. Ids therefore read the
+ * wall clock to within 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs
+ * ahead of the wall clock for a moment instead of repeating.
  */
 DECLARE
     node   bigint := pgrelay._this_node();
-    v      bigint;
-    wall   bigint;
+    v      bigint := pg_catalog.nextval('pgrelay._id_clock');
+    wall   bigint := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
+                      - 1767225600000) * 4096;
 BEGIN
-    PERFORM pg_catalog.pg_advisory_lock(1885827584, 0);
-    BEGIN
-        v := pg_catalog.nextval('pgrelay._id_clock');
-        wall := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
-                 - 1767225600000) * 4096;
-        IF v < wall THEN
-            PERFORM pg_catalog.setval('pgrelay._id_clock', wall);
-            v := wall;
-        END IF;
-        PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
-    EXCEPTION WHEN OTHERS OR query_canceled THEN
-        PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
-        RAISE;
-    END;
+    IF v < wall - 1048576 THEN
+        PERFORM pg_catalog.pg_advisory_lock(1885827584, 0);
+        BEGIN
+            v := pg_catalog.nextval('pgrelay._id_clock');
+            IF v < wall THEN
+                PERFORM pg_catalog.setval('pgrelay._id_clock', wall);
+                v := wall;
+            END IF;
+            PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
+        EXCEPTION WHEN OTHERS OR query_canceled THEN
+            PERFORM pg_catalog.pg_advisory_unlock(1885827584, 0);
+            RAISE;
+        END;
+    END IF;
     IF (v >> 12) >= (1::bigint << 41) THEN
         RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
     END IF;

@@ -31,12 +31,16 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
                      integer, text),
     pgrelay.unregister(text),
-    pgrelay.pause(),
-    pgrelay.resume(),
+    pgrelay.pause(text),
+    pgrelay.resume(text),
     pgrelay.request_reload(),
     pgrelay.retry_failed(bigint),
+    pgrelay.retry_failed(text, timestamptz, timestamptz, text),
     pgrelay.discard_failed(bigint),
+    pgrelay.discard_failed(text, timestamptz, timestamptz, text),
     pgrelay.purge_log(interval),
+    pgrelay.watch_table(regclass, text, text[], text[]),
+    pgrelay.unwatch_table(regclass, text),
     pgrelay.queue_probe(bigint),
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
@@ -46,7 +50,13 @@ GRANT EXECUTE ON FUNCTION
 TO pgrelay_admin;
 
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
-                pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed
+                pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
+                pgrelay.channel_stats
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed TO pgrelay_processor;
+
+-- The monitor role reads the views, and nothing else: no table, no function that changes anything.
+GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats TO pgrelay_monitor;
+GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint) TO pgrelay_monitor;

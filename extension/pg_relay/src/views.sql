@@ -8,12 +8,13 @@ SELECT COALESCE(c.channel, q.channel) AS channel,
        count(q.id) FILTER (WHERE q.run_at <= now()) AS due,
        count(q.id) FILTER (WHERE q.attempt > 1) AS retrying,
        now() - min(q.run_at) FILTER (WHERE q.run_at <= now()) AS oldest_due_age,
-       min(q.run_at) FILTER (WHERE q.run_at > now()) AS next_run_at
+       min(q.run_at) FILTER (WHERE q.run_at > now()) AS next_run_at,
+       COALESCE(c.paused, false) AS paused
 FROM pgrelay.channels c
 FULL JOIN pgrelay.queue q ON q.channel = c.channel
-GROUP BY 1, 2, 3;
+GROUP BY 1, 2, 3, 9;
 COMMENT ON VIEW pgrelay.queue_depth IS
-    'Per channel: queued and due events, retries waiting, age of the oldest due event';
+    'Per channel: queued and due events, retries waiting, age of the oldest due event, paused';
 
 CREATE OR REPLACE VIEW pgrelay.failed AS
 SELECT f.event_id, f.channel, f.action_type, f.payload, f.attempts, f.error, f.sqlstate,
@@ -22,3 +23,34 @@ SELECT f.event_id, f.channel, f.action_type, f.payload, f.attempts, f.error, f.s
 FROM pgrelay.failed_events f;
 COMMENT ON VIEW pgrelay.failed IS
     'Events that failed for good (permanent error or attempts exhausted), newest last';
+
+CREATE OR REPLACE VIEW pgrelay.channel_stats AS
+-- The log rows of the last hour, found through the primary key: log ids start with their
+-- creation time (the same arithmetic as pgrelay._id_floor, written out so that a role reading the
+-- view needs no right on the function).
+WITH recent AS (
+    SELECT l.channel, l.outcome, l.started_at, l.finished_at
+    FROM pgrelay.log l
+    WHERE l.id >= (GREATEST(floor(date_part('epoch', now() - interval '1 hour') * 1000)::bigint
+                            - 1767225600000, 0) << 22)
+      AND l.finished_at > now() - interval '1 hour'
+)
+SELECT c.channel, c.action_type,
+       count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes'
+                          AND r.outcome IN ('ok', 'partial', 'cancelled')) AS done_5m,
+       count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes'
+                          AND r.outcome IN ('retry', 'timeout')) AS retried_5m,
+       count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes' AND r.outcome = 'failed') AS failed_5m,
+       count(r.*) FILTER (WHERE r.outcome IN ('ok', 'partial', 'cancelled')) AS done_1h,
+       count(r.*) FILTER (WHERE r.outcome IN ('retry', 'timeout')) AS retried_1h,
+       count(r.*) FILTER (WHERE r.outcome = 'failed') AS failed_1h,
+       round(count(r.*) FILTER (WHERE r.outcome IN ('retry', 'timeout', 'failed'))::numeric
+             / NULLIF(count(r.*), 0), 4) AS error_rate_1h,
+       round((avg(date_part('epoch', r.finished_at - r.started_at)) * 1000)::numeric, 1) AS avg_ms_1h,
+       max(r.finished_at) FILTER (WHERE r.outcome IN ('ok', 'partial', 'cancelled')) AS last_done_at
+FROM pgrelay.channels c
+LEFT JOIN recent r ON r.channel = c.channel
+GROUP BY c.channel, c.action_type;
+COMMENT ON VIEW pgrelay.channel_stats IS
+    'Per channel, from the log of the last hour: attempts done, retried and failed in the last 5 minutes '
+    'and hour, the share of failed attempts, their mean duration, the last success';

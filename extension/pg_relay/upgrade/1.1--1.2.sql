@@ -16,7 +16,10 @@ ALTER TABLE pgrelay.channels
     ADD CONSTRAINT channels_check CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'),
     ADD COLUMN max_payload_bytes integer NOT NULL DEFAULT 1048576
                CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
-    ADD COLUMN retry_policy text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict'));
+    ADD COLUMN retry_policy text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict')),
+    ADD COLUMN paused boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN pgrelay.channels.paused IS
+    'pause(channel): no event of the channel is dispatched, while notify() keeps queueing them';
 COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
     'Largest payload notify() accepts on this channel, in bytes';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
@@ -54,3 +57,5 @@ DROP FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer,
 DROP FUNCTION pgrelay._classify_error(text);
 DROP FUNCTION pgrelay.process_one(bigint);
 DROP FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz);
+DROP FUNCTION pgrelay.pause();
+DROP FUNCTION pgrelay.resume();

@@ -45,3 +45,9 @@ GRANT SELECT ON pgrelay_notifier.profiles, pgrelay_notifier.channels, pgrelay_no
                 pgrelay_notifier.attempt_traces, pgrelay_notifier.recent_failures,
                 pgrelay_notifier.profile_summary, pgrelay_notifier.profile_credentials
 TO pgrelay_admin;
+
+-- The monitor role reads the views, and nothing else.
+GRANT USAGE ON SCHEMA pgrelay_notifier TO pgrelay_monitor;
+GRANT SELECT ON pgrelay_notifier.recent_failures, pgrelay_notifier.profile_summary,
+                pgrelay_notifier.profile_credentials
+TO pgrelay_monitor;

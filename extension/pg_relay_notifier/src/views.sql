@@ -10,11 +10,12 @@ SELECT n.notification_id, n.channel, n.profile, n.status, n.attempts, n.last_err
 FROM pgrelay_notifier.notifications n
 WHERE n.status IN ('failed', 'partially_sent', 'retrying')
   AND n.last_attempt_at > now() - interval '7 days'
-  AND (n.created_by = session_user OR pg_catalog.pg_has_role(session_user, 'pgrelay_admin', 'MEMBER'))
+  AND (n.created_by = session_user OR pg_catalog.pg_has_role(session_user, 'pgrelay_admin', 'MEMBER')
+       OR pg_catalog.pg_has_role(session_user, 'pgrelay_monitor', 'MEMBER'))
 ORDER BY n.last_attempt_at DESC;
 COMMENT ON VIEW pgrelay_notifier.recent_failures IS
     'Notifications whose last attempt in the past 7 days failed (failed, partially_sent, or retrying after '
-    'a transient failure), newest first; producers see their own, admins all';
+    'a transient failure), newest first; producers see their own, admins and monitors all';
 
 CREATE OR REPLACE VIEW pgrelay_notifier.profile_summary AS
 SELECT p.name AS profile, p.transport, p.debug,
