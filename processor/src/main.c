@@ -33,6 +33,7 @@
 #include "pgrelay.h"
 #include "pool.h"
 #include "ratelimit.h"
+#include "service.h"
 #include "tick.h"
 #include "transport.h"
 
@@ -119,6 +120,7 @@ reload(const char *source)
 	char err[512];
 
 	reload_requested = 0;
+	service_reloading();
 	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
 		log_warn("reload_failed", LOG_STR("source", source), LOG_STR("error", err));
 	} else {
@@ -137,6 +139,7 @@ reload(const char *source)
 	config_free(&fresh);
 	buf_free(&out);
 	buf_free(&restart);
+	service_reloaded();
 }
 
 /* end_batch writes the "batch" line of a drain and resets its counters. */
@@ -324,7 +327,7 @@ main_loop_once(void)
 		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
 			shutdown_requested = 1;
 		else
-			pool_wait(wait_ms);
+			pool_wait(service_loop(wait_ms, false));
 		return;
 	}
 	if (now >= loop.next_tick_us) {
@@ -353,7 +356,7 @@ main_loop_once(void)
 	wait_ms = (loop.next_tick_us - now_us()) / 1000 + 1;
 	if (loop.want_probe && can_fetch())
 		wait_ms = 0;
-	pool_wait(wait_ms);
+	pool_wait(service_loop(wait_ms, true));
 }
 
 /* startup_connect: the first connection; retried with backoff unless --once. */
@@ -367,7 +370,7 @@ startup_connect(void)
 			return true;
 		if (cf.once)
 			return false;
-		pool_wait(wait_ms);
+		pool_wait(service_loop(wait_ms, false));
 	}
 	return false;
 }
@@ -427,6 +430,7 @@ main(int argc, char **argv)
 
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
+	service_init();
 	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
 	ticker_init(&ticker, &cf);
 	ha_init(&ha, cf.mode);
@@ -453,6 +457,7 @@ main(int argc, char **argv)
 		rc = 1;
 	} else {
 		log_started();
+		service_ready();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
 			main_loop_once();
@@ -461,6 +466,7 @@ main(int argc, char **argv)
 	pool_counts(&counts);
 	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
 			 LOG_INT("in_flight", counts.in_flight));
+	service_stopping(counts.in_flight);
 	left = pool_stop(cf.shutdown_timeout_ms);
 	/* Nothing runs any more: another node may lead at once rather than after dead_after. */
 	if (rc == 0 && left == 0 && ha_enabled(cf.mode))
