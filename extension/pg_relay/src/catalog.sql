@@ -186,6 +186,33 @@ CREATE UNLOGGED TABLE pgrelay.peer_observations (
 COMMENT ON TABLE pgrelay.peer_observations IS
     'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
 
+-- One row per Processor running against this database, written by that Processor: when it
+-- starts and then every 10 s (or every tick, with a longer poll interval), deleted when it stops
+-- cleanly; the view pgrelay.processors tells the live from the silent. Node-local: each node of a
+-- multi-master cluster has its own Processors, so it is not replicated (replication_tables()).
+-- A logged table, unlike peer_observations, so that a streaming standby can show its primary's
+-- Processors, and a row outlives a server crash to show that its Processor fell silent.
+CREATE TABLE pgrelay.processor_reports (
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    node_id      integer NOT NULL,
+    version      text NOT NULL,
+    mode         text NOT NULL,
+    workers      integer NOT NULL,
+    busy         integer NOT NULL,
+    leader       boolean,
+    started_at   timestamptz NOT NULL,
+    last_tick_at timestamptz NOT NULL,
+    report_every interval NOT NULL,
+    backend_pid  integer NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+COMMENT ON TABLE pgrelay.processor_reports IS
+    'Node-local (never replicated): the Processors running against this database, as they last reported '
+    '(read pgrelay.processors)';
+COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
+    'When the Processor last reported, by this server''s clock: every report_every while it runs';
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');

@@ -32,7 +32,10 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.multi_master_watch(interval),
     pgrelay.is_lowest_live_master(interval),
     pgrelay.cluster_nodes(),
-    pgrelay._cluster_status()
+    pgrelay._cluster_status(),
+    -- monitoring: the Processor's own row of pgrelay.processors
+    pgrelay._processor_report(text, integer, text, integer, integer, timestamptz, interval),
+    pgrelay._processor_stop(text, integer)
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
@@ -67,14 +70,20 @@ TO pgrelay_admin;
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
                 pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
                 pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
-                pgrelay.cluster_status
+                pgrelay.cluster_status, pgrelay.processor_reports, pgrelay.processors, pgrelay.dispatch_state
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status TO pgrelay_processor;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,
+                pgrelay.dispatch_state
+TO pgrelay_processor;
 
 -- The monitor role reads the views, and nothing else: no table, no function that changes anything.
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status TO pgrelay_monitor;
--- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status)
-GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status()
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status,
+                pgrelay.processors, pgrelay.dispatch_state
+TO pgrelay_monitor;
+-- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
+-- dispatch_state _this_node)
+GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
+                          pgrelay._this_node()
 TO pgrelay_monitor;

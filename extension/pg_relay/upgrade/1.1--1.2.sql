@@ -112,3 +112,25 @@ CREATE UNLOGGED TABLE pgrelay.peer_observations (
 COMMENT ON TABLE pgrelay.peer_observations IS
     'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
+
+-- Monitoring: the Processors' own reports (pgrelay.processors), node-local.
+CREATE TABLE pgrelay.processor_reports (
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    node_id      integer NOT NULL,
+    version      text NOT NULL,
+    mode         text NOT NULL,
+    workers      integer NOT NULL,
+    busy         integer NOT NULL,
+    leader       boolean,
+    started_at   timestamptz NOT NULL,
+    last_tick_at timestamptz NOT NULL,
+    report_every interval NOT NULL,
+    backend_pid  integer NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+COMMENT ON TABLE pgrelay.processor_reports IS
+    'Node-local (never replicated): the Processors running against this database, as they last reported '
+    '(read pgrelay.processors)';
+COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
+    'When the Processor last reported, by this server''s clock: every report_every while it runs';
