@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "metrics_http.h"
 #include "pgconn.h"
 #include "transport.h"
 
@@ -53,6 +54,8 @@ static const struct ConfParam params[] = {
 	 "error, warn, info, debug or trace"},
 	{"max-delivery-time", 0, CT_DURATION, F(max_delivery_time_ms), "300s", true, NULL, 1000, 3600000,
 	 "DURATION", "hard cap on one email delivery attempt"},
+	{"metrics", 0, CT_STRING, F(metrics), "", false, NULL, 0, 0, "ADDR:PORT",
+	 "serve Prometheus metrics on GET http://ADDR:PORT/metrics (e.g. 127.0.0.1:9471; default: off)"},
 	{"mode", 'm', CT_ENUM, F(mode), "single", false, mode_names, 0, 0, "MODE",
 	 "high-availability mode: single, multi-node or leader"},
 	{"once", 0, CT_BOOL, F(once), "off", false, NULL, 0, 0, NULL,
@@ -76,6 +79,7 @@ static const char usage_head[] =
 	"pg_relay - the pg_relay Processor: polls pgrelay.queue and runs each event's action.\n"
 	"\n"
 	"Usage: pg_relay [OPTION]...\n"
+	"       pg_relay status [-d CONNINFO]\n"
 	"\n"
 	"Options:\n";
 
@@ -87,6 +91,8 @@ static const char usage_tail[] =
 	"  -h, --help                   show this help and exit\n"
 	"\n"
 	"Durations take a unit: ms, s, min or h (a bare number is seconds).\n"
+	"pg_relay status prints one screen about the database's channels and Processors and exits\n"
+	"(pg_relay status --help).\n"
 	"SIGHUP reloads the config file; SIGTERM or SIGINT stop after in-flight events finish.\n"
 	"Documentation: man pg_relay (docs/pg_relay.1), docs/processor.md, docs/operations.md\n";
 
@@ -548,6 +554,19 @@ find_config_file(int argc, char **argv, const struct option *lo, const char *sho
 	return file;
 }
 
+/* check_metrics: a --metrics address must be HOST:PORT (binding it is startup's business). */
+static bool
+check_metrics(const struct Config *cf, char *err, size_t errlen)
+{
+	char host[256], why[128];
+	int port;
+
+	if (cf->metrics == NULL || metrics_addr_split(cf->metrics, host, sizeof host, &port, why, sizeof why))
+		return true;
+	snprintf(err, errlen, "invalid value for --metrics: \"%s\": %s", cf->metrics, why);
+	return false;
+}
+
 /* check_secrets_dir: a --secrets-dir that is given must be a directory the Processor can see. */
 static bool
 check_secrets_dir(const struct Config *cf, char *err, size_t errlen)
@@ -630,7 +649,7 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)
 		cf->log_level++;
-	return check_secrets_dir(cf, err, errlen) ? 0 : 2;
+	return check_secrets_dir(cf, err, errlen) && check_metrics(cf, err, errlen) ? 0 : 2;
 }
 
 /* format_value writes the current value of p in the same syntax the file takes. */

@@ -31,6 +31,13 @@ enum StmtId {
 	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
 	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
 	STMT_SET_LEADER,        /* pg_relay.is_leader of a worker session, between events */
+	STMT_QUEUE_STATS,       /* a scrape of --metrics: pgrelay.queue_depth, per channel */
+	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
+	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
+	STMT_STATUS_DISPATCH,   /* pg_relay status: pause, standby, node */
+	STMT_STATUS_PROCESSORS, /* ... the Processors */
+	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
+	STMT_STATUS_CHANNELS,   /* ... the channels */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
