@@ -36,6 +36,8 @@ CONFDIR     = $(SYSCONFDIR)/pg_relay
 SERVICE_USER = pg_relay
 EXTENSIONS  = extension/pg_relay extension/pg_relay_notifier
 DOCS        = README.md $(wildcard docs/*.md)
+# postgres_exporter queries, Prometheus alerting rules, a Grafana dashboard (docs/monitoring.md)
+MONITORING  = monitoring/queries.yaml monitoring/alerts.yaml monitoring/grafana-dashboard.json
 
 all: processor build/pg_relay.service
 
@@ -56,6 +58,8 @@ install: all
 	install -D -m 0644 packaging/pg_relay.sysusers $(DESTDIR)$(SYSUSERSDIR)/pg_relay.conf
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/monitoring
+	install -m 0644 $(MONITORING) $(DESTDIR)$(DOCDIR)/monitoring/
 	install -d -m 0750 $(DESTDIR)$(CONFDIR) $(DESTDIR)$(CONFDIR)/secrets
 	test -e $(DESTDIR)$(CONFDIR)/pg_relay.conf || \
 		install -m 0640 packaging/pg_relay.conf $(DESTDIR)$(CONFDIR)/pg_relay.conf
@@ -71,8 +75,9 @@ uninstall:
 	for e in $(EXTENSIONS); do $(MAKE) -C $$e uninstall PG_CONFIG=$(PG_CONFIG) || exit 1; done
 	rm -f $(DESTDIR)$(BINDIR)/pg_relay $(DESTDIR)$(MANDIR)/man1/pg_relay.1 \
 		$(DESTDIR)$(UNITDIR)/pg_relay.service $(DESTDIR)$(SYSUSERSDIR)/pg_relay.conf
-	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
-	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/monitoring/,$(notdir $(MONITORING)))
+	rmdir $(DESTDIR)$(DOCDIR)/monitoring $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@echo "kept $(CONFDIR) (config and secrets) and the $(SERVICE_USER) user"
 
 check:
