@@ -126,8 +126,15 @@ def test_reconnects_are_counted(db, processors):
     p.wait_log(r" started ")
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() "
                                        "AND application_name = 'pg_relay'") == 2, "both sessions")
-    db.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() "
-           "AND application_name = 'pg_relay'")
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('r', 'sql', handler => 'ok(text)')")
+    pids = [r[0] for r in db.sql("SELECT pid FROM pg_stat_activity WHERE datname = current_database() "
+                                 "AND application_name = 'pg_relay'")]
+    db.sql("SELECT pg_terminate_backend(pid) FROM unnest(%s::int[]) pid", (pids,))
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pg_stat_activity WHERE pid = ANY(%s)", (pids,)) == 0,
+                     "the sessions to end")
+    # an idle worker finds its session gone when it next has an event to run
+    db.sql("SELECT pgrelay.notify('r', 'x')")
     f = testlib.wait_for(lambda: (lambda f: f if f["pgrelay_reconnects_total"].value(conn="control") >= 1
                                   and f["pgrelay_reconnects_total"].value(conn="worker") >= 1 else None)(scrape(addr)),
                          "reconnects counted")
