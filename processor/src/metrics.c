@@ -3,10 +3,11 @@
  * 0.0.4: HELP and TYPE before each family, escaped label values, cumulative histogram buckets
  * ending in le="+Inf" with _sum and _count).
  *
- * Note that workers never call in here: the main thread counts the events they finished as it
- * collects them (main.c), so a scrape can never hold up an event. Connections count with atomics;
- * the per-channel table, the rate-limit waits and the queue figures live behind one mutex that
- * every caller holds for a few instructions (a scrape copies under it and formats outside it).
+ * Note that a worker never waits on a scrape: the main thread counts the events the workers
+ * finished as it collects them (main.c); what a worker records itself is an atomic add (its
+ * connection) or a rate-limit deferral under the one mutex that guards the per-channel table, the
+ * rate-limit waits and the queue figures, which every caller holds for a few instructions (a
+ * scrape copies under it and formats outside it).
  */
 #include "metrics.h"
 
