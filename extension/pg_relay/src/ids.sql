@@ -14,7 +14,7 @@ BEGIN
             RETURN v::integer;
         END IF;
     END IF;
-    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', v
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pgrelay._show(v)
         USING ERRCODE = 'invalid_parameter_value',
               DETAIL = 'The node id must be an integer between 0 and 1023.';
 END

@@ -22,7 +22,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = notify.channel;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', notify.channel
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(notify.channel)
             USING ERRCODE = 'undefined_object',
                   HINT = 'Create it with pgrelay.register().';
     END IF;
