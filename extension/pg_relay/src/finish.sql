@@ -95,6 +95,16 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
+    -- A retry at infinity would never be due, one at -infinity would jump every queue; a log row
+    -- must say when its attempt started.
+    IF NOT isfinite(COALESCE(_log_attempt.retry_at, now())) THEN
+        RAISE EXCEPTION 'retry_at must be a finite time, not %', _log_attempt.retry_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT isfinite(COALESCE(started_at, now())) THEN
+        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
     IF result = 'error' THEN
         result := pgrelay._classify_error(sqlstate, c.retry_policy);
@@ -253,6 +263,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 BEGIN
     IF run_at IS NULL THEN
         RAISE EXCEPTION 'run_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF NOT isfinite(run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', run_at USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM pgrelay._lock_claimed(queue_id);
     UPDATE pgrelay.queue x SET run_at = _queue_defer.run_at WHERE x.id = queue_id;
