@@ -578,7 +578,7 @@ int
 config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
 {
 	struct option lo[NPARAMS + 6];
-	char shortopts[2 * NPARAMS + 9];
+	char shortopts[2 * NPARAMS + 9], shown[256];
 	const char *file;
 	int c, idx, verbose = 0;
 
@@ -623,15 +623,16 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 			config_sample(out);
 			return 1;
 		case ':':
-			snprintf(err, errlen, "option \"%s\" needs a value", argv[optind - 1]);
+			snprintf(err, errlen, "option \"%s\" needs a value",
+					 visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		default:
-			snprintf(err, errlen, "unknown option \"%s\"", argv[optind - 1]);
+			snprintf(err, errlen, "unknown option \"%s\"", visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		snprintf(err, errlen, "unexpected argument \"%s\"", visible(argv[optind], shown, sizeof shown));
 		return 2;
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)

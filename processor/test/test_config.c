@@ -182,6 +182,7 @@ test_file_edge_cases(void)
 	const char *filesecrets[] = {"--secrets-dir", path, NULL};
 	const char *brokensecrets[] = {"--secrets-dir=/nonexistent\nfake\x1b[1m", NULL};
 	const char *brokenconfig[] = {"--config=/nonexistent\nfake", NULL};
+	const char *brokenflag[] = {"--bogus\nfake", NULL}, *brokenarg[] = {"\xef\xbb\xbfworkers", NULL};
 	struct Config cf;
 	struct Buf out = BUF_INIT;
 	char err[512] = "";
@@ -234,6 +235,13 @@ test_file_edge_cases(void)
 	config_free(&cf);
 	CHECK(load(&cf, err, sizeof err, &out, brokenconfig) == 2 && strchr(err, '\n') == NULL &&
 		  strstr(err, "could not open config file \"/nonexistent\\x0afake\""));
+	config_free(&cf);
+	/* and so are unknown options and stray arguments */
+	CHECK(load(&cf, err, sizeof err, &out, brokenflag) == 2 &&
+		  strstr(err, "unknown option \"--bogus\\x0afake\""));
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, brokenarg) == 2 &&
+		  strstr(err, "unexpected argument \"\\xef\\xbb\\xbfworkers\""));
 	config_free(&cf);
 	unlink(path);
 	buf_free(&out);
