@@ -195,7 +195,7 @@ test_rejections(void)
 		{"attachments/0/size", "6", "size is 6 but the content has 5 bytes"},
 		{"attachments/0/filename", "\"a\\r\\nb\"", "filename is empty or contains"},
 		{"attachments/0/content_type", "\"pdf\"", "content_type is not a MIME type"},
-		{"attachments/0/content_id", "\"<x@y>\"", "content_id must be printable ASCII"},
+		{"attachments/0/content_id", "\"<x@y>\"", "printable ASCII without <, >, quotes"},
 		{"profile", NULL, "profile is missing"},
 		{"profile/transport", "\"fax\"", "profile.transport has an unknown value"},
 		{"profile/smtp", "null", "profile.smtp must be an object"},
@@ -225,6 +225,62 @@ test_rejections(void)
 			fprintf(stderr, "  row %zu (%s): err \"%s\", want \"%s\"\n", i, rows[i].path, err, rows[i].want);
 		CHECK(!ok && strstr(err, rows[i].want) != NULL);
 		CHECK(m.rcpt == NULL && m.status == NULL); /* freed on failure */
+	}
+}
+
+/*
+ * Values longer than the notifier's limits break the contract: each would make a header line no
+ * mail server takes. At the limit they are fine.
+ */
+static void
+test_lengths(void)
+{
+	static const struct {
+		const char *path, *prefix, *unit, *suffix;
+		int limit;
+		const char *want;
+	} rows[] = {
+		{"from/address", "", "a", "@example.org", 254 - 12, "from.address is not a valid address"},
+		{"recipients/0/address", "", "b", "@example.org", 254 - 12, "recipients[0].address is not a valid"},
+		{"from/name", "", "\u00e9", "", 256, "from.name is longer than 256 characters"},
+		{"reply_to/0/name", "", "n", "", 256, "reply_to[0].name is longer than 256"},
+		{"headers/0/0", "X-", "h", "", 76 - 2, "the field name is longer than 76"},
+		{"attachments/0/filename", "", "\u00fc", "", 255, "filename is longer than 255 characters"},
+		{"attachments/0/content_type", "text/", "p", "", 255 - 5, "content_type is not a MIME type"},
+		{"attachments/0/content_id", "", "c", "@x", 250 - 2, "content_id must be at most 250"},
+		{"message_id", "<", "m", "@x>", 250 - 4, "message_id must have the form <local@domain>, at most"},
+	};
+	struct Message m;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int extra;
+
+		for (extra = 0; extra <= 1; extra++) {
+			struct Buf v = BUF_INIT;
+			bool ok;
+			int k;
+
+			CHECK(buf_printf(&v, "\"%s", rows[i].prefix));
+			for (k = 0; k < rows[i].limit + extra; k++)
+				CHECK(buf_puts(&v, rows[i].unit));
+			CHECK(buf_printf(&v, "%s\"", rows[i].suffix));
+			ok = parse_mutated(rows[i].path, v.data, &m, err, sizeof(err));
+			if (extra == 0) {
+				if (!ok)
+					fprintf(stderr, "  row %zu at the limit: %s\n", i, err);
+				CHECK(ok);
+				if (ok)
+					message_free(&m);
+			} else {
+				if (ok || strstr(err, rows[i].want) == NULL)
+					fprintf(stderr, "  row %zu over the limit: err \"%s\", want \"%s\"\n", i, ok ? "" : err,
+							rows[i].want);
+				CHECK(!ok && strstr(err, rows[i].want) != NULL);
+			}
+			buf_free(&v);
+		}
 	}
 }
 
@@ -259,6 +315,7 @@ main(void)
 	RUN(test_valid_document);
 	RUN(test_defaults);
 	RUN(test_rejections);
+	RUN(test_lengths);
 	RUN(test_not_json);
 	return UNIT_DONE();
 }
