@@ -17,6 +17,7 @@
 
 #include "base64.h"
 #include "pgrelay.h"
+#include "utf8.h"
 
 /*
  * The lengths the notifier's limits promise (docs/notifier.md, Limits). Longer values would make
@@ -48,6 +49,7 @@ parse_fail(struct Parse *p, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(p->err, p->errlen, fmt, ap);
 	va_end(ap);
+	utf8_trim_cut(p->err); /* the reason is stored as text */
 	return false;
 }
 
@@ -275,8 +277,8 @@ parse_header(struct Parse *p, json_t *v, int i, struct Header *h)
 	if (!json_is_array(v) || json_array_size(v) != 2 || !json_is_string(name) || !json_is_string(value))
 		return parse_fail(p, "headers[%d] must be a [name, value] pair of strings", i);
 	if (!is_printable_ascii(json_string_value(name), ":"))
-		return parse_fail(p, "headers[%d]: \"%.64s\" is not a valid header field name", i,
-						  json_string_value(name));
+		return parse_fail(p, "headers[%d]: \"%.*s\" is not a valid header field name", i,
+						  (int) utf8_prefix(json_string_value(name), 64), json_string_value(name));
 	if (strlen(json_string_value(name)) > FIELD_NAME_MAX)
 		return parse_fail(p, "headers[%d]: the field name is longer than %d characters", i, FIELD_NAME_MAX);
 	if (is_generated_header(json_string_value(name)))

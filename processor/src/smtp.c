@@ -18,6 +18,7 @@
 #include "mime.h"
 #include "smtp_dialog.h"
 #include "smtp_result.h"
+#include "utf8.h"
 
 /* Upload is the message being handed to libcurl by read_cb. */
 struct Upload {
@@ -407,8 +408,10 @@ scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
 	struct Buf e = BUF_INIT;
 	bool ok = buf_puts(&e, r->error) && smtp_scrub(&e, d->secrets, SMTP_DIALOG_SECRETS);
 
-	if (ok)
+	if (ok) {
 		snprintf(r->error, sizeof(r->error), "%s", e.data);
+		utf8_trim_cut(r->error);
+	}
 	buf_free(&e);
 	return ok;
 }
