@@ -153,13 +153,40 @@ mime_fold_words(struct Fold *f, const char *text)
 	return ok;
 }
 
+/*
+ * plain_fits says whether text written as it is (folded at its blanks) keeps every line within
+ * RFC 5322's 998 octets. A line holds a token, after whatever shorter ones fitted before it
+ * within MIME_LINE (the first line after the field name), and then every blank that follows it:
+ * a run of blanks cannot be folded, since a line may not consist of blanks alone.
+ */
+static bool
+plain_fits(const struct Fold *f, const char *text)
+{
+	const char *p = text;
+	size_t start = f->col + 1;
+
+	for (;;) {
+		size_t token = strcspn(p, " "), run, end;
+
+		p += token;
+		run = strspn(p, " ");
+		p += run;
+		end = start + token;
+		if ((end > MIME_LINE ? end : MIME_LINE) + run > 998)
+			return false;
+		if (*p == '\0')
+			return true;
+		start = 1; /* the next token may start a folded line */
+	}
+}
+
 bool
 mime_fold_unstructured(struct Fold *f, const char *text)
 {
 	const char *p = text;
 
-	/* A token longer than a line cannot be folded: encoded words can be split, so use them. */
-	if (mime_needs_encoding(text) || strcspn(text, " ") > 900)
+	/* What cannot be folded into lines of 998 octets is written as encoded words, which split. */
+	if (mime_needs_encoding(text) || !plain_fits(f, text))
 		return mime_fold_words(f, text);
 	/* Each blank of the text is a place to fold; the text itself is kept byte for byte. */
 	for (;;) {
