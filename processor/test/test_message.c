@@ -179,6 +179,8 @@ test_rejections(void)
 		{"recipients/0/address", "\"a b@example.org\"", "recipients[0].address is not a valid"},
 		{"subject", "\"Hi\\r\\nBcc: evil@example.com\"", "subject contains a control"},
 		{"subject", "42", "subject must be a string"},
+		{"subject", "\"\\t\\t\\t x\"", "subject contains a control"},
+		{"headers/0", "[\"X-A\", \"a\\tb\"]", "headers[0]: the value contains"},
 		{"body_text", NULL, NULL}, /* html alone is fine */
 		{"headers/0", "[\"X-A\", \"v\\r\\nBcc: x@y.z\"]", "headers[0]: the value contains"},
 		{"headers/0", "[\"X A\", \"v\"]", "not a valid header field name"},
