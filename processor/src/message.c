@@ -568,8 +568,15 @@ message_parse(const char *json, struct Message *m, char *err, size_t errlen)
 	if (errlen > 0)
 		err[0] = '\0';
 	doc = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
-	if (doc == NULL)
-		return parse_fail(&p, "invalid JSON at line %d: %s", jerr.line, jerr.text);
+	if (doc == NULL) {
+		/* jansson quotes the bytes near the error as they are: the reason is stored as text */
+		struct Buf near = BUF_INIT;
+
+		ok = utf8_clean(&near, jerr.text, strlen(jerr.text), 160);
+		parse_fail(&p, "invalid JSON at line %d: %s", jerr.line, ok && near.data ? near.data : "");
+		buf_free(&near);
+		return false;
+	}
 	ok = parse_document(&p, doc, m);
 	json_decref(doc);
 	if (!ok)

@@ -296,6 +296,10 @@ test_not_json(void)
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		CHECK(!message_parse(rows[i], &m, err, sizeof(err)) && err[0] != '\0');
+	/* the bytes jansson quotes near the error come out as valid UTF-8 */
+	CHECK(!message_parse("{\"a\": \"x\\\xff\xfe\"}", &m, err, sizeof(err)));
+	CHECK(strstr(err, "invalid JSON at line 1") != NULL && strchr(err, '\xff') == NULL &&
+		  strchr(err, '\xfe') == NULL);
 	/* both bodies null */
 	{
 		json_t *doc = json_loads(base_doc, 0, NULL);
