@@ -188,11 +188,19 @@ mime_fold_unstructured(struct Fold *f, const char *text)
 	/* What cannot be folded into lines of 998 octets is written as encoded words, which split. */
 	if (mime_needs_encoding(text) || !plain_fits(f, text))
 		return mime_fold_words(f, text);
-	/* Each blank of the text is a place to fold; the text itself is kept byte for byte. */
+	/*
+	 * Each blank of the text is a place to fold; the text itself is kept byte for byte. The first
+	 * token stays on the field's line, however long (plain_fits keeps it within 998 octets): a
+	 * value that starts on a continuation line reads with a leading blank in some readers.
+	 */
 	for (;;) {
 		size_t n = strcspn(p, " ");
 
-		if (n == 0 && p != text) {
+		if (p == text) {
+			if (!buf_putc(f->out, ' ') || !buf_append(f->out, p, n))
+				return false;
+			f->col += 1 + n;
+		} else if (n == 0) {
 			/* consecutive blanks: keep them, a line may not consist of blanks alone */
 			if (!buf_putc(f->out, ' '))
 				return false;

@@ -296,6 +296,24 @@ test_long_runs_of_blanks(void)
 	}
 }
 
+/* However long its first word, a plain value starts on the line of its field name. */
+static void
+test_value_starts_on_the_field_line(void)
+{
+	struct Buf b = BUF_INIT, text = BUF_INIT;
+	struct Fold f;
+	bool bare;
+	int k;
+
+	for (k = 0; k < 120; k++)
+		CHECK(buf_putc(&text, 'x'));
+	CHECK(buf_puts(&text, " and more"));
+	CHECK(mime_fold_begin(&f, &b, "Subject") && mime_fold_unstructured(&f, text.data) && mime_fold_end(&f));
+	CHECK(strncmp(b.data, "Subject: xxx", 12) == 0 && max_line_len(b.data, &bare) == 9 + 120 && !bare);
+	buf_free(&b);
+	buf_free(&text);
+}
+
 static void
 test_mailbox(void)
 {
@@ -535,6 +553,7 @@ main(void)
 	RUN(test_qp_long_lines);
 	RUN(test_subject_encoding);
 	RUN(test_long_runs_of_blanks);
+	RUN(test_value_starts_on_the_field_line);
 	RUN(test_mailbox);
 	RUN(test_params);
 	RUN(test_date);
