@@ -185,8 +185,11 @@ mime_fold_unstructured(struct Fold *f, const char *text)
 {
 	const char *p = text;
 
-	/* What cannot be folded into lines of 998 octets is written as encoded words, which split. */
-	if (mime_needs_encoding(text) || !plain_fits(f, text))
+	/*
+	 * What cannot be folded into lines of 998 octets is written as encoded words, which split; so
+	 * is text that starts with a blank, which readers drop after the colon but a word keeps.
+	 */
+	if (mime_needs_encoding(text) || text[0] == ' ' || !plain_fits(f, text))
 		return mime_fold_words(f, text);
 	/*
 	 * Each blank of the text is a place to fold; the text itself is kept byte for byte. The first
