@@ -6,6 +6,8 @@
 #                   tests, end-to-end tests with real PostgreSQL, SMTP and TLS (test/run-all)
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, then a strict
+#                   parse of the MIME they made, with a report (not part of make check)
 #
 # PG_CONFIG picks the PostgreSQL to build against (default: PostgreSQL 15 on Debian).
 
@@ -36,6 +38,9 @@ demo:
 bench:
 	bash bench/run
 
+fuzz:
+	$(MAKE) -C processor fuzz
+
 format-check:
 	$(MAKE) -C processor format-check
 
@@ -43,4 +48,4 @@ clean:
 	$(MAKE) -C processor clean
 	for e in $(EXTENSIONS); do $(MAKE) -C $$e clean PG_CONFIG=$(PG_CONFIG) || true; done
 
-.PHONY: all install check demo bench format-check clean
+.PHONY: all install check demo bench fuzz format-check clean
