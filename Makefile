@@ -6,6 +6,8 @@
 #                   tests, end-to-end tests with real PostgreSQL, SMTP and TLS (test/run-all)
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
+#   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
+#                   mail server, with a report (minutes; not part of make check; docs/testing.md)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, then a strict
 #                   parse of the MIME they made, with a report (not part of make check)
 #
@@ -41,6 +43,10 @@ bench:
 fuzz:
 	$(MAKE) -C processor fuzz
 
+soak:
+	$(MAKE) -C processor all asan
+	bash test/soak/run
+
 format-check:
 	$(MAKE) -C processor format-check
 
@@ -48,4 +54,4 @@ clean:
 	$(MAKE) -C processor clean
 	for e in $(EXTENSIONS); do $(MAKE) -C $$e clean PG_CONFIG=$(PG_CONFIG) || true; done
 
-.PHONY: all install check demo bench fuzz format-check clean
+.PHONY: all install check demo bench fuzz soak format-check clean
