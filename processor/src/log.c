@@ -156,7 +156,8 @@ json_line(struct Buf *out, const char *ts, enum LogLevel level, const char *conn
 	if (ok && conn != NULL)
 		ok = json_object_set_new(obj, "conn", json_string(conn)) == 0;
 	for (i = 0; ok && i < n; i++)
-		ok = json_object_set_new(obj, fields[i].key, json_value(&fields[i], scratch)) == 0;
+		if (fields[i].key != NULL) /* LOG_OPT_STR without a value */
+			ok = json_object_set_new(obj, fields[i].key, json_value(&fields[i], scratch)) == 0;
 	if (ok)
 		text = json_dumps(obj, JSON_COMPACT | JSON_PRESERVE_ORDER);
 	json_decref(obj);
@@ -183,7 +184,8 @@ log_format(struct Buf *out, enum LogFormat format, const char *ts, enum LogLevel
 		if (conn != NULL)
 			buf_printf(out, " conn=%s", conn);
 		for (i = 0; i < n; i++)
-			text_field(out, &fields[i], &scratch);
+			if (fields[i].key != NULL) /* LOG_OPT_STR without a value */
+				text_field(out, &fields[i], &scratch);
 		ok = !out->oom;
 	}
 	buf_free(&scratch);

@@ -48,6 +48,9 @@ struct LogField {
 #define LOG_MS(k, val) LOG_INT(k, val)
 #define LOG_BOOL(k, val) ((struct LogField){.key = (k), .type = LT_BOOL, .v.b = (val)})
 #define LOG_ID(k, val) ((struct LogField){.key = (k), .type = LT_ID, .v.i = (val)})
+/* LOG_OPT_STR is a string field that is left out of the line when val is NULL or "". */
+#define LOG_OPT_STR(k, val) \
+	((struct LogField){.key = (val) != NULL && *(val) != '\0' ? (k) : NULL, .type = LT_STR, .v.s = (val)})
 /* LOG_STRF formats a string value (printf-checked) into a buffer that lives as long as the call. */
 #define LOG_STRF(k, ...) LOG_STR(k, log_sprintf((char[LOG_STRF_MAX]){0}, LOG_STRF_MAX, __VA_ARGS__))
 #define LOG_STRF_MAX 512

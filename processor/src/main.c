@@ -370,7 +370,10 @@ main(int argc, char **argv)
 	rc = 0;
 	if (!startup_connect()) {
 		if (!shutdown_requested) {
-			log_error("startup_failed", LOG_STR("error", ticker.pg.error));
+			bool config;
+
+			log_error("startup_failed", LOG_STR("error", ticker.pg.error),
+					  LOG_OPT_STR("hint", pgconn_connect_hint(ticker.pg.error, &config)));
 			rc = 1;
 		}
 	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {

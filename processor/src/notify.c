@@ -77,6 +77,8 @@ keep_claim(struct Held *h, PGresult *res)
 {
 	h->payload = strdup(pgconn_value(res, 0, 0));
 	h->attempt = atoi(pgconn_value(res, 0, 1));
+	/* every line the worker logs about this event names its notification */
+	snprintf(h->rep->notification, sizeof h->rep->notification, "%s", pgconn_value(res, 0, 0));
 	return h->payload != NULL;
 }
 

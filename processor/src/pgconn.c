@@ -5,6 +5,7 @@
  */
 #include "pgconn.h"
 
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,16 +77,17 @@ notice_receiver(void *arg, const PGresult *res)
 }
 
 /*
- * connect_once opens the session (closing any old one): application_name=pg_relay, keepalives
- * and a connect timeout unless the connection string says otherwise, then the session settings.
+ * connect_once opens the session (closing any old one): keepalives and a connect timeout unless
+ * the connection string says otherwise, application_name pg_relay unless it or PGAPPNAME names
+ * another (fallback_application_name), then the session settings.
  * Returns false with c->error set.
  */
 static bool
 connect_once(struct PgConn *c)
 {
 	/* Defaults first: anything the connection string sets (expand_dbname) overrides them. */
-	const char *keys[] = {"application_name",    "connect_timeout",  "keepalives", "keepalives_idle",
-						  "keepalives_interval", "keepalives_count", "dbname",     NULL};
+	const char *keys[] = {"fallback_application_name", "connect_timeout",  "keepalives", "keepalives_idle",
+						  "keepalives_interval",       "keepalives_count", "dbname",     NULL};
 	const char *vals[] = {"pg_relay", "10", "1", "30", "10", "3", c->conninfo, NULL};
 	const char *params[1];
 	PGconn *conn;
@@ -123,6 +125,71 @@ connect_once(struct PgConn *c)
 }
 
 bool
+pgconn_alive(struct PgConn *c)
+{
+	struct pollfd pfd;
+	int round;
+
+	if (c->conn == NULL || PQstatus(c->conn) != CONNECTION_OK)
+		return false;
+	/*
+	 * An idle session has nothing to read unless the server said something, usually goodbye: a
+	 * FATAL message (libpq hands it to the notice receiver), then the end of the stream, which
+	 * only the next read sees. Read until there is nothing more, or the connection is gone.
+	 */
+	for (round = 0; round < 4; round++) {
+		pfd.fd = PQsocket(c->conn);
+		pfd.events = POLLIN;
+		pfd.revents = 0;
+		if (pfd.fd < 0)
+			break;
+		if (poll(&pfd, 1, 0) <= 0)
+			return true;
+		if (!PQconsumeInput(c->conn) || (PQisBusy(c->conn), PQstatus(c->conn) != CONNECTION_OK)) {
+			set_error(c, PQerrorMessage(c->conn), NULL);
+			c->lost = true;
+			return false;
+		}
+	}
+	return pfd.fd >= 0; /* still talking after four reads: alive, the statement will tell */
+}
+
+const char *
+pgconn_connect_hint(const char *error, bool *config)
+{
+	static const struct {
+		const char *says;
+		bool config; /* nothing will change until someone changes the set-up */
+		const char *hint;
+	} known[] = {
+		{"password authentication failed", true,
+		 "check the role's password: the connection string, PGPASSWORD, or a .pgpass file (PGPASSFILE)"},
+		{"no password supplied", true,
+		 "give the role's password: the connection string, PGPASSWORD or .pgpass"},
+		{"no pg_hba.conf entry", true,
+		 "add a pg_hba.conf line for this host, role and database, then reload"},
+		{"role \"", true, "create the login role, or fix user= in --dbname"},
+		{"database \"", true, "create the database, or fix dbname= in --dbname"},
+		{"SSL", true, "check the sslmode and certificates in --dbname"},
+		{"Connection refused", false, "is the server running, and listening on that host and port?"},
+		{"No such file or directory", false, "is the server running, and is host= the socket directory?"},
+		{"timeout expired", false, "the server did not answer within connect_timeout: network, firewall?"},
+		{"could not translate host name", false, "check host= in --dbname: the name does not resolve"},
+		{"the database system is starting up", false, "the server is starting: wait"},
+		{"the database system is shutting down", false, "the server is stopping"},
+	};
+	size_t i;
+
+	*config = false;
+	for (i = 0; error != NULL && i < sizeof known / sizeof known[0]; i++)
+		if (strstr(error, known[i].says) != NULL) {
+			*config = known[i].config;
+			return known[i].hint;
+		}
+	return NULL;
+}
+
+bool
 pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 {
 	long long now = now_us();
@@ -145,9 +212,14 @@ pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
 	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
 	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
-	if (!c->one_attempt)
-		log_warn_c(c, "reconnecting", LOG_INT("attempt", c->attempts), LOG_MS("retry_in_ms", *wait_ms),
-				   LOG_STR("error", c->error));
+	if (!c->one_attempt) {
+		bool config;
+		const char *hint = pgconn_connect_hint(c->error, &config);
+
+		/* A failure that only an admin can end (a password, a missing role) is an error. */
+		LOG_AT(config ? LL_ERROR : LL_WARN, pgconn_label(c), "reconnecting", LOG_INT("attempt", c->attempts),
+			   LOG_MS("retry_in_ms", *wait_ms), LOG_STR("error", c->error), LOG_OPT_STR("hint", hint));
+	}
 	return false;
 }
 

@@ -66,6 +66,20 @@ void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 
 /*
+ * pgconn_alive looks, without a round trip, whether an idle session is still there: the server
+ * announces a shutdown or restart before it closes the socket. False (with c->error) when it is
+ * gone.
+ */
+bool pgconn_alive(struct PgConn *c);
+
+/*
+ * pgconn_connect_hint says what to check after a failed connection attempt, from libpq's message
+ * (NULL when it does not know); *config is true when the failure lasts until someone changes the
+ * set-up (a password, a role, a database, pg_hba.conf), false when it may pass by itself.
+ */
+const char *pgconn_connect_hint(const char *error, bool *config);
+
+/*
  * pgconn_query runs one statement of the table (statements.c) with its values as text
  * parameters. A statement marked prepared is prepared by its first run on a session and then only
  * bound and executed, so the server neither parses nor plans it again. Returns the result (tuples

@@ -49,11 +49,12 @@ struct WorkerSettings {
  * an event (process_one, the held transaction) never logs.
  */
 struct EventReport {
-	int attempt;       /* the attempt that was made */
-	char error[1024];  /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
-	const char *step;  /* OC_LOST: the statement that failed (its error is the connection's) */
-	char profile[128]; /* OC_DEFERRED: the profile whose rate limit was reached */
-	long wait_ms;      /* OC_DEFERRED: until the limit lets the next message go */
+	char notification[24]; /* a notify event's notification id (its payload), once claimed */
+	int attempt;           /* the attempt that was made */
+	char error[1024];      /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
+	const char *step;      /* OC_LOST: the statement that failed (its error is the connection's) */
+	char profile[128];     /* OC_DEFERRED: the profile whose rate limit was reached */
+	long wait_ms;          /* OC_DEFERRED: until the limit lets the next message go */
 };
 
 #endif

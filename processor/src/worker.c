@@ -67,20 +67,21 @@ fail_unrecordable(struct Worker *w, struct Job *j, const char *reason, const cha
  * (fail_unrecordable), so that no event loops.
  */
 static void
-statement_failed(struct Worker *w, struct Job *j, const char *step)
+statement_failed(struct Worker *w, struct Job *j, const char *step, const char *notification)
 {
 	char reason[1200], sqlstate[6];
 
 	if (w->pg.lost) {
-		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_STR("reason", "connection_lost"),
-				   LOG_STR("step", step), LOG_STR("error", w->pg.error));
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_OPT_STR("notification", notification),
+				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
+				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
 		atomic_store(&w->state, W_DOWN);
 		return;
 	}
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-				LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
-				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "not_finished"),
+				LOG_STR("step", step), LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
 	snprintf(reason, sizeof reason, "the outcome of the attempt could not be recorded (%s: %s)", step,
 			 w->pg.error);
@@ -89,8 +90,8 @@ statement_failed(struct Worker *w, struct Job *j, const char *step)
 		return;
 	j->outcome = OC_FAILED;
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-				LOG_STR("outcome", "failed"), LOG_STR("step", step), LOG_STR("sqlstate", sqlstate),
-				LOG_STR("error", reason));
+				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "failed"),
+				LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
 }
 
 /*
@@ -98,13 +99,13 @@ statement_failed(struct Worker *w, struct Job *j, const char *step)
  * SQLSTATE and, when it runs again, when ("-" for none).
  */
 static void
-log_attempt_failed(struct Worker *w, const struct Job *j, int attempt, const char *error,
-				   const char *sqlstate, const char *retry_at)
+log_attempt_failed(struct Worker *w, const struct Job *j, const char *notification, int attempt,
+				   const char *error, const char *sqlstate, const char *retry_at)
 {
 	log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-			   LOG_INT("attempt", attempt), LOG_STR("outcome", outcome_name(j->outcome)),
-			   LOG_STR("sqlstate", sqlstate ? sqlstate : "-"), LOG_STR("retry_at", retry_at ? retry_at : "-"),
-			   LOG_STR("error", error));
+			   LOG_OPT_STR("notification", notification), LOG_INT("attempt", attempt),
+			   LOG_STR("outcome", outcome_name(j->outcome)), LOG_STR("sqlstate", sqlstate ? sqlstate : "-"),
+			   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error));
 }
 
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
@@ -120,18 +121,18 @@ run_sql(struct Worker *w, struct Job *j)
 	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
 	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
 		j->outcome = OC_LOST;
-		statement_failed(w, j, "statement_timeout");
+		statement_failed(w, j, "statement_timeout", NULL);
 		return;
 	}
 	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
 	if (res == NULL) {
 		j->outcome = OC_LOST;
-		statement_failed(w, j, "process_one");
+		statement_failed(w, j, "process_one", NULL);
 		return;
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
+		log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
 						   pgconn_value(res, 0, 3));
 	pgconn_clear(res);
 }
@@ -147,12 +148,12 @@ run_notify(struct Worker *w, struct Job *j)
 		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
 	j->outcome = notify_run(&w->pg, &w->settings, j, w->transports, &rep);
 	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
-		statement_failed(w, j, rep.step);
+		statement_failed(w, j, rep.step, rep.notification);
 	else if (j->outcome == OC_DEFERRED)
-		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_STR("profile", rep.profile),
-					LOG_MS("wait_ms", rep.wait_ms));
+		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_OPT_STR("notification", rep.notification),
+					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, rep.attempt, rep.error, NULL, NULL);
+		log_attempt_failed(w, j, rep.notification, rep.attempt, rep.error, NULL, NULL);
 }
 
 /*
@@ -219,6 +220,25 @@ worker_session(struct Worker *w)
 	return false;
 }
 
+/*
+ * fresh_session: a connection that idled while the server restarted is dead, but libpq only finds
+ * out on its next statement, which would then fail and leave the event for a later round. The
+ * server has said so already (it sends a termination message, then closes), so look before the
+ * event runs and reconnect at once when the session is gone: no round trip when it is fine.
+ */
+static void
+fresh_session(struct Worker *w)
+{
+	long wait_ms;
+
+	if (pgconn_alive(&w->pg))
+		return;
+	log_warn_c(&w->pg, "reconnecting", LOG_STR("reason", "stale_connection"), LOG_STR("error", w->pg.error));
+	pgconn_lost(&w->pg);
+	if (!pgconn_session(&w->pg, w->settings.reconnect_max_ms, &wait_ms))
+		atomic_store(&w->state, W_DOWN); /* the event then fails as lost and is offered again */
+}
+
 void *
 worker_main(void *arg)
 {
@@ -232,6 +252,7 @@ worker_main(void *arg)
 		j = pool_take(w);
 		if (j == NULL)
 			break;
+		fresh_session(w);
 		run_job(w, j);
 		pool_finish(w, j);
 	}

@@ -138,7 +138,21 @@ def test_unreachable_server_with_once_fails_at_once():
     assert p.wait_exit() == 1
     err = p.lines("startup_failed")
     assert len(err) == 1 and "Connection refused" in err[0]
+    assert 'hint="is the server running, and listening on that host and port?"' in err[0]
     assert p.lines("reconnecting") == []
+
+
+def test_missing_database_is_an_error_with_a_hint_while_retrying(db):
+    """A connection that fails until someone changes the set-up (here: no such database) is
+    reported at error level with what to check, and retried until it works."""
+    p = testlib.Processor(["-d", db.dsn.replace("dbname=" + db.name, "dbname=nonesuch_db"),
+                           "--reconnect-max=200ms"])
+    try:
+        line = p.wait_log(r" error reconnecting conn=control .*hint=").string
+        assert 'database \\"nonesuch_db\\" does not exist' in line
+        assert 'hint="create the database, or fix dbname= in --dbname"' in line
+    finally:
+        p.stop()
 
 
 def test_unreachable_server_is_retried_until_it_comes_up():

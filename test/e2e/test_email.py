@@ -163,7 +163,8 @@ def test_4xx_then_success_on_retry(mail, smtpd, processors):
     assert p.stop() == 0
     assert mail.sql("SELECT attempt, outcome FROM pgrelay.log ORDER BY id") == [(1, "retry"), (2, "ok")]
     assert len(s.messages()) == 1                 # the 451'd message was not stored
-    assert "outcome=retry" in p.lines("attempt_failed")[0]
+    line = p.lines("attempt_failed")[0]
+    assert "outcome=retry" in line and " notification=%d " % nid in line
 
 
 def test_5xx_is_permanent(mail, smtpd, processors):

@@ -95,7 +95,7 @@ def test_sigterm_lets_in_flight_events_finish(db, processors):
     assert p.lines("stopped")[0].endswith("unfinished=0")
 
 
-def test_shutdown_timeout_cancels_and_the_event_is_retried_later(db, processors):
+def test_shutdown_timeout_cancels_and_the_event_waits_with_its_attempt_unspent(db, processors):
     naps(db, backoff_base="1 hour")
     db.sql("SELECT pgrelay.notify('nap', '60:too long')")
     p = processors("-d", db.dsn, "--shutdown-timeout=200ms")
@@ -103,9 +103,11 @@ def test_shutdown_timeout_cancels_and_the_event_is_retried_later(db, processors)
     p.signal(signal.SIGTERM)
     assert p.wait_exit(timeout=30) == 0
     assert "action=cancel" in p.lines("stopping")[1]
-    # the cancelled attempt is logged and its retry queued: nothing lost
-    assert db.sql("SELECT outcome, sqlstate FROM pgrelay.log") == [("timeout", "57014")]
-    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:too long", 2)]
+    # the cancelled event is not finished and spends no attempt: a deploy does not burn retries
+    assert db.sql("SELECT outcome, sqlstate FROM pgrelay.log") == []
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("60:too long", 1)]
+    line = p.lines("attempt_failed")[0]
+    assert "outcome=not_finished" in line and "sqlstate=57014" in line
 
 
 def test_second_signal_exits_at_once_and_loses_nothing(db, processors):
@@ -236,3 +238,44 @@ def test_valgrind_once_run_is_clean(db):
     assert r.returncode == 0, r.stdout
     assert "ERROR SUMMARY: 0 errors" in r.stdout
     assert db.scalar("SELECT count(*) FROM done") == 20
+
+
+def test_idle_workers_find_their_dead_session_before_using_it(private_cluster, processors):
+    """After a server restart, an idle worker notices its session is gone before it runs the next
+    event (the server said goodbye on the socket): the event is done on the first try, nothing lost."""
+    c = private_cluster
+    with c.connect() as k:
+        k.execute(SLOW)
+        k.execute("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)')")
+    p = processors("-d", c.dsn(), "--workers=1", "--poll-interval=50ms", "--reconnect-max=200ms")
+    p.wait_log(r" started ")
+    with c.connect() as k:
+        k.execute("SELECT pgrelay.notify('nap', '0:warm up')")
+    p.wait_log(r" batch .*processed=1")
+    c.restart("fast")
+    p.wait_log(r" reconnected conn=control")
+    with c.connect() as k:
+        k.execute("SELECT pgrelay.notify('nap', '0:after the restart')")
+    p.wait_log(r" batch .*processed=1", count=2)
+    assert p.stop() == 0
+    assert "lost=0" in p.lines("batch")[1]
+    assert any("conn=worker-1" in l and "reason=stale_connection" in l for l in p.lines("reconnecting"))
+    with c.connect() as k:
+        assert k.execute("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'").fetchone()[0] == 2
+
+
+def test_application_name_follows_pgappname(db, processors):
+    """The Processor's sessions are called pg_relay unless PGAPPNAME or the connection string names
+    them otherwise."""
+    def names():
+        return {r[0] for r in db.sql("SELECT application_name FROM pg_stat_activity"
+                                     " WHERE datname = current_database() AND pid <> pg_backend_pid()")}
+    p = processors("-d", db.dsn, "--workers=1")
+    testlib.wait_for(lambda: names() == {"pg_relay"}, "the default name")
+    assert p.stop() == 0
+    p = processors("-d", db.dsn, "--workers=1", env={"PGAPPNAME": "relay-eu-1"})
+    testlib.wait_for(lambda: names() == {"relay-eu-1"}, "PGAPPNAME")
+    assert p.stop() == 0
+    p = processors("-d", db.dsn + " application_name=relay-eu-2", "--workers=1")
+    testlib.wait_for(lambda: names() == {"relay-eu-2"}, "the connection string's name")
+    assert p.stop() == 0

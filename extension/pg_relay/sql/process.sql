@@ -128,6 +128,23 @@ SELECT attempt FROM pgrelay.queue WHERE event_id = :id;
 SELECT 1 AS still_usable;
 DELETE FROM pgrelay.queue;
 
+-- a cancel before the channel's timeout ran out (the Processor's shutdown, an admin) is not the
+-- handler's failure: the statement fails, the event stays queued with its attempt unspent, no log row
+CREATE FUNCTION regress_cancelled(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+BEGIN
+    PERFORM pg_cancel_backend(pg_backend_pid());
+    PERFORM pg_sleep(5);
+END
+$$;
+SELECT channel FROM pgrelay.register('p_cancelled', 'sql', handler => 'regress_cancelled(text)');
+SELECT pgrelay.notify('p_cancelled', 'x') AS id \gset
+SET statement_timeout = '30s';
+SELECT outcome FROM pgrelay.process_one(:id);
+RESET statement_timeout;
+SELECT id = :id AS same_row, attempt FROM pgrelay.queue WHERE channel = 'p_cancelled';
+SELECT count(*) AS log_rows FROM pgrelay.log WHERE event_id = :id;
+DELETE FROM pgrelay.queue;
+
 -- a handler dropped after registration: a clear error on the event (retried: it may be created
 -- again), not a stuck row
 CREATE FUNCTION regress_doomed(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;

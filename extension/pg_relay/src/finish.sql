@@ -287,7 +287,8 @@ LANGUAGE plpgsql VOLATILE AS $$
  *
  * The channel timeout reaches the handler through statement_timeout: the Processor sets it to the
  * channel's timeout before this statement, the cancel lands inside the handler, is caught here and
- * logged as a timeout; the connection stays usable.
+ * logged as a timeout; the connection stays usable. Any other cancel ends the statement with the
+ * event unfinished (no attempt spent).
  *
  * Security. The handler is SECURITY DEFINER (checked by _handler_sql on every call), so it runs
  * with its owner's rights; this function is SECURITY INVOKER so that it adds none of its own. It
@@ -334,7 +335,18 @@ BEGIN
     started := clock_timestamp();
     BEGIN
         EXECUTE format('SELECT %s($1)', pgrelay._handler_sql(c.handler)) USING c.payload;
-    EXCEPTION WHEN OTHERS OR query_canceled OR assert_failure THEN
+    EXCEPTION WHEN query_canceled THEN
+        -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
+        -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
+        -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
+        -- again later without spending an attempt.
+        IF keep_timeout::interval = interval '0'
+           OR clock_timestamp() - statement_timestamp() < keep_timeout::interval THEN
+            RAISE;
+        END IF;
+        GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+        result := 'error';
+    WHEN OTHERS OR assert_failure THEN
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
         result := 'error';
     END;

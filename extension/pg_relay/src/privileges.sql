@@ -39,6 +39,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.discard_failed(bigint),
     pgrelay.discard_failed(text, timestamptz, timestamptz, text),
     pgrelay.purge_log(interval),
+    pgrelay.watch_table(regclass, text, text[], text[]),
+    pgrelay.unwatch_table(regclass, text),
     pgrelay.queue_probe(bigint),
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
