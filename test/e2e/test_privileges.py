@@ -529,3 +529,42 @@ def test_a_schema_somebody_else_created_first_is_refused(cluster, ext, schema):
         d.close()
         with cluster.connect() as c:
             c.execute('DROP ROLE IF EXISTS "%s"' % owner)
+
+
+def test_a_cast_to_json_never_runs_as_the_extension_owner(cluster):
+    """The trigger of watch_table() turns rows into JSON as pg_relay's owner, a superuser, and
+    to_jsonb() converts a value through its type's cast to json. The owner of a watched table
+    makes an enum type with a cast whose function records who runs it: a change of the table is
+    refused with the reason, and the function never runs - until a superuser takes it over."""
+    d = testlib.Database(cluster, extensions=("pg_relay",))
+    owner, admin = "proof_tabowner_%d" % os.getpid(), "proof_watcher_%d" % os.getpid()
+    try:
+        d.sql('CREATE ROLE "%s" LOGIN; CREATE ROLE "%s" LOGIN IN ROLE pgrelay_admin' % (owner, admin))
+        d.sql('GRANT CREATE ON SCHEMA public TO "%s"' % owner)
+        d.sql("CREATE TABLE public.ran_as (who name, super boolean); GRANT INSERT ON public.ran_as TO PUBLIC")
+        d.sql("SELECT pgrelay.register('changes', 'notify')")
+        with psycopg.connect(d.dsn.replace("user=postgres", "user=" + owner), autocommit=True) as o:
+            o.execute("""CREATE TYPE public.mood AS ENUM ('happy');
+                         CREATE FUNCTION public.mood_json(v public.mood) RETURNS json LANGUAGE plpgsql AS $f$
+                         BEGIN INSERT INTO public.ran_as SELECT current_user, rolsuper FROM pg_roles
+                               WHERE rolname = current_user;
+                               RETURN to_json(v::text); END $f$;
+                         CREATE CAST (public.mood AS json) WITH FUNCTION public.mood_json(public.mood);
+                         CREATE TABLE public.feelings (id int, m public.mood);""")
+            o.execute('GRANT SELECT, TRIGGER ON public.feelings TO "%s"' % admin)
+            with psycopg.connect(d.dsn.replace("user=postgres", "user=" + admin), autocommit=True) as a:
+                a.execute("SELECT pgrelay.watch_table('public.feelings', 'changes')")
+            with pytest.raises(psycopg.errors.InsufficientPrivilege) as e:
+                o.execute("INSERT INTO public.feelings VALUES (1, 'happy')")
+            assert "while a cast to json runs code of role %s" % owner in str(e.value)
+            assert d.sql("SELECT * FROM public.ran_as") == []
+            assert d.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+            # a superuser who has checked the function takes it over: the change is queued
+            d.sql("ALTER FUNCTION public.mood_json(public.mood) OWNER TO postgres")
+            o.execute("INSERT INTO public.feelings VALUES (2, 'happy')")
+        assert d.scalar("SELECT payload::jsonb -> 'new' ->> 'm' FROM pgrelay.queue") == "happy"
+    finally:
+        d.close()
+        with cluster.connect() as c:
+            for role in (owner, admin):
+                c.execute('DROP ROLE IF EXISTS "%s"' % role)

@@ -11,13 +11,32 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * where there is none), txid (the changing transaction's id) and event_id (the id of this event,
  * the one a webhook sends as webhook-id, as a string: JSON numbers lose digits above 2^53).
  * SECURITY DEFINER so that whoever may change the table may queue its events, and nothing else.
+ *
+ * Note that to_jsonb() converts a value of a type that has a cast to json with that cast's
+ * function, and here it runs as the extension's owner, a superuser: the owner of an enum or range
+ * type (any role that may create types) could make a cast to json whose function then ran with
+ * superuser rights at every change of a watched table. So no row is converted while a cast to
+ * json or jsonb has a function that a role other than a superuser owns.
  */
 DECLARE
     cols text[];
     old_row jsonb;
     new_row jsonb;
     id bigint := pgrelay._next_id();
+    caster record;
 BEGIN
+    SELECT c.castsource::regtype AS source, p.oid::regprocedure AS func, r.rolname AS owner INTO caster
+    FROM pg_cast c JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
+    WHERE c.casttarget IN ('json'::regtype, 'jsonb'::regtype) AND NOT r.rolsuper
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the change of a watched table is not queued while a cast to json runs code of role %',
+                        caster.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('The cast from %s uses %s, which would run with the rights of pg_relay''s owner.',
+                                             caster.source, caster.func),
+                  HINT = 'Drop the cast, or have a superuser check its function and take it over (ALTER FUNCTION ... OWNER TO).';
+    END IF;
     IF TG_NARGS > 1 THEN
         cols := ARRAY(SELECT jsonb_array_elements_text(TG_ARGV[1]::jsonb));
     END IF;
