@@ -97,6 +97,11 @@ BEGIN
     END IF;
     SELECT x.oid, x.relkind, n.nspname, x.relname INTO t
     FROM pg_class x JOIN pg_namespace n ON n.oid = x.relnamespace WHERE x.oid = watch_table."table";
+    IF NOT FOUND THEN
+        -- a regclass may hold the number of a relation that is gone (or never was)
+        RAISE EXCEPTION 'relation with OID % does not exist', watch_table."table"::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     IF t.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', watch_table."table" USING ERRCODE = 'wrong_object_type';
     END IF;
@@ -111,7 +116,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = watch_table.channel;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', watch_table.channel
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(watch_table.channel)
             USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.register().';
     END IF;
     SELECT array_agg(DISTINCT lower(o) ORDER BY lower(o)) INTO ops FROM unnest(watch_table.operations) o;
@@ -128,7 +133,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'table % has no column %', watch_table."table", bad USING ERRCODE = 'undefined_column';
+        RAISE EXCEPTION 'table % has no column %', watch_table."table", pgrelay._show(bad)
+            USING ERRCODE = 'undefined_column';
     END IF;
 
     IF EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = trig) THEN
@@ -152,14 +158,21 @@ DECLARE
     t record;
     trig name := pgrelay._watch_name(unwatch_table.channel);
 BEGIN
+    IF unwatch_table."table" IS NULL OR unwatch_table.channel IS NULL THEN
+        RAISE EXCEPTION 'table and channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT n.nspname, x.relname, x.oid INTO t
     FROM pg_class x JOIN pg_namespace n ON n.oid = x.relnamespace WHERE x.oid = unwatch_table."table";
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', unwatch_table."table"::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     IF NOT has_table_privilege(session_user, t.oid, 'TRIGGER') THEN
         RAISE EXCEPTION '% may not change the triggers of table %', session_user, unwatch_table."table"
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = trig) THEN
-        RAISE EXCEPTION 'table % is not watched for channel "%"', unwatch_table."table", unwatch_table.channel
+        RAISE EXCEPTION 'table % is not watched for channel "%"', unwatch_table."table", pgrelay._show(unwatch_table.channel)
             USING ERRCODE = 'undefined_object';
     END IF;
     EXECUTE format('DROP TRIGGER %I ON %I.%I', trig, t.nspname, t.relname);
