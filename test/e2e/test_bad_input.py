@@ -171,6 +171,38 @@ case(DT, "admin", "SELECT pgrelay.discard_failed(%s, error_like => %s)", ("c_sql
 case(DT, "admin", "SELECT pgrelay.discard_failed('c_sql', failed_before => '294277-01-01')", (),
      err("22008", "out of range"))
 
+W_T = "pgrelay.watch_table"
+case(W_T, "admin", "SELECT pgrelay.watch_table(NULL, 'c_sql')", (), err("22004", "table and channel must not be NULL"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', NULL)", (), err("22004", "must not be NULL"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.nope', 'c_sql')", (), err("42P01", 'relation "public.nope" does not exist'))
+case(W_T, "admin", "SELECT pgrelay.watch_table(424242, 'c_sql')", (), err("42P01", "relation with OID 424242 does not exist"))
+case(W_T, "admin", "SELECT pgrelay.watch_table(%s, 'c_sql')", ("public.w_tab; DROP TABLE public.w_tab",),
+     err("42602", "invalid name syntax"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_view', 'c_sql')", (), err("42809", "is not a table"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('pgrelay.queue', 'c_sql')", (), err("42501", "table pgrelay.queue cannot be watched"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('pg_catalog.pg_authid', 'c_sql')", (), err("42501", "cannot be watched"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_secret', 'c_sql')", (), err("42501", "may not read table public.w_secret"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'nope')", (), err("42704", 'channel "nope" does not exist'))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', %s)", ("c_sql\u202e\n",), err("42704", 'channel "c_sql??" does not exist'))
+for ops in ["{truncate}", "{}", "{insert,NULL}", "{insert; DROP TABLE x}"]:
+    case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', operations => %s)", (ops,),
+         err("22023", "operations must be a non-empty list of insert, update and delete"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => '{{}}')", (),
+     err("22023", "columns must name at least one column"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => %s)", (["id", "nope"],),
+     err("42703", "table public.w_tab has no column 'nope'"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => %s)", (["id\r\nx"],),
+     err("42703", "has no column 'id??x'"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => %s)", ([None],),
+     err("42703", "has no column NULL"))
+U_T = "pgrelay.unwatch_table"
+case(U_T, "admin", "SELECT pgrelay.unwatch_table(NULL, 'c_sql')", (), err("22004", "table and channel must not be NULL"))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table(424242, 'c_sql')", (), err("42P01", "relation with OID 424242 does not exist"))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', 'nope')", (),
+     err("42704", 'table public.w_tab is not watched for channel "nope"'))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_secret', 'c_sql')", (),
+     err("42501", "may not change the triggers of table public.w_secret"))
+
 PL = "pgrelay.purge_log"
 for v in (None, "0", "-1 day", "1001 years", "0.000001 s" if False else "-0.5 s"):
     case(PL, "admin", "SELECT pgrelay.purge_log(%s)", (v,),
@@ -619,6 +651,9 @@ SELECT pgrelay_notifier.create_profile('p_graph', transport => 'graph', tenant_i
 SELECT pgrelay_notifier.create_channel('c_mail', 'p_smtp');
 SELECT pgrelay_notifier.create_channel('c_small', 'p_small');
 SELECT pgrelay_notifier.create_channel('c_mail_off', 'p_smtp', active => false);
+CREATE TABLE public.w_tab (id int, note text);
+CREATE VIEW public.w_view AS SELECT * FROM public.w_tab;
+CREATE TABLE public.w_secret (id int);
 """
 
 
@@ -636,6 +671,7 @@ def bench(cluster):
     try:
         d.conn.execute(SETUP)
         d.sql('GRANT EXECUTE ON FUNCTION public.h_private(text) TO "%s"' % logins["admin"])
+        d.sql('GRANT SELECT, TRIGGER ON public.w_tab, public.w_view TO "%s"' % logins["admin"])
         conns = {k: psycopg.connect(d.dsn.replace("user=postgres", "user=" + v), autocommit=True)
                  for k, v in logins.items()}
         ids = {}

@@ -80,7 +80,7 @@ class Matrix:
             assert key not in self.objects, "docs/security.md: %s is listed twice" % key
             self.objects[key] = {col: self.cell(c) for col, c in zip(COLUMNS, cells[1:])}
         internal = self.text[self.text.index("**Internal functions**"):]
-        for m in re.finditer(r"^- `([a-z_]+)`: (.*?)(?=^- |\Z)", internal, re.M | re.S):
+        for m in re.finditer(r"^- `([a-z_]+)`: (.*?)(?=^- |\n\n|\Z)", internal, re.M | re.S):
             for name in re.findall(r"`([^`]+)`", m.group(2)):
                 self.internal.add("function %s.%s" % (m.group(1), name))
 
