@@ -104,7 +104,9 @@ class Soak:
         return s
 
     def start_processor(self):
-        p = testlib.Processor(["-d", self.conninfo, "--workers=%d" % WORKERS, "--poll-interval=100ms",
+        # the Processor's sessions are named, so that their deliveries in flight can be counted
+        p = testlib.Processor(["-d", self.conninfo + " application_name=pg_relay_soak", "--workers=%d" % WORKERS,
+                               "--poll-interval=100ms",
                                "--reconnect-max=500ms", "--shutdown-timeout=10s"])
         self.processors.append(p)
         self.processor = p
@@ -118,7 +120,7 @@ class Soak:
         with self.primary() as c:
             return c.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
                              " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
-                             " AND a.application_name = 'pg_relay'").fetchone()[0]
+                             " AND a.application_name = 'pg_relay_soak'").fetchone()[0]
 
     def freeze(self):
         """SIGSTOP the Processor and count its deliveries in flight; they cannot change while it
