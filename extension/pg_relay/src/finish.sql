@@ -339,9 +339,15 @@ BEGIN
         -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
         -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
         -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
-        -- again later without spending an attempt.
+        -- again later without spending an attempt. Note that the timer starts when the server
+        -- starts the transaction: with the extended protocol (the Processor's prepared
+        -- statements) that is at Bind, and statement_timestamp() is set again at Execute, a little
+        -- later, so the time since then is a little short of the timeout when it fires.
+        -- transaction_timestamp() is taken at the start of the transaction, before the timer, in
+        -- either protocol (inside a longer transaction block it is earlier still, and a cancel
+        -- then counts as the timeout, as it always did).
         IF keep_timeout::interval = interval '0'
-           OR clock_timestamp() - statement_timestamp() < keep_timeout::interval THEN
+           OR clock_timestamp() - transaction_timestamp() < keep_timeout::interval THEN
             RAISE;
         END IF;
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
