@@ -37,5 +37,16 @@ SELECT pgrelay_notifier.send('shop_mail',
         body_text => E'Hello Bob,\n\nthank you for your order 1003 (17.00 EUR).\n') AS notification_id;
 COMMIT;
 
-\echo '-- Transaction 4: an event whose handler will fail: there is no order 9999.'
+\echo '-- Transaction 4: a receipt for Ann from the shop''s Microsoft 365 mailbox, through Microsoft Graph.'
+BEGIN;
+SELECT pgrelay_notifier.send('m365_mail',
+        "to"        => ARRAY['Ann Example <ann@example.org>'],
+        subject     => 'Receipt for order 1001',
+        body_html   => '<p>Thank you, Ann: we received <b>42.50 EUR</b>.</p>',
+        headers     => '{"X-Order": "1001"}',
+        attachments => '[{"filename": "receipt-1001.txt", "content_text": "Order 1001: 42.50 EUR paid\n"}]')
+    AS notification_id;
+COMMIT;
+
+\echo '-- Transaction 5: an event whose handler will fail: there is no order 9999.'
 SELECT pgrelay.notify('order_placed', '{"order_id": 9999}') AS event_id;

@@ -30,3 +30,10 @@ CROSS JOIN LATERAL pgrelay_notifier.get_status(n.notification_id) s
 CROSS JOIN LATERAL jsonb_to_recordset(s.recipients)
         AS r(id integer, kind text, address text, status text, code integer, reply text)
 ORDER BY n.notification_id, r.id;
+
+\echo
+\echo 'pgrelay_notifier.attempts: each delivery attempt (provider_message_id: Microsoft Graph''s request-id)'
+SELECT n.subject, a.transport, a.outcome, a.reply_code, a.reply, coalesce(a.provider_message_id, '') AS provider_message_id
+FROM pgrelay_notifier.attempts a
+JOIN pgrelay_notifier.notifications n USING (notification_id)
+ORDER BY a.notification_id, a.attempt;

@@ -1,6 +1,7 @@
 -- demo/setup.sql - what an admin does once (run by demo/run as the superuser postgres).
 --
--- Variables (psql -v): sink_port, the port of the local SMTP sink.
+-- Variables (psql -v): sink_port, the port of the local SMTP sink; graph_url and graph_ca, the
+-- address of the local fake of Microsoft Graph and its token endpoint, and the CA it is signed by.
 
 SET client_min_messages = warning;
 
@@ -75,3 +76,22 @@ FROM pgrelay_notifier.create_profile('demo_sink',
 
 SELECT channel, profile
 FROM pgrelay_notifier.create_channel('shop_mail', 'demo_sink', max_attempts => 3);
+
+-- A Microsoft Graph profile: the shop's Microsoft 365 mailbox sends through Graph, with an app
+-- registration's client credentials (its secret stays in the Processor's environment). The real
+-- service needs no URLs, CA or scope; here Graph and its token endpoint are a local fake
+-- (test/fixtures/graphd.py) with a throwaway CA, so the profile names them.
+SELECT name, transport, sender, graph_url
+FROM pgrelay_notifier.create_profile('demo_m365', transport => 'graph',
+        tenant_id     => 'contoso.onmicrosoft.com',
+        client_id     => '6731de76-14a6-49ae-97bc-6eba6914391e',
+        client_secret => 'env:DEMO_GRAPH_SECRET',
+        sender        => 'shop@contoso.com',
+        from_name     => 'Contoso Shop',
+        login_url     => :'graph_url',
+        graph_url     => :'graph_url',
+        ca_file       => :'graph_ca',
+        scope         => 'https://graph.microsoft.com/.default');
+
+SELECT channel, profile
+FROM pgrelay_notifier.create_channel('m365_mail', 'demo_m365', max_attempts => 3);

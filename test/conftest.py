@@ -5,7 +5,9 @@ Microsoft token endpoint + Graph (graphd).
 Run from the repository root after `make -C processor all asan`:
     /usr/bin/python3 -m pytest test/e2e test/smtp test/ha test/graph -q
 """
+import json
 import os
+import subprocess
 import sys
 
 import pytest
@@ -95,3 +97,28 @@ def graphd(tmp_path, certs):
     yield start
     for s in started:
         s.stop()
+
+
+@pytest.fixture
+def deliver(tmp_path):
+    """deliver(doc or [docs], repeat=1, env={}, args=[]) runs tool_deliver, returns its results."""
+    counter = [0]
+
+    def run(docs, repeat=1, env=None, args=()):
+        if isinstance(docs, dict):
+            docs = [docs]
+        files = []
+        for d in docs:
+            counter[0] += 1
+            f = tmp_path / ("doc%d.json" % counter[0])
+            f.write_text(json.dumps(d))
+            files.append(str(f))
+        e = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
+        e.update(env or {})
+        p = subprocess.run([testlib.TOOL_DELIVER, "--repeat", str(repeat)] + list(args) + files,
+                           capture_output=True, env=e, timeout=120)
+        assert p.returncode == 0, p.stderr.decode()
+        assert b"Sanitizer" not in p.stderr, p.stderr.decode()
+        return [json.loads(line) for line in p.stdout.decode().splitlines()]
+
+    return run

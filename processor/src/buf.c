@@ -120,3 +120,32 @@ buf_free(struct Buf *b)
 	b->len = b->cap = 0;
 	b->oom = false;
 }
+
+bool
+buf_redact(struct Buf *s, const char *const *secrets, int n)
+{
+	struct Buf out = BUF_INIT;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		const char *sec = secrets[i], *p, *hit;
+
+		if (sec == NULL || sec[0] == '\0' || s->data == NULL || strstr(s->data, sec) == NULL)
+			continue;
+		buf_reset(&out);
+		for (p = s->data; (hit = strstr(p, sec)) != NULL; p = hit + strlen(sec))
+			if (!buf_append(&out, p, (size_t) (hit - p)) || !buf_puts(&out, "[redacted]"))
+				break;
+		if (!buf_puts(&out, p)) {
+			buf_free(&out);
+			return false;
+		}
+		buf_reset(s);
+		if (!buf_append(s, out.data, out.len)) {
+			buf_free(&out);
+			return false;
+		}
+	}
+	buf_free(&out);
+	return true;
+}

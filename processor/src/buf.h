@@ -34,5 +34,10 @@ void buf_reset(struct Buf *b);
 /* buf_steal returns the contents (caller frees; "" when empty) and leaves b empty. */
 char *buf_steal(struct Buf *b) MUSTCHECK;
 void buf_free(struct Buf *b);
+/*
+ * buf_redact replaces every occurrence of each non-empty secret in s by "[redacted]": the last
+ * pass over a trace or an error text, whatever a server echoed. NULL secrets are skipped.
+ */
+bool buf_redact(struct Buf *s, const char *const *secrets, int n) MUSTCHECK;
 
 #endif

@@ -88,7 +88,7 @@ static const char usage_tail[] =
 	"\n"
 	"Durations take a unit: ms, s, min or h (a bare number is seconds).\n"
 	"SIGHUP reloads the config file; SIGTERM or SIGINT stop after in-flight events finish.\n"
-	"Documentation: docs/processor.md\n";
+	"Documentation: man pg_relay (docs/pg_relay.1), docs/processor.md, docs/operations.md\n";
 
 const char *
 config_mode_name(enum Mode m)

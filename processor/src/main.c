@@ -10,6 +10,9 @@
  *   drain    rounds that follow one another without waiting for a tick, while events get done
  *   batch    one drain from its first round until the pool is empty again (the "batch" log line)
  *
+ *   beat     a tick's heartbeat in multi-node and leader mode: written once per poll interval,
+ *            even while every worker is busy (ha.c); drain rounds between ticks only probe
+ *
  * Threads: the main thread owns the control connection and the loop below; --workers threads own
  * one connection each and run events (worker.c). Polling only: no LISTEN/NOTIFY anywhere.
  */
@@ -24,11 +27,13 @@
 #include "buf.h"
 #include "clock.h"
 #include "config.h"
+#include "ha.h"
 #include "log.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
 #include "ratelimit.h"
+#include "service.h"
 #include "tick.h"
 #include "transport.h"
 
@@ -38,6 +43,7 @@ volatile sig_atomic_t reload_requested;
 static volatile sig_atomic_t signals_received;
 
 static struct Ticker ticker;
+static struct Ha ha; /* multi-node and leader mode only */
 static int saved_argc;
 static char **saved_argv;
 static long settings_generation;
@@ -45,6 +51,7 @@ static long settings_generation;
 /* The loop's state: what to do next, and the counters of the batch under way. */
 static struct {
 	bool want_probe;        /* probe again as soon as a worker is free (drain) */
+	bool tick_due;          /* the poll interval passed: probe (and beat) even when busy */
 	long long next_tick_us; /* when the next tick is due */
 	bool ticked;            /* at least one probe ran (for --once) */
 	bool batch_active;
@@ -113,6 +120,7 @@ reload(const char *source)
 	char err[512];
 
 	reload_requested = 0;
+	service_reloading();
 	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
 		log_warn("reload_failed", LOG_STR("source", source), LOG_STR("error", err));
 	} else {
@@ -123,10 +131,15 @@ reload(const char *source)
 		pool_update_settings(&ws);
 		log_info("reloaded", LOG_STR("source", source),
 				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
+		/* A node may have left the cluster: its pending rows come here (pgrelay.remove_node). */
+		if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker))
+			log_warn("rehome_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+					 LOG_STR("error", ticker.pg.error));
 	}
 	config_free(&fresh);
 	buf_free(&out);
 	buf_free(&restart);
+	service_reloaded();
 }
 
 /* end_batch writes the "batch" line of a drain and resets its counters. */
@@ -185,23 +198,76 @@ collect_finished(void)
 	}
 }
 
-/* run_tick: probe (with the mode gate), reload or pause if asked, then fetch and dispatch. */
+/* can_fetch: a worker is free and nothing is queued for it, so a fetch would be put to work. */
+static bool
+can_fetch(void)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	return c.queued == 0 && c.idle > 0;
+}
+
+/* probe runs the mode's probe: single's, or the multi-node/leader tick (with its heartbeat if beat). */
+static bool
+probe(bool beat, struct ProbeResult *r)
+{
+	struct PoolCounts c;
+
+	if (!ha_enabled(cf.mode))
+		return ticker_probe(&ticker, r);
+	pool_counts(&c);
+	return ha_probe(&ha, &ticker, beat, c.in_flight, r);
+}
+
+/*
+ * close_gate acts on a probe at once: leadership goes to the workers (who publish it on their
+ * sessions before their next event), and when dispatch is not allowed (paused, a standby, out of
+ * contact) or leadership was lost, the ids fetched but not started are dropped, so that none of
+ * them starts. (A worker that has taken one already claims it as what this node is now, and the
+ * claim refuses what the gate no longer allows.)
+ */
 static void
-run_tick(void)
+close_gate(const struct ProbeResult *r)
+{
+	int dropped = 0;
+	const char *why = "leader_yielded";
+
+	if (r->leader >= 0)
+		dropped = pool_set_leader(r->leader == 1);
+	if (!r->dispatch || r->paused) {
+		why = r->paused ? "paused" : "gate_closed";
+		dropped += pool_drop_queued();
+	}
+	if (dropped > 0)
+		log_debug("queue_dropped", LOG_INT("count", dropped), LOG_STR("reason", why));
+}
+
+/*
+ * run_tick: probe (with the mode gate; beat: the heartbeat too), reload or pause if asked, then
+ * fetch and dispatch when a worker is free.
+ */
+static void
+run_tick(bool beat)
 {
 	struct ProbeResult r;
 	struct Job *jobs;
 	int n;
 
 	loop.ticked = true;
-	if (!ticker_probe(&ticker, &r))
+	if (!probe(beat, &r))
 		goto failed;
 	if (r.reload_requested) {
 		ticker.seen_generation = r.generation;
 		reload("database");
 	}
+	close_gate(&r);
 	if (!r.dispatch || r.paused || !r.has_work)
 		return;
+	if (!can_fetch()) { /* a tick while every worker is busy: fetch as soon as one is free */
+		loop.want_probe = true;
+		return;
+	}
 	n = ticker_fetch(&ticker, cf.batch_size, &jobs);
 	if (n < 0)
 		goto failed;
@@ -220,16 +286,6 @@ failed:
 	} else {
 		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
 	}
-}
-
-/* can_fetch: a worker is free and nothing is queued for it, so a fetch would be put to work. */
-static bool
-can_fetch(void)
-{
-	struct PoolCounts c;
-
-	pool_counts(&c);
-	return c.queued == 0 && c.idle > 0;
 }
 
 /*
@@ -271,16 +327,25 @@ main_loop_once(void)
 		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
 			shutdown_requested = 1;
 		else
-			pool_wait(wait_ms);
+			pool_wait(service_loop(wait_ms, false));
 		return;
 	}
 	if (now >= loop.next_tick_us) {
 		loop.want_probe = true;
+		loop.tick_due = true;
 		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
 	}
-	if (loop.want_probe && can_fetch()) {
+	/*
+	 * Note that a tick probes even while every worker is busy (it fetches only for a free one):
+	 * so a closed gate drops the ids waiting for a worker at once, and the heartbeat of
+	 * multi-node and leader mode is never late because events are long.
+	 */
+	if ((loop.want_probe && can_fetch()) || loop.tick_due) {
+		bool beat = loop.tick_due;
+
 		loop.want_probe = false;
-		run_tick();
+		loop.tick_due = false;
+		run_tick(beat);
 	}
 	if (loop.batch_active && !loop.want_probe && pool_empty())
 		end_batch();
@@ -291,7 +356,7 @@ main_loop_once(void)
 	wait_ms = (loop.next_tick_us - now_us()) / 1000 + 1;
 	if (loop.want_probe && can_fetch())
 		wait_ms = 0;
-	pool_wait(wait_ms);
+	pool_wait(service_loop(wait_ms, true));
 }
 
 /* startup_connect: the first connection; retried with backoff unless --once. */
@@ -305,7 +370,7 @@ startup_connect(void)
 			return true;
 		if (cf.once)
 			return false;
-		pool_wait(wait_ms);
+		pool_wait(service_loop(wait_ms, false));
 	}
 	return false;
 }
@@ -354,8 +419,9 @@ main(int argc, char **argv)
 	}
 	if (rc == 2)
 		return usage_error(err);
-	if (cf.mode != MODE_SINGLE) {
-		snprintf(err, sizeof err, "--mode=%s is not available in this version; use --mode=single",
+	if (ha_enabled(cf.mode) && cf.once) {
+		snprintf(err, sizeof err,
+				 "--once cannot be used with --mode=%s: its heartbeats need a running Processor",
 				 config_mode_name(cf.mode));
 		return usage_error(err);
 	}
@@ -364,8 +430,10 @@ main(int argc, char **argv)
 
 	log_configure(cf.log_level, cf.log_format);
 	setup_signals();
+	service_init();
 	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
 	ticker_init(&ticker, &cf);
+	ha_init(&ha, cf.mode);
 
 	rc = 0;
 	if (!startup_connect()) {
@@ -379,12 +447,17 @@ main(int argc, char **argv)
 	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
 		log_error("startup_failed", LOG_STR("error", err), LOG_STR("hint", hint));
 		rc = 1;
+	} else if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker)) {
+		log_error("startup_failed", LOG_STR("error", ticker.pg.error),
+				  LOG_STR("hint", "every node of the cluster needs its pg_relay node id (docs/ha.md)"));
+		rc = 1;
 	} else if (worker_settings(&cf, &ws),
 			   !pool_start(cf.workers, cf.dbname, config_mode_name(cf.mode), &ws)) {
 		log_error("startup_failed", LOG_STR("error", "could not start the worker threads"));
 		rc = 1;
 	} else {
 		log_started();
+		service_ready();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
 			main_loop_once();
@@ -393,7 +466,11 @@ main(int argc, char **argv)
 	pool_counts(&counts);
 	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
 			 LOG_INT("in_flight", counts.in_flight));
+	service_stopping(counts.in_flight);
 	left = pool_stop(cf.shutdown_timeout_ms);
+	/* Nothing runs any more: another node may lead at once rather than after dead_after. */
+	if (rc == 0 && left == 0 && ha_enabled(cf.mode))
+		ha_stop(&ha, &ticker);
 	collect_finished();
 	if (loop.batch_active)
 		end_batch();

@@ -7,6 +7,7 @@
  */
 #include "message.h"
 
+#include <ctype.h>
 #include <jansson.h>
 #include <limits.h>
 #include <stdarg.h>
@@ -409,6 +410,109 @@ is_host_ok(const char *s)
 	return is_printable_ascii(s, "/?#@\\\"'<>%");
 }
 
+/*
+ * is_https_base_ok: an https:// base URL that a path can be appended to: printable ASCII, no
+ * blanks, no query or fragment. libcurl refuses any other scheme anyway (https only); this makes
+ * the reason readable.
+ */
+static bool
+is_https_base_ok(const char *s)
+{
+	return strncmp(s, "https://", 8) == 0 && s[8] != '\0' && is_printable_ascii(s, "?#\\\"<>");
+}
+
+/* is_scope_ok: OAuth2 scope tokens (printable ASCII) separated by single spaces. */
+static bool
+is_scope_ok(const char *s)
+{
+	const char *p;
+
+	if (*s == '\0' || *s == ' ')
+		return false;
+	for (p = s; *p; p++) {
+		unsigned char c = (unsigned char) *p;
+
+		if (c < 0x20 || c >= 0x7f || c == '"' || c == '\\' || (c == ' ' && (p[1] == ' ' || p[1] == '\0')))
+			return false;
+	}
+	return true;
+}
+
+/* is_tenant_ok: a directory GUID or a domain name: it becomes a path segment of the token URL. */
+static bool
+is_tenant_ok(const char *s)
+{
+	if (*s == '\0' || *s == '.')
+		return false;
+	for (; *s; s++)
+		if (!(isalnum((unsigned char) *s) || *s == '-' || *s == '.'))
+			return false;
+	return true;
+}
+
+/* default_str sets *field to a copy of def when it is NULL. */
+static bool
+default_str(struct Parse *p, char **field, const char *def)
+{
+	if (*field == NULL && (*field = strdup(def)) == NULL)
+		return parse_fail(p, "out of memory");
+	return true;
+}
+
+/* parse_base_url checks an https:// base URL (ctx names it) and drops trailing slashes. */
+static bool
+parse_base_url(struct Parse *p, char *url, const char *ctx)
+{
+	size_t n = strlen(url);
+
+	if (!is_https_base_ok(url))
+		return parse_fail(p, "%s must be an https:// URL without query or fragment", ctx);
+	while (n > 8 && url[n - 1] == '/')
+		url[--n] = '\0';
+	return true;
+}
+
+/* parse_oauth_app checks the tenant, the client id and the scope of an OAuth2 app (ctx: "profile.x."). */
+static bool
+parse_oauth_app(struct Parse *p, const char *ctx, const char *tenant, const char *client, const char *scope)
+{
+	if (!is_tenant_ok(tenant))
+		return parse_fail(p, "%stenant_id is neither a GUID nor a domain name", ctx);
+	if (!is_printable_ascii(client, "\"\\"))
+		return parse_fail(p, "%sclient_id is not printable ASCII", ctx);
+	if (!is_scope_ok(scope))
+		return parse_fail(p, "%sscope is not an OAuth2 scope", ctx);
+	return true;
+}
+
+/*
+ * parse_smtp_oauth reads the OAuth2 app of an SMTP profile: tenant_id, client_id and
+ * client_secret together or not at all, and then neither password nor oauth_token.
+ */
+static bool
+parse_smtp_oauth(struct Parse *p, json_t *v, struct SmtpProfile *s)
+{
+	const char *ctx = "profile.smtp.";
+	int n;
+
+	if (!get_str(p, v, ctx, "tenant_id", false, &s->tenant_id) ||
+		!get_str(p, v, ctx, "client_id", false, &s->client_id) ||
+		!get_str(p, v, ctx, "client_secret", false, &s->client_secret) ||
+		!get_str(p, v, ctx, "login_url", false, &s->login_url) ||
+		!get_str(p, v, ctx, "scope", false, &s->scope))
+		return false;
+	n = (s->tenant_id != NULL) + (s->client_id != NULL) + (s->client_secret != NULL);
+	if (n == 0)
+		return true;
+	if (n != 3)
+		return parse_fail(p, "profile.smtp.tenant_id, client_id and client_secret go together");
+	if (s->password != NULL || s->oauth_token != NULL)
+		return parse_fail(p, "profile.smtp: an OAuth2 app (client_id) excludes password and oauth_token");
+	return default_str(p, &s->login_url, DEFAULT_LOGIN_URL) && default_str(p, &s->scope, SMTP_OAUTH_SCOPE) &&
+		   parse_base_url(p, s->login_url, "profile.smtp.login_url") &&
+		   parse_oauth_app(p, ctx, s->tenant_id, s->client_id, s->scope);
+}
+
 /* parse_smtp reads profile.smtp; the port default follows the security mode. */
 static bool
 parse_smtp(struct Parse *p, json_t *v, struct SmtpProfile *s)
@@ -438,9 +542,11 @@ parse_smtp(struct Parse *p, json_t *v, struct SmtpProfile *s)
 		return parse_fail(p, "profile.smtp.helo_name is not a valid host name");
 	if (s->username != NULL && !is_header_safe(s->username))
 		return parse_fail(p, "profile.smtp.username contains a control character");
+	if (!parse_smtp_oauth(p, v, s))
+		return false;
 	/* libcurl only authenticates with a user name: without one the secret would be ignored */
-	if (s->username == NULL && (s->password != NULL || s->oauth_token != NULL))
-		return parse_fail(p, "profile.smtp.password/oauth_token need profile.smtp.username");
+	if (s->username == NULL && (s->password != NULL || s->oauth_token != NULL || s->client_id != NULL))
+		return parse_fail(p, "profile.smtp.password/oauth_token/client_id need profile.smtp.username");
 	return true;
 }
 
@@ -458,12 +564,30 @@ parse_graph(struct Parse *p, json_t *v, struct GraphProfile *g)
 		!get_str(p, v, ctx, "sender", true, &g->sender) ||
 		!get_str(p, v, ctx, "login_url", false, &g->login_url) ||
 		!get_str(p, v, ctx, "graph_url", false, &g->graph_url) ||
+		!get_str(p, v, ctx, "scope", false, &g->scope) ||
+		!get_str(p, v, ctx, "ca_file", false, &g->ca_file) ||
 		!get_bool(p, v, ctx, "save_to_sent_items", true, &g->save_to_sent_items))
 		return false;
-	if (g->login_url == NULL && (g->login_url = strdup("https://login.microsoftonline.com")) == NULL)
-		return parse_fail(p, "out of memory");
-	if (g->graph_url == NULL && (g->graph_url = strdup("https://graph.microsoft.com")) == NULL)
-		return parse_fail(p, "out of memory");
+	if (!default_str(p, &g->login_url, DEFAULT_LOGIN_URL) ||
+		!default_str(p, &g->graph_url, DEFAULT_GRAPH_URL) ||
+		!parse_base_url(p, g->login_url, "profile.graph.login_url") ||
+		!parse_base_url(p, g->graph_url, "profile.graph.graph_url"))
+		return false;
+	/* One resource per token: Graph's, named after the Graph URL of the profile's cloud. */
+	if (g->scope == NULL) {
+		struct Buf b = BUF_INIT;
+
+		if (!buf_printf(&b, "%s/.default", g->graph_url))
+			return parse_fail(p, "out of memory");
+		g->scope = buf_steal(&b);
+		if (g->scope == NULL)
+			return parse_fail(p, "out of memory");
+	}
+	if (!parse_oauth_app(p, ctx, g->tenant_id, g->client_id, g->scope))
+		return false;
+	/* the sender is %-encoded into the URL's path, so any text is safe there; a control is a mistake */
+	if (g->sender[0] == '\0' || !is_header_safe(g->sender))
+		return parse_fail(p, "profile.graph.sender is empty or contains a control character");
 	return true;
 }
 
@@ -610,12 +734,19 @@ free_profile(struct Profile *p)
 	free_secret(p->smtp.oauth_token);
 	free(p->smtp.ca_file);
 	free(p->smtp.helo_name);
+	free(p->smtp.tenant_id);
+	free(p->smtp.client_id);
+	free_secret(p->smtp.client_secret);
+	free(p->smtp.login_url);
+	free(p->smtp.scope);
 	free(p->graph.tenant_id);
 	free(p->graph.client_id);
 	free_secret(p->graph.client_secret);
 	free(p->graph.sender);
 	free(p->graph.login_url);
 	free(p->graph.graph_url);
+	free(p->graph.scope);
+	free(p->graph.ca_file);
 }
 
 void

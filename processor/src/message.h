@@ -46,6 +46,12 @@ struct Header {
 
 enum TransportKind { TRANSPORT_SMTP, TRANSPORT_GRAPH };
 
+/* The defaults of the global cloud, filled in when the document leaves them out. */
+#define DEFAULT_LOGIN_URL "https://login.microsoftonline.com"
+#define DEFAULT_GRAPH_URL "https://graph.microsoft.com"
+/* Exchange Online's resource: SMTP AUTH XOAUTH2 needs a token for it, not for Graph. */
+#define SMTP_OAUTH_SCOPE "https://outlook.office365.com/.default"
+
 enum SmtpSecurity {
 	SEC_STARTTLS,          /* plain connect, STARTTLS required (default) */
 	SEC_STARTTLS_OPTIONAL, /* STARTTLS when the server offers it */
@@ -62,6 +68,15 @@ struct SmtpProfile {
 	char *oauth_token; /* secret reference / value; when set, AUTH XOAUTH2 */
 	char *ca_file;     /* NULL: the system CA store */
 	char *helo_name;   /* NULL: libcurl's default */
+	/*
+	 * An OAuth2 app (client credentials, Microsoft 365) instead of a password or a static token:
+	 * the Processor gets and refreshes the XOAUTH2 token itself. All NULL when not used.
+	 */
+	char *tenant_id;
+	char *client_id;
+	char *client_secret; /* secret reference until resolved */
+	char *login_url;     /* the token endpoint's base URL */
+	char *scope;         /* the token's scope */
 };
 
 struct GraphProfile {
@@ -71,6 +86,8 @@ struct GraphProfile {
 	char *sender;        /* mailbox the message is sent as */
 	char *login_url;     /* e.g. https://login.microsoftonline.com */
 	char *graph_url;     /* e.g. https://graph.microsoft.com */
+	char *scope;         /* the token's scope: {graph_url}/.default unless the profile names one */
+	char *ca_file;       /* NULL: the system CA store */
 	bool save_to_sent_items;
 };
 

@@ -109,6 +109,7 @@ connect_once(struct PgConn *c)
 	}
 	PQsetNoticeReceiver(conn, notice_receiver, c);
 	c->conn = conn;
+	c->sessions++;
 	c->timeout_ms = -1;
 	c->prepared = 0;
 	pthread_mutex_lock(&c->cancel_mu);

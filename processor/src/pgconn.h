@@ -23,6 +23,7 @@ struct PgConn {
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
 	unsigned prepared;         /* statements prepared on this session (bit per enum StmtId) */
+	unsigned long sessions;    /* sessions opened so far: a new one starts from the server's defaults */
 	/* What to connect to, set once by pgconn_init. */
 	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */
 	char mode[16];           /* pg_relay.mode of every session */

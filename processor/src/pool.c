@@ -33,6 +33,7 @@ static struct {
 	int n;
 	char *conninfo;
 	struct WorkerSettings settings;
+	int leader; /* leader mode: 1 this node leads, 0 it does not; -1 in the other modes */
 } pool = {PTHREAD_MUTEX_INITIALIZER,
 		  PTHREAD_COND_INITIALIZER,
 		  NULL,
@@ -48,7 +49,8 @@ static struct {
 		  NULL,
 		  0,
 		  NULL,
-		  {{0}, 0, 0, 0}};
+		  {{0}, 0, 0, 0},
+		  -1};
 
 bool
 pool_start(int nworkers, const char *conninfo, const char *mode, const struct WorkerSettings *ws)
@@ -164,6 +166,58 @@ pool_submit(struct Job *jobs)
 	pthread_cond_broadcast(&pool.cv);
 	pthread_mutex_unlock(&pool.mu);
 	return n;
+}
+
+/* drop_queued frees the jobs not taken yet; called with pool.mu held. Returns how many. */
+static int
+drop_queued(void)
+{
+	struct Job *j, *next;
+	int n = 0;
+
+	for (j = pool.head; j; j = next) {
+		next = j->next;
+		free(j);
+		n++;
+	}
+	pool.head = pool.tail = NULL;
+	pool.queued = 0;
+	return n;
+}
+
+int
+pool_drop_queued(void)
+{
+	int n;
+
+	pthread_mutex_lock(&pool.mu);
+	n = drop_queued();
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+int
+pool_set_leader(bool leader)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&pool.mu);
+	if (pool.leader == 1 && !leader)
+		n = drop_queued();
+	pool.leader = leader ? 1 : 0;
+	pthread_mutex_unlock(&pool.mu);
+	return n;
+}
+
+int
+pool_leader(void)
+{
+	int v;
+
+	pthread_mutex_lock(&pool.mu);
+	v = pool.leader;
+	pthread_mutex_unlock(&pool.mu);
+	return v;
 }
 
 struct Job *
@@ -308,18 +362,12 @@ wait_in_flight(long long deadline_us)
 int
 pool_stop(long timeout_ms)
 {
-	struct Job *j, *next;
 	int i, left;
 
 	pthread_mutex_lock(&pool.mu);
 	pool.stopping = true;
 	/* Events not yet taken hold no lock in the database: dropping them loses nothing. */
-	for (j = pool.head; j; j = next) {
-		next = j->next;
-		free(j);
-	}
-	pool.head = pool.tail = NULL;
-	pool.queued = 0;
+	drop_queued();
 	pthread_cond_broadcast(&pool.cv);
 	pthread_mutex_unlock(&pool.mu);
 

@@ -20,6 +20,20 @@ void pool_update_settings(const struct WorkerSettings *ws);
  * those a worker is running already. Returns how many were queued.
  */
 int pool_submit(struct Job *jobs);
+/*
+ * pool_drop_queued drops the jobs submitted but not taken by a worker yet (they hold no lock in the
+ * database, so nothing is lost): the gate closed (pause, standby, lost contact) and they must not
+ * start. Returns how many.
+ */
+int pool_drop_queued(void);
+/*
+ * pool_set_leader records this node's leadership (leader mode), which each worker publishes on its
+ * session before its next event. Losing it drops the queued jobs, fetched while leading. Returns
+ * how many were dropped.
+ */
+int pool_set_leader(bool leader);
+/* pool_leader: 1 leading, 0 not leading, -1 not in leader mode (nothing to publish). */
+int pool_leader(void);
 /* pool_collect returns the finished jobs, oldest first; the caller frees them. */
 struct Job *pool_collect(void);
 

@@ -163,5 +163,6 @@ secrets_resolve_profile(struct Profile *p, const char *secrets_dir, char *err, s
 {
 	return resolve_field(&p->smtp.password, "profile.smtp.password", secrets_dir, err, errlen) &&
 		   resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", secrets_dir, err, errlen) &&
+		   resolve_field(&p->smtp.client_secret, "profile.smtp.client_secret", secrets_dir, err, errlen) &&
 		   resolve_field(&p->graph.client_secret, "profile.graph.client_secret", secrets_dir, err, errlen);
 }

@@ -26,8 +26,9 @@ bool secrets_resolve(const char *ref, const char *secrets_dir, char **out, char 
 
 /*
  * secrets_resolve_profile replaces every secret reference of p (smtp.password, smtp.oauth_token,
- * graph.client_secret) by its value, in place; the old strings are wiped and freed. On failure p
- * keeps what was already resolved and err names the field and the reference, never a value.
+ * smtp.client_secret, graph.client_secret) by its value, in place; the old strings are wiped and
+ * freed. On failure p keeps what was already resolved and err names the field and the reference,
+ * never a value.
  */
 bool secrets_resolve_profile(struct Profile *p, const char *secrets_dir, char *err, size_t errlen) MUSTCHECK;
 

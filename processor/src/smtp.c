@@ -15,7 +15,10 @@
 #include <time.h>
 
 #include "clock.h"
+#include "https.h"
 #include "mime.h"
+#include "oauth.h"
+#include "oauth_request.h"
 #include "smtp_dialog.h"
 #include "smtp_result.h"
 #include "utf8.h"
@@ -33,6 +36,7 @@ struct TransportSession {
 	struct SmtpDialog dialog; /* fed by the callbacks; lives as long as the handle */
 	struct Upload up;
 	char errbuf[CURL_ERROR_SIZE];
+	struct Https *http; /* token requests of a profile's OAuth2 app; NULL until one is needed */
 };
 
 /* smtp_session_new makes an empty session: the easy handle is created by the first delivery. */
@@ -66,6 +70,7 @@ smtp_session_free(struct TransportSession *s)
 		return;
 	drop_handle(s);
 	smtp_dialog_free(&s->dialog);
+	https_free(s->http);
 	free(s);
 }
 
@@ -120,7 +125,10 @@ profile_key(const struct SmtpProfile *p)
 
 	if (!buf_printf(&b, "%s\n%d\n%d\n%s\n%s\n%s\n%s", p->host, p->port, (int) p->security,
 					p->username ? p->username : "", p->ca_file ? p->ca_file : "",
-					p->helo_name ? p->helo_name : "", p->oauth_token ? "oauth" : "password"))
+					p->helo_name ? p->helo_name : "",
+					p->client_id     ? "app"
+					: p->oauth_token ? "oauth"
+									 : "password"))
 		return NULL;
 	return buf_steal(&b);
 }
@@ -157,6 +165,7 @@ struct Attempt {
 	struct curl_slist *rcpts; /* "<addr>" per envelope recipient */
 	const struct Buf *msg;    /* the MIME bytes */
 	long time_ms;             /* budget for this perform */
+	const char *bearer;       /* the OAuth2 app's token for XOAUTH2, or NULL */
 	CURLcode rc;
 	bool reused; /* ran on a cached connection */
 };
@@ -180,16 +189,21 @@ set_security(CURL *c, const struct SmtpProfile *p)
 	return rc;
 }
 
-/* set_auth selects AUTH: XOAUTH2/OAUTHBEARER with a token, else PLAIN/LOGIN with a password. */
+/*
+ * set_auth selects AUTH: XOAUTH2/OAUTHBEARER with a token (the app's, else the profile's static
+ * one), else PLAIN/LOGIN with a password.
+ */
 static CURLcode
-set_auth(CURL *c, const struct SmtpProfile *p)
+set_auth(CURL *c, const struct SmtpProfile *p, const char *bearer)
 {
 	CURLcode rc = CURLE_OK;
 
 	if (p->username == NULL)
 		return rc;
 	SETOPT(rc, c, CURLOPT_USERNAME, p->username);
-	if (p->oauth_token != NULL)
+	if (bearer != NULL)
+		SETOPT(rc, c, CURLOPT_XOAUTH2_BEARER, bearer);
+	else if (p->oauth_token != NULL)
 		SETOPT(rc, c, CURLOPT_XOAUTH2_BEARER, p->oauth_token);
 	else if (p->password != NULL)
 		SETOPT(rc, c, CURLOPT_PASSWORD, p->password);
@@ -217,7 +231,7 @@ set_options(struct TransportSession *s, struct Attempt *a, const char *url)
 	if (rc == CURLE_OK)
 		rc = set_security(c, &pr->smtp);
 	if (rc == CURLE_OK)
-		rc = set_auth(c, &pr->smtp);
+		rc = set_auth(c, &pr->smtp, a->bearer);
 	SETOPT(rc, c, CURLOPT_MAIL_RCPT, a->rcpts);
 	SETOPT(rc, c, CURLOPT_MAIL_RCPT_ALLLOWFAILS, 1L);
 	SETOPT(rc, c, CURLOPT_UPLOAD, 1L);
@@ -310,17 +324,6 @@ envelope(const struct Message *m, const struct Recipient ***env, int *n, struct 
 	return true;
 }
 
-/* budget_ms is min(profile.timeout_ms, opt.max_time_ms), ignoring unset (<= 0) values. */
-static long
-budget_ms(const struct Message *m, const struct DeliveryOptions *opt)
-{
-	long t = m->profile.timeout_ms > 0 ? m->profile.timeout_ms : 60000;
-
-	if (opt->max_time_ms > 0 && opt->max_time_ms < t)
-		t = opt->max_time_ms;
-	return t;
-}
-
 /* prepare_session drops the handle when the profile's connection identity changed. */
 static bool
 prepare_session(struct TransportSession *s, const struct Message *m)
@@ -406,7 +409,7 @@ static bool
 scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
 {
 	struct Buf e = BUF_INIT;
-	bool ok = buf_puts(&e, r->error) && smtp_scrub(&e, d->secrets, SMTP_DIALOG_SECRETS);
+	bool ok = buf_puts(&e, r->error) && buf_redact(&e, d->secrets, SMTP_DIALOG_SECRETS);
 
 	if (ok) {
 		snprintf(r->error, sizeof(r->error), "%s", e.data);
@@ -414,6 +417,81 @@ scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
 	}
 	buf_free(&e);
 	return ok;
+}
+
+/* app_client is the profile's OAuth2 app (tenant_id, client_id, client_secret). */
+static struct OAuthClient
+app_client(const struct SmtpProfile *p)
+{
+	return (struct OAuthClient){p->login_url, p->tenant_id, p->client_id, p->client_secret, p->scope};
+}
+
+/*
+ * app_token takes the app's token from the shared cache (fetching one over the session's HTTPS
+ * client when needed) into t and a->bearer, and takes the time it took from a's budget. The
+ * profile's ca_file is used for the token endpoint too: a private CA or a TLS-inspecting proxy
+ * is usually in the way of both. False with r->error set when there is no token: nothing is sent.
+ */
+static bool
+app_token(struct TransportSession *s, struct Attempt *a, struct OAuthToken *t, struct DeliveryResult *r)
+{
+	const struct Profile *p = &a->m->profile;
+	struct OAuthClient c = app_client(&p->smtp);
+	long long start = now_us();
+	struct OAuthRequest orq = {NULL, p->smtp.ca_file, p->connect_timeout_ms,
+							   start + (long long) a->time_ms * 1000, p->debug ? &r->trace : NULL};
+	struct OAuthGrant g;
+
+	memset(&g, 0, sizeof(g));
+	if (s->http == NULL && (s->http = https_new()) == NULL) {
+		r->status = DS_TRANSIENT;
+		snprintf(r->error, sizeof(r->error), "out of memory");
+		return false;
+	}
+	orq.http = s->http;
+	if (!oauth_token(&c, oauth_request_fetch, &orq, start, orq.deadline_us, t, &g)) {
+		r->status = g.status;
+		r->retry_after_s = g.retry_after_s;
+		r->reply_code = g.http_status;
+		snprintf(r->error, sizeof(r->error), "no OAuth2 token for SMTP AUTH XOAUTH2: %s", g.error);
+		oauth_grant_free(&g);
+		return false;
+	}
+	smtp_dialog_add_secret(&s->dialog, t->value);
+	a->bearer = t->value;
+	a->time_ms -= (long) ((now_us() - start) / 1000);
+	if (a->time_ms < 1)
+		a->time_ms = 1;
+	return true;
+}
+
+/*
+ * transact_with_app authenticates with the app's token. A token from the cache that the server
+ * refuses (5xx to AUTH: revoked, or expired early) is dropped from the cache and the attempt made
+ * once more with a new one; a token fetched for this attempt and refused is a configuration
+ * problem, not retried. False only when out of memory; r->error is set when no token was had.
+ */
+static bool
+transact_with_app(struct TransportSession *s, struct Attempt *a, struct SmtpAttempt *sa,
+				  struct OAuthToken *tokens, struct DeliveryResult *r)
+{
+	struct OAuthClient c = app_client(&a->m->profile.smtp);
+	long long end = now_us() + (long long) a->time_ms * 1000;
+
+	if (!app_token(s, a, &tokens[0], r))
+		return true;
+	transact(s, a, sa);
+	if (a->rc != CURLE_LOGIN_DENIED || s->dialog.auth.code / 100 != 5 || tokens[0].fetched)
+		return true;
+	oauth_invalidate(&c, tokens[0].serial);
+	a->time_ms = (long) ((end - now_us()) / 1000);
+	if (a->time_ms < 100)
+		return true; /* the budget is spent: the refusal stands, the token is gone for the next attempt */
+	smtp_dialog_note(&s->dialog, "the server refused the cached token; fetching a new one, trying once more");
+	if (!app_token(s, a, &tokens[1], r))
+		return true;
+	transact(s, a, sa);
+	return true;
 }
 
 /*
@@ -426,7 +504,8 @@ smtp_deliver(struct TransportSession *s, const struct Message *m, const struct D
 			 struct DeliveryResult *r)
 {
 	const struct Recipient **env = NULL;
-	struct Attempt a = {m, opt, NULL, NULL, budget_ms(m, opt), CURLE_OK, false};
+	struct Attempt a = {m, opt, NULL, NULL, transport_budget_ms(m, opt), NULL, CURLE_OK, false};
+	struct OAuthToken tokens[2] = {{NULL, 0, false}, {NULL, 0, false}};
 	struct SmtpAttempt sa = {0, s->errbuf, &s->dialog, NULL, 0, m->profile.smtp.security};
 	struct Buf msg = BUF_INIT;
 	bool ok = false;
@@ -451,13 +530,22 @@ smtp_deliver(struct TransportSession *s, const struct Message *m, const struct D
 	s->dialog.trace = m->profile.debug ? &r->trace : NULL;
 	smtp_dialog_add_secret(&s->dialog, m->profile.smtp.password);
 	smtp_dialog_add_secret(&s->dialog, m->profile.smtp.oauth_token);
-	transact(s, &a, &sa);
-	ok = smtp_result_fill(&sa, r) && scrub_error(r, &s->dialog);
+	smtp_dialog_add_secret(&s->dialog, m->profile.smtp.client_secret);
+	if (m->profile.smtp.client_id != NULL)
+		ok = transact_with_app(s, &a, &sa, tokens, r);
+	else {
+		transact(s, &a, &sa);
+		ok = true;
+	}
+	ok = ok && (r->error[0] != '\0' ? fail_all(r, env, sa.n_env) : smtp_result_fill(&sa, r)) &&
+		 scrub_error(r, &s->dialog);
 out:
 	if (!ok && r->error[0] == '\0')
 		snprintf(r->error, sizeof(r->error), "out of memory");
 	s->dialog.trace = NULL;
 	memset(s->dialog.secrets, 0, sizeof(s->dialog.secrets));
+	oauth_token_free(&tokens[0]);
+	oauth_token_free(&tokens[1]);
 	curl_slist_free_all(a.rcpts);
 	free(env);
 	buf_free(&msg);

@@ -93,35 +93,6 @@ smtp_dialog_add_secret(struct SmtpDialog *d, const char *secret)
 		}
 }
 
-bool
-smtp_scrub(struct Buf *s, const char *const *secrets, int n)
-{
-	struct Buf out = BUF_INIT;
-	int i;
-
-	for (i = 0; i < n; i++) {
-		const char *sec = secrets[i], *p, *hit;
-
-		if (sec == NULL || sec[0] == '\0' || s->data == NULL || strstr(s->data, sec) == NULL)
-			continue;
-		buf_reset(&out);
-		for (p = s->data; (hit = strstr(p, sec)) != NULL; p = hit + strlen(sec))
-			if (!buf_append(&out, p, (size_t) (hit - p)) || !buf_puts(&out, "[redacted]"))
-				break;
-		if (!buf_puts(&out, p)) {
-			buf_free(&out);
-			return false;
-		}
-		buf_reset(s);
-		if (!buf_append(s, out.data, out.len)) {
-			buf_free(&out);
-			return false;
-		}
-	}
-	buf_free(&out);
-	return true;
-}
-
 /* trace_line appends "<prefix>text\r\n" to the transcript with the secrets cut out. */
 static void
 trace_line(struct SmtpDialog *d, const char *prefix, const char *text, size_t len)
@@ -132,7 +103,7 @@ trace_line(struct SmtpDialog *d, const char *prefix, const char *text, size_t le
 		return;
 	/* The server's lines are bytes of its choosing: the transcript keeps valid UTF-8 only. */
 	if (buf_puts(&line, prefix) && utf8_clean(&line, text, len, SMTP_LINE_MAX) &&
-		smtp_scrub(&line, d->secrets, SMTP_DIALOG_SECRETS)) {
+		buf_redact(&line, d->secrets, SMTP_DIALOG_SECRETS)) {
 		if (d->trace->len + line.len >= SMTP_TRACE_MAX)
 			(void) buf_puts(d->trace, "* [trace truncated]\r\n");
 		else

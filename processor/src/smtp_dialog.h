@@ -33,7 +33,7 @@ struct SmtpReply {
 	char *text; /* every line of the reply, joined with "\n", or NULL */
 };
 
-#define SMTP_DIALOG_SECRETS 4
+#define SMTP_DIALOG_SECRETS 5
 #define SMTP_TRACE_MAX (256 * 1024)
 /* A reply (all its lines) and a transcript line are kept to these many bytes of valid UTF-8. */
 #define SMTP_REPLY_MAX 4096
@@ -87,8 +87,5 @@ void smtp_dialog_body_end(struct SmtpDialog *d, size_t len);
 
 /* smtp_stage_name describes a stage for error messages ("at RCPT TO"). */
 const char *smtp_stage_name(enum SmtpStage st);
-
-/* smtp_scrub replaces every occurrence of the secrets in the NUL-terminated s by "[redacted]". */
-bool smtp_scrub(struct Buf *s, const char *const *secrets, int n) MUSTCHECK;
 
 #endif

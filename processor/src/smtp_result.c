@@ -43,23 +43,6 @@ set_reply(struct DeliveryResult *r, const struct SmtpReply *rep)
 	return r->reply != NULL;
 }
 
-/* is_cert_error: libcurl codes meaning the peer's certificate (or our CA file) is the problem. */
-static bool
-is_cert_error(int code)
-{
-	return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
-		   code == CURLE_SSL_ISSUER_ERROR || code == CURLE_SSL_CRL_BADFILE ||
-		   code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_SSL_CERTPROBLEM;
-}
-
-/* is_config_error: libcurl refused the request itself; retrying the same profile cannot help. */
-static bool
-is_config_error(int code)
-{
-	return code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT || code == CURLE_NOT_BUILT_IN ||
-		   code == CURLE_BAD_FUNCTION_ARGUMENT || code == CURLE_UNKNOWN_OPTION || code == CURLE_LOGIN_DENIED;
-}
-
 /* class_status maps a 4xx/5xx reply to transient/permanent. */
 static enum DeliveryStatus
 class_status(int code)
@@ -158,7 +141,7 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 				"security=starttls requires STARTTLS but the server %s (configuration: fix "
 				"the server, or use security=tls or starttls_optional): %s",
 				d->starttls.code ? "refused it" : "does not offer it", cerr);
-	} else if (is_cert_error(a->curl_code)) {
+	} else if (transport_curl_cert_error(a->curl_code)) {
 		v->status = DS_PERMANENT;
 		explain(r,
 				"TLS certificate verification failed (configuration: check profile.smtp.host "
@@ -169,7 +152,7 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 		v->status = class_status(d->last.code);
 		explain(r, "the server refused the session %s: %s", smtp_stage_name(d->last_stage),
 				text_of(v->reply));
-	} else if (is_config_error(a->curl_code)) {
+	} else if ((transport_curl_config_error(a->curl_code) || a->curl_code == CURLE_LOGIN_DENIED)) {
 		v->status = DS_PERMANENT;
 		explain(r, "the SMTP request is invalid (configuration): %s", cerr);
 	} else

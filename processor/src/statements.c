@@ -66,6 +66,17 @@ static const struct Statement statements[] = {
 		{"pgrelay_defer",
 		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
 		 false},
+	[STMT_HA_TICK] =
+		{"pgrelay_ha_tick",
+		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"
+		 " waiting, adopted, in_recovery, node, why"
+		 " FROM pgrelay._ha_tick(NULLIF($1, '-1')::bigint, $2::boolean, $3::boolean, $4::boolean)",
+		 4, true},
+	[STMT_HA_REHOME] = {"pgrelay_ha_rehome", "SELECT owner_node, rehomed FROM pgrelay._startup_queue_check()",
+						0, false},
+	[STMT_HA_STOP] = {"pgrelay_ha_stop", "SELECT pgrelay._heartbeat_stop()", 0, false},
+	[STMT_SET_LEADER] = {"pgrelay_set_leader",
+						 "SELECT pg_catalog.set_config('pg_relay.is_leader', $1, false)", 1, false},
 	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
 	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},
 	[STMT_ROLLBACK] = {"pgrelay_rollback", "ROLLBACK", 0, false},

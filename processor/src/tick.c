@@ -108,6 +108,16 @@ sqlerr:
 	return false;
 }
 
+void
+ticker_note_paused(struct Ticker *t, bool paused)
+{
+	if (paused && t->paused != 1)
+		log_info("paused", LOG_STR("reason", "pgrelay.pause"));
+	else if (!paused && t->paused == 1)
+		log_info("resumed", LOG_STR("reason", "pgrelay.resume"));
+	t->paused = paused ? 1 : 0;
+}
+
 /* apply_probe logs the edges of the gate and the pause flag, once each. */
 static void
 apply_probe(struct Ticker *t, const struct ProbeResult *r)
@@ -120,11 +130,7 @@ apply_probe(struct Ticker *t, const struct ProbeResult *r)
 		log_info("standby_waiting", LOG_STR("mode", "single"), LOG_STR("reason", "in_recovery"));
 		t->gate = 0;
 	}
-	if (r->paused && t->paused != 1)
-		log_info("paused", LOG_STR("reason", "pgrelay.pause"));
-	else if (!r->paused && t->paused == 1)
-		log_info("resumed", LOG_STR("reason", "pgrelay.resume"));
-	t->paused = r->paused ? 1 : 0;
+	ticker_note_paused(t, r->paused);
 }
 
 bool
@@ -145,6 +151,7 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 	v = pgconn_value(res, 0, 3);
 	r->generation = v ? atoll(v) : 0;
 	r->dispatch = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
+	r->leader = -1;
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;

@@ -16,6 +16,7 @@ struct ProbeResult {
 	bool paused;           /* pgrelay.pause() is in force */
 	bool dispatch;         /* the mode gate: true when this node may dispatch */
 	long long generation;  /* the reload generation the probe saw */
+	int leader;            /* leader mode: 1 this node leads, 0 it does not; -1 in the other modes */
 };
 
 struct Ticker {
@@ -44,6 +45,9 @@ bool ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char 
 
 /* ticker_probe runs queue_probe() and the mode gate in one round trip, logging state changes. */
 bool ticker_probe(struct Ticker *t, struct ProbeResult *r);
+
+/* ticker_note_paused logs "paused" and "resumed" when pgrelay.pause() or resume() took effect. */
+void ticker_note_paused(struct Ticker *t, bool paused);
 
 /* ticker_fetch takes up to limit eligible ids; returns how many (jobs in *out) or -1. */
 int ticker_fetch(struct Ticker *t, int limit, struct Job **out);

@@ -6,9 +6,12 @@
 
 #include <curl/curl.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+#include "oauth.h"
 
 /* The transports a profile may name (docs/interface.md, profile.transport). */
 static const struct {
@@ -17,7 +20,7 @@ static const struct {
 	const struct Transport *tr; /* NULL: not built into this Processor */
 } transports[] = {
 	{"smtp", "SMTP", &smtp_transport},
-	{"graph", "Microsoft Graph", NULL},
+	{"graph", "Microsoft Graph", &graph_transport},
 };
 
 #define NTRANSPORTS (sizeof transports / sizeof transports[0])
@@ -29,6 +32,8 @@ struct TransportCache {
 
 static pthread_once_t curl_once = PTHREAD_ONCE_INIT;
 static bool curl_ready;
+/* Session caches alive: the shared token cache is freed at exit only when none is left. */
+static atomic_int live_caches;
 
 const struct Transport *
 transport_find(const char *name, char *err, size_t errlen)
@@ -62,6 +67,9 @@ transport_global_init(void)
 void
 transport_global_cleanup(void)
 {
+	/* A worker stuck in a delivery still holds its sessions: then leave the cache to process exit. */
+	if (atomic_load(&live_caches) == 0)
+		oauth_cache_free();
 	if (curl_ready)
 		curl_global_cleanup();
 	curl_ready = false;
@@ -76,7 +84,11 @@ transport_describe_versions(struct Buf *out)
 struct TransportCache *
 transport_cache_new(void)
 {
-	return calloc(1, sizeof(struct TransportCache));
+	struct TransportCache *tc = calloc(1, sizeof(struct TransportCache));
+
+	if (tc != NULL)
+		atomic_fetch_add(&live_caches, 1);
+	return tc;
 }
 
 /* drop_sessions closes every session of tc. */
@@ -99,6 +111,7 @@ transport_cache_free(struct TransportCache *tc)
 		return;
 	drop_sessions(tc);
 	free(tc);
+	atomic_fetch_sub(&live_caches, 1);
 }
 
 struct TransportSession *
@@ -144,4 +157,35 @@ delivery_result_free(struct DeliveryResult *r)
 	free(r->provider_message_id);
 	buf_free(&r->trace);
 	delivery_result_init(r);
+}
+
+long
+transport_budget_ms(const struct Message *m, const struct DeliveryOptions *opt)
+{
+	long t = m->profile.timeout_ms > 0 ? m->profile.timeout_ms : 60000;
+
+	if (opt->max_time_ms > 0 && opt->max_time_ms < t)
+		t = opt->max_time_ms;
+	return t;
+}
+
+bool
+transport_curl_cert_error(int code)
+{
+	return code == CURLE_PEER_FAILED_VERIFICATION || code == CURLE_SSL_CACERT_BADFILE ||
+		   code == CURLE_SSL_ISSUER_ERROR || code == CURLE_SSL_CRL_BADFILE ||
+		   code == CURLE_SSL_PINNEDPUBKEYNOTMATCH || code == CURLE_SSL_CERTPROBLEM;
+}
+
+bool
+transport_curl_config_error(int code)
+{
+	return code == CURLE_UNSUPPORTED_PROTOCOL || code == CURLE_URL_MALFORMAT || code == CURLE_NOT_BUILT_IN ||
+		   code == CURLE_BAD_FUNCTION_ARGUMENT || code == CURLE_UNKNOWN_OPTION;
+}
+
+bool
+transport_curl_timeout(int code)
+{
+	return code == CURLE_OPERATION_TIMEDOUT;
 }

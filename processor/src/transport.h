@@ -61,9 +61,10 @@ struct Transport {
 };
 
 extern const struct Transport smtp_transport;
+extern const struct Transport graph_transport;
 
 /*
- * transport_find returns the transport a profile names ("smtp"), or NULL with the reason in err
+ * transport_find returns the transport a profile names ("smtp", "graph"), or NULL with the reason in err
  * when this Processor has no such transport.
  */
 const struct Transport *transport_find(const char *name, char *err, size_t errlen);
@@ -72,7 +73,8 @@ const struct Transport *transport_find(const char *name, char *err, size_t errle
  * transport_global_init sets up libcurl (and with it the TLS library) once per process, on the
  * first delivery rather than at startup: a Processor that only runs SQL events stays ~2 MB
  * smaller (docs/benchmarks.md). Thread-safe; false when the set-up failed.
- * transport_global_cleanup undoes it at exit, if it happened.
+ * transport_global_cleanup undoes it at exit, if it happened, and forgets the cached OAuth2
+ * tokens once no TransportCache is left (a stuck worker's may still use them).
  */
 bool transport_global_init(void) MUSTCHECK;
 void transport_global_cleanup(void);
@@ -96,5 +98,19 @@ struct TransportSession *transport_cache_session(struct TransportCache *tc, cons
 
 void delivery_result_init(struct DeliveryResult *r);
 void delivery_result_free(struct DeliveryResult *r);
+
+/*
+ * What the transports share: the time budget of one attempt, and how libcurl's errors that are
+ * not about the remote server's answer are classified.
+ *
+ * transport_budget_ms is min(profile.timeout_ms, opt.max_time_ms), ignoring unset (<= 0) values.
+ */
+long transport_budget_ms(const struct Message *m, const struct DeliveryOptions *opt);
+/* transport_curl_cert_error: the peer's certificate (or our CA file) is the problem: configuration. */
+bool transport_curl_cert_error(int curl_code);
+/* transport_curl_config_error: libcurl refused the request itself; retrying cannot help. */
+bool transport_curl_config_error(int curl_code);
+/* transport_curl_timeout: the attempt ran out of time. */
+bool transport_curl_timeout(int curl_code);
 
 #endif

@@ -109,3 +109,16 @@ utf8_clean(struct Buf *out, const char *s, size_t len, size_t max)
 	}
 	return !out->oom;
 }
+
+bool
+utf8_clean_line(struct Buf *out, const char *s, size_t len, size_t max)
+{
+	size_t start = out->len, i;
+
+	if (!utf8_clean(out, s, len, max))
+		return false;
+	for (i = start; i < out->len; i++)
+		if (out->data[i] == '\r' || out->data[i] == '\n' || out->data[i] == '\t')
+			out->data[i] = ' ';
+	return true;
+}

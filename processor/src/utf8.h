@@ -37,4 +37,10 @@ size_t utf8_prefix(const char *s, size_t max);
  */
 void utf8_trim_cut(char *s);
 
+/*
+ * utf8_clean_line is utf8_clean that also turns CR, LF and TAB into blanks: a server's text made
+ * into one line of an error message.
+ */
+bool utf8_clean_line(struct Buf *out, const char *s, size_t len, size_t max);
+
 #endif

@@ -179,13 +179,45 @@ unknown_action_first_time(const char *action_type)
 	return first;
 }
 
+/*
+ * publish_leader: in leader mode the worker's session carries this node's leadership as the
+ * setting pg_relay.is_leader, which _queue_claim() checks. It is published between events, never
+ * during one (process_one() puts the value it began with back after each handler), on the first
+ * event of each new session and after every change; the value is read now, not when the event
+ * was fetched, so an event fetched as leader is claimed as what this node is at claim time.
+ */
+static bool
+publish_leader(struct Worker *w)
+{
+	int leader = pool_leader();
+	const char *value[1];
+
+	if (leader < 0 || (w->pg.sessions == w->leader_session && leader == w->leader_published))
+		return true;
+	value[0] = leader ? "on" : "off";
+	if (!pgconn_exec(&w->pg, STMT_SET_LEADER, value))
+		return false;
+	w->leader_session = w->pg.sessions;
+	w->leader_published = leader;
+	return true;
+}
+
 /* run_job dispatches on the action type; an action this Processor does not know is skipped. */
 static void
 run_job(struct Worker *w, struct Job *j)
 {
 	long long t0 = now_us();
 
-	if (strcmp(j->action_type, "sql") == 0)
+	if (!publish_leader(w)) {
+		/* Nothing was started: the event stays queued whatever the error (never failed for it). */
+		j->outcome = OC_LOST;
+		if (w->pg.lost)
+			statement_failed(w, j, "is_leader", NULL);
+		else
+			log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+						LOG_STR("outcome", "not_finished"), LOG_STR("step", "is_leader"),
+						LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	} else if (strcmp(j->action_type, "sql") == 0)
 		run_sql(w, j);
 	else if (strcmp(j->action_type, "notify") == 0)
 		run_notify(w, j);

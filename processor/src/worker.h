@@ -29,6 +29,8 @@ struct Worker {
 	struct WorkerSettings settings;    /* copy taken with the current job */
 	long long job_id;                  /* the event being run, 0 when none (guarded by the pool lock) */
 	struct TransportCache *transports; /* transport sessions; made by the first notify event */
+	unsigned long leader_session;      /* pg.sessions when pg_relay.is_leader was last published */
+	int leader_published;              /* the value published then: 1 on, 0 off */
 };
 
 void *worker_main(void *arg);

@@ -286,6 +286,148 @@ test_lengths(void)
 	}
 }
 
+/* parse_with parses base_doc with up to four mutations (path, value pairs; NULL ends them). */
+static bool
+parse_with(struct Message *m, char *err, size_t errlen, const char *const *pv)
+{
+	json_t *doc = json_loads(base_doc, 0, NULL);
+	char *text;
+	bool ok;
+
+	for (; pv[0] != NULL; pv += 2)
+		set_path(doc, pv[0], pv[1]);
+	text = json_dumps(doc, 0);
+	ok = message_parse(text, m, err, errlen);
+	free(text);
+	json_decref(doc);
+	return ok;
+}
+
+#define GRAPH_APP                                                                                            \
+	"{\"tenant_id\": \"contoso.onmicrosoft.com\", \"client_id\": \"6731de76-14a6-49ae-97bc-6eba6914391e\", " \
+	"\"client_secret\": \"env:S\", \"sender\": \"relay@contoso.com\""
+
+/* A Graph profile: the scope follows the Graph URL of its cloud unless given; ca_file is read. */
+static void
+test_graph_profile(void)
+{
+	static const struct {
+		const char *graph, *want_scope, *want_error;
+	} rows[] = {
+		{GRAPH_APP "}", "https://graph.microsoft.com/.default", NULL},
+		{GRAPH_APP ", \"graph_url\": \"https://graph.microsoft.us/\", \"login_url\": "
+				   "\"https://login.microsoftonline.us\"}",
+		 "https://graph.microsoft.us/.default", NULL},
+		{GRAPH_APP
+		 ", \"scope\": \"https://graph.microsoft.com/.default\", \"graph_url\": \"https://127.0.0.1:8443\"}",
+		 "https://graph.microsoft.com/.default", NULL},
+		{GRAPH_APP ", \"login_url\": \"http://login.microsoftonline.com\"}", NULL,
+		 "login_url must be an https://"},
+		{GRAPH_APP ", \"graph_url\": \"https://graph.microsoft.com/?x=1\"}", NULL,
+		 "graph_url must be an https://"},
+		{GRAPH_APP ", \"scope\": \"a  b\"}", NULL, "scope is not an OAuth2 scope"},
+		{"{\"tenant_id\": \"../x\", \"client_id\": \"c\", \"client_secret\": \"s\", \"sender\": \"a@b.c\"}",
+		 NULL, "tenant_id is neither a GUID nor a domain"},
+		{"{\"tenant_id\": \"t\", \"client_id\": \"c\", \"client_secret\": \"s\", \"sender\": \"a\\nb\"}",
+		 NULL, "sender is empty or contains a control"},
+		{"{\"tenant_id\": \"t\", \"client_id\": \"c\", \"sender\": \"a@b.c\"}", NULL,
+		 "client_secret is missing"},
+	};
+	struct Message m;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *pv[] = {"profile/transport", "\"graph\"", "profile/graph", rows[i].graph, NULL};
+		bool ok = parse_with(&m, err, sizeof(err), pv);
+
+		if (rows[i].want_error != NULL) {
+			CHECK(!ok && strstr(err, rows[i].want_error) != NULL);
+			if (ok || strstr(err, rows[i].want_error) == NULL)
+				fprintf(stderr, "  row %zu: err \"%s\"\n", i, err);
+			continue;
+		}
+		CHECK(ok);
+		if (!ok) {
+			fprintf(stderr, "  row %zu: err \"%s\"\n", i, err);
+			continue;
+		}
+		CHECK_STR(m.profile.graph.scope, rows[i].want_scope);
+		CHECK(m.profile.graph.ca_file == NULL);
+		message_free(&m);
+	}
+	{
+		const char *pv[] = {
+			"profile/transport", "\"graph\"", "profile/graph",
+			GRAPH_APP ", \"ca_file\": \"/etc/pg_relay/ca.pem\", \"graph_url\": \"https://g.example//\"}",
+			NULL};
+
+		CHECK(parse_with(&m, err, sizeof(err), pv));
+		CHECK_STR(m.profile.graph.ca_file, "/etc/pg_relay/ca.pem");
+		CHECK_STR(m.profile.graph.graph_url, "https://g.example");
+		CHECK_STR(m.profile.graph.scope, "https://g.example/.default");
+		message_free(&m);
+	}
+}
+
+/* SMTP with an OAuth2 app: all three of tenant, client, secret; then no password or static token. */
+static void
+test_smtp_oauth(void)
+{
+	static const struct {
+		const char *tenant, *client, *secret, *password, *username, *want_error;
+	} rows[] = {
+		{"\"t.example\"", "\"c\"", "\"env:S\"", "null", "\"relay@t.example\"", NULL},
+		{"\"t.example\"", "\"c\"", "null", "null", "\"relay@t.example\"",
+		 "tenant_id, client_id and client_secret go together"},
+		{"null", "\"c\"", "\"s\"", "null", "\"relay@t.example\"", "go together"},
+		{"\"t.example\"", "\"c\"", "\"s\"", "\"pw\"", "\"relay@t.example\"",
+		 "excludes password and oauth_token"},
+		{"\"t.example\"", "\"c\"", "\"s\"", "null", "null", "need profile.smtp.username"},
+		{"\"t/x\"", "\"c\"", "\"s\"", "null", "\"relay@t.example\"", "tenant_id is neither"},
+	};
+	struct Message m;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		const char *pv[] = {"profile/smtp/tenant_id",
+							rows[i].tenant,
+							"profile/smtp/client_id",
+							rows[i].client,
+							"profile/smtp/client_secret",
+							rows[i].secret,
+							"profile/smtp/password",
+							rows[i].password,
+							"profile/smtp/username",
+							rows[i].username,
+							NULL};
+		bool ok = parse_with(&m, err, sizeof(err), pv);
+
+		if (rows[i].want_error != NULL) {
+			CHECK(!ok && strstr(err, rows[i].want_error) != NULL);
+			if (ok || strstr(err, rows[i].want_error) == NULL)
+				fprintf(stderr, "  row %zu: err \"%s\"\n", i, err);
+			continue;
+		}
+		CHECK(ok);
+		if (!ok)
+			continue;
+		CHECK_STR(m.profile.smtp.login_url, "https://login.microsoftonline.com");
+		CHECK_STR(m.profile.smtp.scope, "https://outlook.office365.com/.default");
+		CHECK_STR(m.profile.smtp.client_secret, "env:S");
+		message_free(&m);
+	}
+	/* without an app, login_url and scope are not used */
+	{
+		const char *pv[] = {NULL};
+
+		CHECK(parse_with(&m, err, sizeof(err), pv));
+		CHECK(m.profile.smtp.client_id == NULL && m.profile.smtp.login_url == NULL);
+		message_free(&m);
+	}
+}
+
 static void
 test_not_json(void)
 {
@@ -322,6 +464,8 @@ main(void)
 	RUN(test_defaults);
 	RUN(test_rejections);
 	RUN(test_lengths);
+	RUN(test_graph_profile);
+	RUN(test_smtp_oauth);
 	RUN(test_not_json);
 	return UNIT_DONE();
 }

@@ -413,7 +413,7 @@ test_scrub(void)
 	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
 		struct Buf b = BUF_INIT;
 
-		CHECK(buf_puts(&b, cases[i].in) && smtp_scrub(&b, secrets, 3));
+		CHECK(buf_puts(&b, cases[i].in) && buf_redact(&b, secrets, 3));
 		CHECK_STR(b.data, cases[i].want);
 		buf_free(&b);
 	}

@@ -53,7 +53,8 @@ def test_sample_config_is_a_valid_config(tmp_path):
     (["--log-level=loud"], 'invalid value "loud" for --log-level'),
     (["--dbname=host=/tmp port"], "invalid --dbname"),
     (["extra-argument"], 'unexpected argument "extra-argument"'),
-    (["--mode=leader"], "--mode=leader is not available in this version"),
+    (["--mode=leader", "--once"], "--once cannot be used with --mode=leader: its heartbeats need a running Processor"),
+    (["--mode=multi-node", "--once"], "--once cannot be used with --mode=multi-node"),
 ])
 def test_bad_flags_exit_2_with_one_clear_line(args, message):
     r = run(*args)

@@ -17,4 +17,8 @@ def test_demo_runs_and_shows_events_and_mail():
     for status in ("sent", "partially_sent"):
         assert " %s " % status in out
     assert "order 9999 does not exist" in out
-    assert "Stopped the cluster and the SMTP sink" in out
+    # one message through the fake Microsoft Graph, with one token, recorded with Graph's request-id
+    assert "POST /v1.0/users/shop%40contoso.com/sendMail -> 202" in out
+    assert "1 token request(s), 1 sendMail request(s) (1 accepted), over 1 connection(s)" in out
+    assert "demo~Secret" not in out
+    assert "Stopped the cluster, the SMTP sink and the fake Graph" in out

@@ -393,6 +393,48 @@ def test_a_failing_fetch_is_a_transient_failure_not_a_stuck_row(mail, smtpd, pro
     assert s.connections() == 0
 
 
+def xoauth2_setup(mail, smtpd, graphd, certs, *flags):
+    """An Exchange Online look-alike: STARTTLS, XOAUTH2 with tokens the fake token endpoint issued
+    for the Outlook resource; a profile with an OAuth2 app on that endpoint (the same test CA)."""
+    g = graphd()
+    s = smtpd("--starttls", *TLS, "--auth-user", g.SENDER, "--auth-mechs", "XOAUTH2",
+              "--xoauth2-tokens", g.tokens_file(), *flags)
+    profile(mail, s, certs, security="starttls", username=g.SENDER, tenant_id=g.TENANT, client_id=g.CLIENT_ID,
+            client_secret="env:APP_SECRET", login_url=g.base_url, from_address=g.SENDER)
+    return g, s, {"APP_SECRET": g.CLIENT_SECRET}
+
+
+def test_smtp_xoauth2_with_an_oauth2_app(mail, smtpd, graphd, certs, processors):
+    g, s, env = xoauth2_setup(mail, smtpd, graphd, certs)
+    ids = [send(mail, subject="n%d" % i) for i in range(3)]
+    p = processors("-d", mail.dsn, "--once", "--workers=1", env=env)
+    assert p.wait_exit() == 0
+    assert [status(mail, i) for i in ids] == ["sent"] * 3
+    [tok] = g.requests("token")
+    assert tok["form"]["scope"] == g.OUTLOOK_SCOPE and tok["form"]["client_secret"] == g.CLIENT_SECRET
+    assert [m[0]["login"] for m in s.messages()] == [g.SENDER] * 3
+    assert s.connections() == 1
+    for secret in [g.CLIENT_SECRET] + list(g.tokens()):
+        assert secret not in p.log()
+
+
+def test_smtp_xoauth2_token_refused_is_replaced_within_the_attempt(mail, smtpd, graphd, certs, processors):
+    """The cached token is revoked; the next message needs a new connection (the server closes
+    the old one with 421), whose AUTH refuses the token: the Processor drops it, fetches a new one
+    and authenticates again, in the same attempt."""
+    g, s, env = xoauth2_setup(mail, smtpd, graphd, certs, "--421-on-reuse")
+    first = send(mail, subject="first")
+    p = processors("-d", mail.dsn, "--workers=1", "--poll-interval=20ms", env=env)
+    testlib.wait_for(lambda: status(mail, first) == "sent", "the first message")
+    g.expire_tokens()
+    second = send(mail, subject="second")
+    testlib.wait_for(lambda: status(mail, second) == "sent", "the second message")
+    assert p.stop() == 0
+    assert g.counters()["token_requests"] == 2
+    assert mail.sql("SELECT attempt, outcome FROM pgrelay.log ORDER BY id") == [(1, "ok"), (1, "ok")]
+    assert len(s.messages()) == 2
+
+
 def test_valgrind_email_run_is_clean(mail, smtpd):
     """The release build under valgrind delivers mail (libcurl, TLS set-up, the held transaction)
     without a memory error or a leak."""

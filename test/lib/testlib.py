@@ -33,6 +33,9 @@ PYTHON = "/usr/bin/python3"
 PROCESSOR = os.environ.get("PGRELAY_BIN", os.path.join(ROOT, "processor", "build", "asan", "pg_relay"))
 PROCESSOR_RELEASE = os.environ.get("PGRELAY_BIN_RELEASE",
                                    os.path.join(ROOT, "processor", "build", "release", "pg_relay"))
+# delivers fetch() documents outside any database (processor/test/tool_deliver.c)
+TOOL_DELIVER = os.environ.get("PGRELAY_TOOL_DELIVER",
+                              os.path.join(ROOT, "processor", "build", "asan", "tool_deliver"))
 
 
 def wait_for(cond, what, timeout=30.0, interval=0.01):
@@ -517,6 +520,27 @@ def make_doc(port, security="none", **kw):
     for k, v in kw.items():
         if k.startswith("smtp_"):
             doc["profile"]["smtp"][k[5:]] = v
+        elif k.startswith("profile_"):
+            doc["profile"][k[8:]] = v
+        else:
+            doc[k] = v
+    return doc
+
+
+def make_graph_doc(g, **kw):
+    """A fetch() document for a Microsoft Graph profile on the fake g (GraphServer): its token
+    endpoint and Graph URL, its CA, the Graph scope (the fake's URL is not graph.microsoft.com, so
+    the default {graph_url}/.default would not do) and the secret env:GRAPH_SECRET. Keyword
+    arguments override top-level keys, graph_* keys profile.graph, profile_* keys the profile."""
+    doc = make_doc(0, **{"from": {"address": g.SENDER, "name": "Contoso Relay"},
+                         "message_id": "<4242.test@contoso.com>"})
+    doc["profile"].update(name="m365", transport="graph", smtp=None, graph={
+        "tenant_id": g.TENANT, "client_id": g.CLIENT_ID, "client_secret": "env:GRAPH_SECRET",
+        "sender": g.SENDER, "login_url": g.base_url, "graph_url": g.base_url,
+        "scope": g.GRAPH_SCOPE, "ca_file": g.ca, "save_to_sent_items": True})
+    for k, v in kw.items():
+        if k.startswith("graph_"):
+            doc["profile"]["graph"][k[6:]] = v
         elif k.startswith("profile_"):
             doc["profile"][k[8:]] = v
         else:

@@ -169,6 +169,47 @@ def test_auth_xoauth2(smtpd, deliver):
     assert "AUTH XOAUTH2" in r["trace"]
 
 
+def app_doc(s, g, certs, **kw):
+    """An SMTP profile (STARTTLS with the test CA) with an OAuth2 app on the fake token endpoint:
+    the same CA verifies both servers, as profile.smtp.ca_file does."""
+    return make_doc(s.port, "starttls", smtp_ca_file=str(certs / "ca.pem"), smtp_username=g.SENDER,
+                    smtp_tenant_id=g.TENANT, smtp_client_id=g.CLIENT_ID, smtp_client_secret="env:APP_SECRET",
+                    smtp_login_url=g.base_url, **kw)
+
+
+def xoauth2_server(smtpd, g):
+    """Exchange Online's XOAUTH2 as smtpd.py fakes it: only tokens the fake token endpoint issued
+    for the Outlook resource, unexpired, for the mailbox."""
+    return smtpd("--starttls", "--cert", "{certs}/server.pem", "--key", "{certs}/server.key",
+                 "--auth-user", g.SENDER, "--auth-mechs", "XOAUTH2", "--xoauth2-tokens", g.tokens_file())
+
+
+def test_auth_xoauth2_with_an_app_token(smtpd, graphd, deliver, certs):
+    g = graphd()
+    s = xoauth2_server(smtpd, g)
+    results = deliver(app_doc(s, g, certs, profile_debug=True), repeat=3, env={"APP_SECRET": g.CLIENT_SECRET})
+    assert [r["outcome"] for r in results] == ["sent"] * 3, results
+    [tok] = g.requests("token")                                  # one token for three messages
+    assert tok["form"] == {"grant_type": "client_credentials", "client_id": g.CLIENT_ID,
+                           "client_secret": g.CLIENT_SECRET, "scope": g.OUTLOOK_SCOPE}
+    assert [m[0]["login"] for m in s.messages()] == [g.SENDER] * 3
+    assert s.connections() == 1
+    trace = results[0]["trace"]
+    assert "AUTH XOAUTH2" in trace and "client_secret=[redacted]" in trace
+    for secret in [g.CLIENT_SECRET] + list(g.tokens()):
+        assert secret not in trace
+
+
+def test_auth_xoauth2_app_refused_fails_without_smtp(smtpd, graphd, deliver, certs):
+    g = graphd()
+    s = xoauth2_server(smtpd, g)
+    r = only(deliver(app_doc(s, g, certs), env={"APP_SECRET": "not-the-secret"}))
+    assert r["outcome"] == "failed", r
+    assert "no OAuth2 token for SMTP AUTH XOAUTH2" in r["error"] and "invalid_client" in r["error"]
+    assert [x["status"] for x in r["recipients"]] == ["failed"]
+    assert s.connections() == 0
+
+
 def test_missing_secret_fails_without_connecting(smtpd, deliver):
     s = smtpd(*AUTH)
     r = only(deliver(make_doc(s.port, smtp_username="relay", smtp_password="env:NOT_SET_PW")))

@@ -100,6 +100,14 @@ FROM unnest(ARRAY['single', 'multi-node', 'leader']) m, unnest(ARRAY[false, true
      unnest(ARRAY[1, 2]) o, unnest(ARRAY[false, true]) r
 WHERE m = 'leader' OR NOT l
 ORDER BY 1, 2, 3, 4;
+-- the parts of the queue the probe and the fetch read (_dispatch_scope) are the rule, case by case
+SELECT m, l, o, r
+FROM unnest(ARRAY['single', 'multi-node', 'leader']) m, unnest(ARRAY[false, true]) l,
+     unnest(ARRAY[1, 2]) o, unnest(ARRAY[false, true]) r,
+     pgrelay._dispatch_scope(m, l) s
+WHERE pgrelay._dispatch_allowed(o, r, m, 1, l)
+      IS DISTINCT FROM ((NOT r AND s.free_any) OR (r AND s.restricted_any)
+                        OR (o = 1 AND NOT r AND s.own_free) OR (o = 1 AND r AND s.own_restricted));
 -- an unknown mode (error)
 SET pg_relay.mode = 'everything';
 SELECT * FROM pgrelay.queue_pending_ids();

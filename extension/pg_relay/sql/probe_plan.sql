@@ -12,7 +12,8 @@ INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, run_at)
 SELECT n, 'plan', 'sql', '', now() + interval '1 day' + n * interval '1 second'
 FROM generate_series(1, 10000) n;
 ANALYZE pgrelay.log, pgrelay.queue, pgrelay.action_types;
--- The probe reads queue_dispatch_idx once per action type and never touches pgrelay.log.
+-- The probe reads unrestricted rows from queue_free_idx once per action type and restricted ones
+-- from queue_node_idx once, and never touches pgrelay.log.
 EXPLAIN (COSTS OFF) SELECT * FROM pgrelay._has_due_work();
 SELECT pgrelay.queue_has_work();
 -- The log row of an attempt is found through the unique index log_event_idx, also in the generic
@@ -24,6 +25,47 @@ EXPLAIN (COSTS OFF) EXECUTE regress_log_row(1, 1);
 DEALLOCATE regress_log_row;
 RESET plan_cache_mode;
 DELETE FROM pgrelay.log WHERE channel = 'plan';
+DELETE FROM pgrelay.queue WHERE channel = 'plan';
+
+-- Multi-node and leader mode: the probe reads only the part of the queue the dispatch rule offers
+-- this node, each from its index, so 100,000 due rows of node 2 (a tenth of them restricted to
+-- it) cost node 1 one empty index probe per action type.
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted, run_at)
+SELECT n, 'plan', 'sql', '', 2, n % 10 = 0, now() - interval '1 minute'
+FROM generate_series(1, 100000) n;
+ANALYZE pgrelay.queue;
+-- multi-node, node 1: its own rows, restricted or not
+EXPLAIN (COSTS OFF) SELECT * FROM pgrelay._has_due_work(false, false, true, true, 1);
+-- the plan PL/pgSQL keeps is a generic one, which cannot know that node 1 owns none of these
+-- rows (it guesses from the average owner): it reads its part of queue_node_idx all the same
+SET plan_cache_mode = force_generic_plan;
+PREPARE regress_scope(boolean, boolean, boolean, boolean, integer) AS
+    SELECT * FROM pgrelay._has_due_work($1, $2, $3, $4, $5);
+EXPLAIN (COSTS OFF) EXECUTE regress_scope(false, false, true, true, 1);
+DEALLOCATE regress_scope;
+RESET plan_cache_mode;
+SET pg_relay.node_id = 1;
+SET pg_relay.mode = 'multi-node';
+SELECT has_work FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+-- leader mode, node 1 not leading: its own restricted rows only
+EXPLAIN (COSTS OFF) SELECT * FROM pgrelay._has_due_work(false, false, false, true, 1);
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = off;
+SELECT has_work FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+-- node 1 leading: every unrestricted row is its work, whoever queued it
+SET pg_relay.is_leader = on;
+SELECT has_work FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids(10);
+-- node 2 under multi-node: its own rows
+SET pg_relay.node_id = 2;
+SET pg_relay.mode = 'multi-node';
+SELECT has_work FROM pgrelay.queue_probe();
+SELECT count(*) FROM pgrelay.queue_pending_ids(10);
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+RESET pg_relay.node_id;
 DELETE FROM pgrelay.queue WHERE channel = 'plan';
 SELECT pgrelay.unregister('plan');
 DROP FUNCTION regress_plan_noop(text);

@@ -69,9 +69,18 @@ CREATE TABLE pgrelay.queue (
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
--- The one secondary index serves the probe (action_type = x AND run_at <= now()) and the ordered
--- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id).
-CREATE INDEX queue_dispatch_idx ON pgrelay.queue (action_type, run_at, queued_at, id);
+-- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered
+-- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id) in every mode, so that
+-- a node never reads rows the dispatch rule does not offer it: unrestricted rows of
+-- any owner (single mode, the leader), and rows by restriction and owner (a node's own rows under
+-- multi-node and leader, restricted rows of any owner under single; adoption).
+CREATE INDEX queue_free_idx ON pgrelay.queue (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
+CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, action_type, run_at, queued_at, id);
+-- A node id has 1024 possible values. The plans PL/pgSQL keeps for the probe and the fetch are
+-- generic: they guess how many rows "owner_node = this node" matches from the number of distinct
+-- owners ANALYZE saw. With every row owned by one node that guess is "all of them", and a node
+-- owning none would read every row of the others instead of its part of queue_node_idx.
+ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
 
 CREATE TABLE pgrelay.log (
     id          bigint PRIMARY KEY DEFAULT pgrelay._next_id(),
@@ -126,6 +135,57 @@ CREATE TABLE pgrelay.control (
 COMMENT ON TABLE pgrelay.control IS 'The flags queue_probe() reports: paused and the reload generation';
 INSERT INTO pgrelay.control DEFAULT VALUES;
 
+-- High availability (docs/ha.md). The pg_relay node id of each node of the cluster: under a
+-- replication engine, the map from the engine's node names; without one, the members themselves.
+-- Replicated. One unique index only (the primary key): replication resolves conflicts on it, and
+-- a second unique index could stop a subscription on a conflict.
+CREATE TABLE pgrelay.nodes (
+    node_id     integer PRIMARY KEY CHECK (node_id BETWEEN 0 AND 1023),
+    node_name   text NOT NULL CHECK (node_name <> ''),
+    description text,
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.nodes IS
+    'The pg_relay node id of each node: the engine''s node name (Spock, pglogical), or the members '
+    'themselves without an engine; change it with set_node() and remove_node()';
+
+-- One row per node whose Processor runs in multi-node or leader mode, written by that Processor
+-- every tick. Replicated: this is how the nodes hear from each other.
+CREATE TABLE pgrelay.heartbeats (
+    node_id    integer PRIMARY KEY,
+    beat       bigint NOT NULL,
+    beat_at    timestamptz NOT NULL,
+    mode       text NOT NULL,
+    leader     boolean NOT NULL DEFAULT false,
+    heard      jsonb NOT NULL DEFAULT '{}',
+    links      jsonb NOT NULL DEFAULT '{}',
+    started_at timestamptz NOT NULL,
+    stopped_at timestamptz
+);
+COMMENT ON TABLE pgrelay.heartbeats IS
+    'The Processors'' heartbeats: replicated, each row written by its own node''s Processor';
+COMMENT ON COLUMN pgrelay.heartbeats.beat IS
+    'Milliseconds since 1970 by the writer''s clock, strictly increasing; readers only ask whether it moved';
+COMMENT ON COLUMN pgrelay.heartbeats.leader IS
+    'The Processor leads (leader mode), or events it started as leader are still running';
+COMMENT ON COLUMN pgrelay.heartbeats.heard IS
+    'The beat this node last saw of each peer ({"node id": beat}): a peer reads its own entry as an acknowledgement';
+COMMENT ON COLUMN pgrelay.heartbeats.links IS
+    'The replication slot on each provider this node subscribes to ({"engine node": "slot"})';
+COMMENT ON COLUMN pgrelay.heartbeats.stopped_at IS 'Set when the Processor stopped cleanly';
+
+-- What this node's Processor has seen of each peer's heartbeat, and when by this node's own clock.
+-- Node-local by nature: UNLOGGED, so it is never replicated (and starts empty after a crash).
+CREATE UNLOGGED TABLE pgrelay.peer_observations (
+    node_id    integer PRIMARY KEY,
+    beat       bigint,
+    since      timestamptz NOT NULL,
+    heard_at   timestamptz,
+    dead_since timestamptz
+);
+COMMENT ON TABLE pgrelay.peer_observations IS
+    'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
@@ -134,3 +194,4 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
                                            $$WHERE action_type NOT IN ('sql', 'notify')$$);
 SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');

@@ -1,28 +1,60 @@
 /* extension/pg_relay/src/dispatch.sql: what the Processor runs every tick: the probe and the fetch of pending ids */
 
 -- pgrelay._has_due_work()
-CREATE OR REPLACE FUNCTION pgrelay._has_due_work() RETURNS TABLE (has_work boolean)
+CREATE OR REPLACE FUNCTION pgrelay._has_due_work(free_any boolean DEFAULT true, restricted_any boolean DEFAULT true,
+                                      own_free boolean DEFAULT false, own_restricted boolean DEFAULT false,
+                                      node integer DEFAULT 0)
+RETURNS TABLE (has_work boolean)
 LANGUAGE sql STABLE AS $$
-    -- One index probe per action type on queue_dispatch_idx; never reads pgrelay.log. A set-
-    -- returning SQL function so that the planner inlines it and EXPLAIN can show this plan.
-    SELECT EXISTS (SELECT 1
-                   FROM pgrelay.action_types a
-                   WHERE EXISTS (SELECT 1 FROM pgrelay.queue q
-                                 WHERE q.action_type = a.action_type
-                                   AND q.run_at <= pg_catalog.now()))
+    -- Is an event of the dispatch scope (_dispatch_scope) due? One index probe per action type
+    -- and part of the scope: unrestricted rows of any owner on queue_free_idx, a node's own rows
+    -- on queue_node_idx; restricted rows of any owner (single mode, where they are rare) with one
+    -- look at queue_node_idx. So a node whose scope is empty costs the
+    -- same however many rows other nodes own, and the probe never reads pgrelay.log. A set-
+    -- returning SQL function so that the planner inlines it and EXPLAIN can show this plan; the
+    -- parts left out of the scope are never run.
+    --
+    -- Each part is a LATERAL ... ORDER BY <the index's order> LIMIT 1. The LIMIT keeps the planner
+    -- from turning it into a join that reads every due row; the ORDER BY makes any other path
+    -- sort every candidate first, so even a generic plan (PL/pgSQL keeps one), which guesses a
+    -- node's share of the queue from the average owner, reads the index: with every row owned by
+    -- one node, a sequential scan "stopping at the first row" would read all of them for a node
+    -- that owns none.
+    SELECT (free_any AND EXISTS (SELECT 1 FROM pgrelay.action_types a
+                                 CROSS JOIN LATERAL (SELECT 1 FROM pgrelay.queue q
+                                                     WHERE NOT q.node_restricted
+                                                       AND q.action_type = a.action_type
+                                                       AND q.run_at <= pg_catalog.now()
+                                                     ORDER BY q.run_at LIMIT 1) due))
+        OR (restricted_any AND EXISTS (SELECT 1 FROM pgrelay.queue q
+                                       WHERE q.node_restricted AND q.run_at <= pg_catalog.now()))
+        OR (own_free AND EXISTS (SELECT 1 FROM pgrelay.action_types a
+                                 CROSS JOIN LATERAL (SELECT 1 FROM pgrelay.queue q
+                                                     WHERE NOT q.node_restricted
+                                                       AND q.owner_node = node
+                                                       AND q.action_type = a.action_type
+                                                       AND q.run_at <= pg_catalog.now()
+                                                     ORDER BY q.run_at LIMIT 1) due))
+        OR (own_restricted AND EXISTS (SELECT 1 FROM pgrelay.action_types a
+                                       CROSS JOIN LATERAL (SELECT 1 FROM pgrelay.queue q
+                                                           WHERE q.node_restricted
+                                                             AND q.owner_node = node
+                                                             AND q.action_type = a.action_type
+                                                             AND q.run_at <= pg_catalog.now()
+                                                           ORDER BY q.run_at LIMIT 1) due))
 $$;
-COMMENT ON FUNCTION pgrelay._has_due_work() IS
-    'Is any queued event due? (the query behind queue_has_work and queue_probe)';
+COMMENT ON FUNCTION pgrelay._has_due_work(boolean, boolean, boolean, boolean, integer) IS
+    'Is an event of a dispatch scope due? (the query behind queue_has_work and queue_probe)';
 
 -- pgrelay.queue_has_work()
 CREATE OR REPLACE FUNCTION pgrelay.queue_has_work() RETURNS boolean
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    -- PL/pgSQL keeps this plan for the session (see queue_probe).
-    RETURN (SELECT d.has_work FROM pgrelay._has_due_work() d);
+    RETURN (SELECT p.has_work FROM pgrelay.queue_probe() p);
 END
 $$;
-COMMENT ON FUNCTION pgrelay.queue_has_work() IS 'true when at least one queued event is due';
+COMMENT ON FUNCTION pgrelay.queue_has_work() IS
+    'true when at least one queued event this session may dispatch is due (any event in single mode)';
 
 -- pgrelay.queue_probe()
 CREATE OR REPLACE FUNCTION pgrelay.queue_probe(seen_generation bigint DEFAULT NULL,
@@ -33,9 +65,28 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
  * PL/pgSQL, not SQL: a SECURITY DEFINER SQL function is never inlined, and PostgreSQL plans the
  * body of a SQL function afresh on every call, which made planning (~0.2 ms) most of the cost of
  * a probe. PL/pgSQL plans this statement once per session (docs/benchmarks.md).
+ *
+ * has_work looks only at the events the session's dispatch rule offers (settings pg_relay.mode,
+ * pg_relay.node_id, pg_relay.is_leader; every event in single mode, which skips reading them).
  */
+DECLARE
+    scope_free boolean := true;
+    scope_restricted boolean := true;
+    scope_own_free boolean := false;
+    scope_own_restricted boolean := false;
+    scope_node integer := 0;
+    ctx record;
 BEGIN
-    SELECT (SELECT d.has_work FROM pgrelay._has_due_work() d),
+    IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
+        SELECT * INTO ctx FROM pgrelay._dispatch_context();
+        SELECT s.free_any, s.restricted_any, s.own_free, s.own_restricted
+        INTO scope_free, scope_restricted, scope_own_free, scope_own_restricted
+        FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader) s;
+        scope_node := ctx.node;
+    END IF;
+    SELECT (SELECT d.has_work
+            FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
+                                       scope_node) d),
            queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
            c.paused,
            c.reload_generation
@@ -45,7 +96,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
-    'The Processor''s tick probe: is work due, was a reload requested since seen_generation, is dispatch paused';
+    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused';
 
 -- pgrelay.queue_pending_ids()
 CREATE OR REPLACE FUNCTION pgrelay.queue_pending_ids(max_rows integer DEFAULT NULL)
@@ -61,10 +112,15 @@ SET search_path = pg_catalog, pg_temp SET jit = off AS $$
  * concurrent Processors get disjoint sets and rows in flight are passed over; the locks end with
  * the caller's statement. A channel with concurrency_mode 'channel' offers only its first row.
  * Returns nothing while dispatch is paused; a paused or inactive channel offers nothing.
+ *
+ * The dispatch rule (_dispatch_allowed) is applied as the scope of _dispatch_scope: each part of
+ * it is read from its own index (as in _has_due_work), so rows the rule does not offer this node
+ * are never read. A part left out of the scope is not run.
  */
 #variable_conflict use_column
 DECLARE
     ctx record;
+    s record;
 BEGIN
     IF max_rows IS NOT NULL AND max_rows < 1 THEN
         RAISE EXCEPTION 'max_rows must be positive, not %', max_rows
@@ -74,25 +130,69 @@ BEGIN
         RETURN;
     END IF;
     SELECT * INTO ctx FROM pgrelay._dispatch_context();
+    SELECT * INTO s FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader);
 
     RETURN QUERY
-    WITH cand AS (
-        SELECT s.*
+    WITH free_rows AS (
+        -- unrestricted rows of any owner (queue_free_idx)
+        SELECT f.*
         FROM pgrelay.action_types a
         CROSS JOIN LATERAL (
             SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
                    a.run_order, c.concurrency_mode, c.timeout
             FROM pgrelay.queue q
             JOIN pgrelay.channels c ON c.channel = q.channel
-            WHERE q.action_type = a.action_type
+            WHERE NOT q.node_restricted
+              AND q.action_type = a.action_type
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
-              AND pgrelay._dispatch_allowed(q.owner_node, q.node_restricted,
-                                            ctx.mode, ctx.node, ctx.is_leader)
             ORDER BY q.run_at, q.queued_at, q.id
             LIMIT max_rows
             FOR UPDATE OF q SKIP LOCKED
-        ) s
+        ) f
+        WHERE s.free_any
+    ), restricted_rows AS (
+        -- restricted rows of any owner (queue_node_idx): single mode only
+        SELECT r.*
+        FROM pgrelay.action_types a
+        CROSS JOIN LATERAL (
+            SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
+                   a.run_order, c.concurrency_mode, c.timeout
+            FROM pgrelay.queue q
+            JOIN pgrelay.channels c ON c.channel = q.channel
+            WHERE q.node_restricted
+              AND q.action_type = a.action_type
+              AND q.run_at <= now()
+              AND c.active AND NOT c.paused
+            ORDER BY q.run_at, q.queued_at, q.id
+            LIMIT max_rows
+            FOR UPDATE OF q SKIP LOCKED
+        ) r
+        WHERE s.restricted_any
+    ), own_rows AS (
+        -- this node's rows, unrestricted and restricted as the scope says (queue_node_idx)
+        SELECT o.*
+        FROM (VALUES (false, s.own_free), (true, s.own_restricted)) k(restricted, wanted)
+        CROSS JOIN pgrelay.action_types a
+        CROSS JOIN LATERAL (
+            SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
+                   a.run_order, c.concurrency_mode, c.timeout
+            FROM pgrelay.queue q
+            JOIN pgrelay.channels c ON c.channel = q.channel
+            WHERE q.node_restricted = k.restricted
+              AND q.owner_node = ctx.node
+              AND q.action_type = a.action_type
+              AND q.run_at <= now()
+              AND c.active AND NOT c.paused
+            ORDER BY q.run_at, q.queued_at, q.id
+            LIMIT max_rows
+            FOR UPDATE OF q SKIP LOCKED
+        ) o
+        WHERE k.wanted
+    ), cand AS (
+        SELECT * FROM free_rows
+        UNION ALL SELECT * FROM restricted_rows
+        UNION ALL SELECT * FROM own_rows
     ), ranked AS (
         SELECT cand.*,
                row_number() OVER (PARTITION BY cand.channel

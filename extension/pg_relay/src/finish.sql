@@ -8,9 +8,11 @@ RETURNS TABLE (queue_id bigint, event_id bigint, channel text, action_type text,
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Locks the row until the caller's transaction ends and re-validates it. Returns no row (the event
- * is skipped, never failed) when it is gone, locked by someone else, not yet due, its channel is
- * missing, inactive or paused, the dispatch rule no longer offers it to this node, or its channel runs one
- * event at a time and another transaction holds that channel.
+ * is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone else,
+ * not yet due, its channel is missing, inactive or paused, the dispatch rule no longer offers it
+ * to this node (its ownership or this node's leadership changed since it was fetched), or its
+ * channel runs one event at a time and another transaction holds that channel. So an event the
+ * gate no longer allows is never started, whatever a Processor fetched before the gate closed.
  */
 #variable_conflict use_column
 DECLARE
@@ -18,6 +20,9 @@ DECLARE
     c pgrelay.channels;
     ctx record;
 BEGIN
+    IF (SELECT k.paused FROM pgrelay.control k) THEN
+        RETURN;
+    END IF;
     SELECT * INTO q FROM pgrelay.queue x WHERE x.id = _queue_claim.id FOR UPDATE SKIP LOCKED;
     IF NOT FOUND OR q.run_at > now() THEN
         RETURN;
@@ -339,15 +344,12 @@ BEGIN
         -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
         -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
         -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
-        -- again later without spending an attempt. Note that the timer starts when the server
-        -- starts the transaction: with the extended protocol (the Processor's prepared
-        -- statements) that is at Bind, and statement_timestamp() is set again at Execute, a little
-        -- later, so the time since then is a little short of the timeout when it fires.
-        -- transaction_timestamp() is taken at the start of the transaction, before the timer, in
-        -- either protocol (inside a longer transaction block it is earlier still, and a cancel
-        -- then counts as the timeout, as it always did).
+        -- again later without spending an attempt. Note that the timer starts with the
+        -- statement's transaction (the Bind of the Processor's prepared statement, whose planning
+        -- comes before statement_timestamp(), the Execute): measured from statement_timestamp(),
+        -- a real timeout looked a little short of statement_timeout and was re-raised.
         IF keep_timeout::interval = interval '0'
-           OR clock_timestamp() - transaction_timestamp() < keep_timeout::interval THEN
+           OR clock_timestamp() - now() < keep_timeout::interval THEN
             RAISE;
         END IF;
         GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;

@@ -115,6 +115,22 @@ $$;
 COMMENT ON FUNCTION pgrelay._dispatch_allowed(integer, boolean, text, integer, boolean) IS
     'The dispatch rule (docs/ha.md): may this node offer a row with this owner and restriction?';
 
+-- pgrelay._dispatch_scope()
+CREATE OR REPLACE FUNCTION pgrelay._dispatch_scope(mode text, is_leader boolean,
+                                        OUT free_any boolean, OUT restricted_any boolean,
+                                        OUT own_free boolean, OUT own_restricted boolean)
+LANGUAGE sql IMMUTABLE AS $$
+    -- The dispatch rule of _dispatch_allowed as the parts of the queue the probe and the fetch
+    -- read, each from its own index: unrestricted rows of any owner, restricted rows of any
+    -- owner, this node's own unrestricted rows, this node's own restricted rows.
+    SELECT mode = 'single' OR (mode = 'leader' AND is_leader),
+           mode = 'single',
+           mode = 'multi-node',
+           mode IN ('multi-node', 'leader')
+$$;
+COMMENT ON FUNCTION pgrelay._dispatch_scope(text, boolean) IS
+    'The dispatch rule as index-backed parts of the queue: unrestricted or restricted rows of anyone, own unrestricted or restricted rows';
+
 -- pgrelay.should_dispatch_single()
 CREATE OR REPLACE FUNCTION pgrelay.should_dispatch_single() RETURNS boolean
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT NOT pg_catalog.pg_is_in_recovery() $$;

@@ -24,7 +24,15 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._this_node(),
     pgrelay._handler_sql(text),
     pgrelay.decode_id(bigint),
-    pgrelay.error_kind(text)
+    pgrelay.error_kind(text),
+    -- high availability (docs/ha.md): the tick of multi-node and leader mode and its parts
+    pgrelay._ha_tick(bigint, boolean, boolean, boolean),
+    pgrelay._startup_queue_check(),
+    pgrelay._heartbeat_stop(),
+    pgrelay.multi_master_watch(interval),
+    pgrelay.is_lowest_live_master(interval),
+    pgrelay.cluster_nodes(),
+    pgrelay._cluster_status()
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
@@ -46,17 +54,27 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.interface_version(),
     pgrelay._this_node(),
     pgrelay.decode_id(bigint),
-    pgrelay.error_kind(text)
+    pgrelay.error_kind(text),
+    -- high availability: the node map, the replication set-up, what each node sees
+    pgrelay.set_node(integer, text, text),
+    pgrelay.remove_node(integer),
+    pgrelay.replication_tables(),
+    pgrelay.replication_setup(text),
+    pgrelay.cluster_nodes(),
+    pgrelay._cluster_status()
 TO pgrelay_admin;
 
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
                 pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
-                pgrelay.channel_stats
+                pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
+                pgrelay.cluster_status
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed TO pgrelay_processor;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status TO pgrelay_processor;
 
 -- The monitor role reads the views, and nothing else: no table, no function that changes anything.
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats TO pgrelay_monitor;
-GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint) TO pgrelay_monitor;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status TO pgrelay_monitor;
+-- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status)
+GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status()
+TO pgrelay_monitor;

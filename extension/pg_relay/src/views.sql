@@ -54,3 +54,9 @@ GROUP BY c.channel, c.action_type;
 COMMENT ON VIEW pgrelay.channel_stats IS
     'Per channel, from the log of the last hour: attempts done, retried and failed in the last 5 minutes '
     'and hour, the share of failed attempts, their mean duration, the last success';
+
+CREATE OR REPLACE VIEW pgrelay.cluster_status AS
+SELECT * FROM pgrelay._cluster_status();
+COMMENT ON VIEW pgrelay.cluster_status IS
+    'Multi-node and leader mode: every node as this node''s Processor last saw it: link, heartbeat, '
+    'silence by this node''s clock, dead by the rule (pg_relay.dead_after), leading, acknowledging this node';

@@ -59,3 +59,56 @@ DROP FUNCTION pgrelay.process_one(bigint);
 DROP FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz);
 DROP FUNCTION pgrelay.pause();
 DROP FUNCTION pgrelay.resume();
+
+-- The queue's indexes serve every dispatch mode (one for unrestricted rows of any owner, one by
+-- restriction and owner); the probe's helper takes the dispatch scope.
+DROP INDEX pgrelay.queue_dispatch_idx;
+CREATE INDEX queue_free_idx ON pgrelay.queue (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
+CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, action_type, run_at, queued_at, id);
+ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
+DROP FUNCTION pgrelay._has_due_work();
+
+-- High availability: the node map, the heartbeats and what this node saw of them.
+CREATE TABLE pgrelay.nodes (
+    node_id     integer PRIMARY KEY CHECK (node_id BETWEEN 0 AND 1023),
+    node_name   text NOT NULL CHECK (node_name <> ''),
+    description text,
+    updated_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.nodes IS
+    'The pg_relay node id of each node: the engine''s node name (Spock, pglogical), or the members '
+    'themselves without an engine; change it with set_node() and remove_node()';
+
+CREATE TABLE pgrelay.heartbeats (
+    node_id    integer PRIMARY KEY,
+    beat       bigint NOT NULL,
+    beat_at    timestamptz NOT NULL,
+    mode       text NOT NULL,
+    leader     boolean NOT NULL DEFAULT false,
+    heard      jsonb NOT NULL DEFAULT '{}',
+    links      jsonb NOT NULL DEFAULT '{}',
+    started_at timestamptz NOT NULL,
+    stopped_at timestamptz
+);
+COMMENT ON TABLE pgrelay.heartbeats IS
+    'The Processors'' heartbeats: replicated, each row written by its own node''s Processor';
+COMMENT ON COLUMN pgrelay.heartbeats.beat IS
+    'Milliseconds since 1970 by the writer''s clock, strictly increasing; readers only ask whether it moved';
+COMMENT ON COLUMN pgrelay.heartbeats.leader IS
+    'The Processor leads (leader mode), or events it started as leader are still running';
+COMMENT ON COLUMN pgrelay.heartbeats.heard IS
+    'The beat this node last saw of each peer ({"node id": beat}): a peer reads its own entry as an acknowledgement';
+COMMENT ON COLUMN pgrelay.heartbeats.links IS
+    'The replication slot on each provider this node subscribes to ({"engine node": "slot"})';
+COMMENT ON COLUMN pgrelay.heartbeats.stopped_at IS 'Set when the Processor stopped cleanly';
+
+CREATE UNLOGGED TABLE pgrelay.peer_observations (
+    node_id    integer PRIMARY KEY,
+    beat       bigint,
+    since      timestamptz NOT NULL,
+    heard_at   timestamptz,
+    dead_since timestamptz
+);
+COMMENT ON TABLE pgrelay.peer_observations IS
+    'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');

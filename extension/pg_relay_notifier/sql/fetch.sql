@@ -42,6 +42,18 @@ JOIN pgrelay_notifier.attachments att ON att.notification_id = :n AND att.positi
 SELECT pgrelay_notifier.send('f_graph', ARRAY['ann@example.org'], 's', 'b') AS g \gset
 SELECT jsonb_pretty(pgrelay_notifier.fetch(:'g', regress_event(:'g')) -> 'profile');
 SELECT pgrelay_notifier.fetch(:'g', regress_event(:'g')) -> 'from' AS "from";
+-- a Graph profile's CA file and scope, as changed after the message was sent: fetch() reads the profile now
+SELECT name FROM pgrelay_notifier.alter_profile('f_graph', ca_file => '/etc/pg_relay/proxy-ca.pem',
+                                                scope => 'https://graph.microsoft.com/.default');
+SELECT g ->> 'ca_file' AS ca_file, g ->> 'scope' AS scope
+FROM (SELECT pgrelay_notifier.fetch(:'g', regress_event(:'g')) -> 'profile' -> 'graph' AS g) d;
+-- an SMTP profile with an OAuth2 app: the app's settings, the default login URL, the secret as a reference
+SELECT name FROM pgrelay_notifier.create_profile('f_m365', host => 'smtp.office365.com', username => 'relay@contoso.com',
+       tenant_id => 'contoso.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e',
+       client_secret => 'env:M365_SECRET', from_address => 'relay@contoso.com');
+SELECT channel FROM pgrelay_notifier.create_channel('f_m365', 'f_m365');
+SELECT pgrelay_notifier.send('f_m365', ARRAY['ann@example.org'], 's', 'b') AS o \gset
+SELECT jsonb_pretty(pgrelay_notifier.fetch(:'o', regress_event(:'o')) -> 'profile' -> 'smtp');
 -- the port follows the security mode when not set; a value: secret is passed as written
 SELECT pgrelay_notifier.send('f_tls', ARRAY['ann@example.org'], 's', 'b') AS t \gset
 SELECT pgrelay_notifier.send('f_none', ARRAY['ann@example.org'], 's', 'b') AS x \gset

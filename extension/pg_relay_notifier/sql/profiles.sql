@@ -36,6 +36,23 @@ FROM pgrelay_notifier.create_profile('p_graph_us', transport => 'graph',
                                      sender => '3f2504e0-4f89-11d3-9a0c-0305e82c3301',
                                      login_url => 'https://login.microsoftonline.us/',
                                      graph_url => 'https://graph.microsoft.us', save_to_sent_items => false);
+-- Microsoft 365 over SMTP: an OAuth2 app instead of a password; the Processor gets the XOAUTH2
+-- token itself (login_url and scope left NULL: the defaults, filled in by fetch() and the Processor)
+SELECT name, host, security, username, tenant_id, client_id, login_url, scope
+FROM pgrelay_notifier.create_profile('p_m365_smtp', host => 'smtp.office365.com', username => 'relay@contoso.com',
+                                     tenant_id => 'contoso.onmicrosoft.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e',
+                                     client_secret => 'env:M365_SECRET');
+-- ... a national cloud's login URL (a trailing slash is dropped) and Exchange Online's scope there
+SELECT login_url, scope
+FROM pgrelay_notifier.create_profile('p_m365_us', host => 'smtp.office365.us', username => 'relay@contoso.us',
+                                     tenant_id => '7c3f1a8e-5b2d-4e6f-9a0b-1c2d3e4f5a6b', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e',
+                                     client_secret => 'file:m365', login_url => 'https://login.microsoftonline.us/',
+                                     scope => 'https://outlook.office365.us/.default');
+-- a Graph profile may name a CA file (a private CA, a TLS-inspecting proxy) and a scope
+SELECT ca_file, scope
+FROM pgrelay_notifier.create_profile('p_graph_ca', transport => 'graph', tenant_id => 'contoso.com',
+                                     client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's', sender => 'a@contoso.com',
+                                     ca_file => '/etc/pg_relay/proxy-ca.pem', scope => 'https://graph.microsoft.com/.default');
 -- secrets: literal values and value: stay literal; references are shown as written
 SELECT * FROM pgrelay_notifier.profile_credentials ORDER BY profile;
 
@@ -46,7 +63,8 @@ SELECT pgrelay_notifier.create_profile('.hidden', host => 'smtp.example.com');
 SELECT pgrelay_notifier.create_profile('p_smtp', host => 'smtp.example.com');
 SELECT pgrelay_notifier.create_profile('p_x', transport => 'sendmail', host => 'smtp.example.com');
 SELECT pgrelay_notifier.create_profile('p_x');
-SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', tenant_id => 'contoso.com');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', sender => 'a@contoso.com');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', graph_url => 'https://graph.microsoft.com');
 SELECT pgrelay_notifier.create_profile('p_x', transport => 'graph', host => 'smtp.example.com');
 SELECT pgrelay_notifier.create_profile('p_x', transport => 'graph', tenant_id => 'contoso.com');
 -- errors: SMTP host, port, security, credentials, paths (error)
@@ -67,6 +85,33 @@ SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', securi
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => E'u\nx');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', ca_file => 'certs/ca.pem');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', helo_name => 'relay host');
+-- errors: SMTP credentials are one kind only; the app's three settings go together, need a
+-- username (the mailbox) and TLS; login_url and scope belong to the app (error)
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', password => 'pw',
+       tenant_id => 'contoso.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', oauth_token => 't',
+       tenant_id => 'contoso.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', security => 'none', username => 'u',
+       tenant_id => 'contoso.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', password => 'pw',
+       login_url => 'https://login.microsoftonline.us');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', password => 'pw',
+       scope => 'https://outlook.office365.com/.default');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'not a tenant',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'contoso.com',
+       client_id => 'my-app', client_secret => 's');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's', login_url => 'http://login.microsoftonline.com');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 'env:', scope => 'https://outlook.office365.com/.default');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's', scope => 'two  blanks');
 -- errors: secret references (error)
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', password => '');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', username => 'u', password => 'env:');
@@ -92,6 +137,9 @@ SELECT pgrelay_notifier.create_profile('p_x', transport => 'graph', tenant_id =>
        graph_url => 'https://graph.microsoft.com/v1.0?x=1');
 SELECT pgrelay_notifier.create_profile('p_x', transport => 'graph', tenant_id => 'contoso.com',
        client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 'env:', sender => 'a@contoso.com');
+SELECT pgrelay_notifier.create_profile('p_x', transport => 'graph', tenant_id => 'contoso.com',
+       client_id => '0f8fad5b-d9cb-469f-a165-70867728950e', client_secret => 's', sender => 'a@contoso.com',
+       ca_file => 'ca.pem');
 -- errors: settings of both transports (error)
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', from_address => 'App <app@example.com>');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', from_name => E'App\r\nBcc: x@example.com');
@@ -120,6 +168,20 @@ SELECT oauth_token FROM pgrelay_notifier.profile_secrets WHERE profile = 'p_full
 SELECT login_url, save_to_sent_items FROM pgrelay_notifier.alter_profile('p_graph_us', reset => '{login_url,save_to_sent_items}');
 SELECT sender FROM pgrelay_notifier.alter_profile('p_graph', sender => 'alerts@contoso.com', client_secret => 'env:GRAPH_SECRET');
 SELECT client_secret FROM pgrelay_notifier.profile_secrets WHERE profile = 'p_graph';
+-- an SMTP profile moves from its password to an OAuth2 app, and back: the app can be reset
+SELECT username, tenant_id, client_id, login_url
+FROM pgrelay_notifier.alter_profile('p_smtp', tenant_id => 'contoso.com', client_id => '0f8fad5b-d9cb-469f-a165-70867728950e',
+                                    client_secret => 'env:APP_SECRET', reset => '{password}');
+SELECT password, client_secret FROM pgrelay_notifier.profile_secrets WHERE profile = 'p_smtp';
+SELECT profile->'smtp'->>'login_url' AS login_url, profile->'smtp'->>'scope' AS scope
+FROM (SELECT pgrelay_notifier._profile_doc('p_smtp') AS profile) d;
+SELECT tenant_id, client_id
+FROM pgrelay_notifier.alter_profile('p_smtp', password => 'file:smtp_password',
+                                    reset => '{tenant_id,client_id,client_secret}');
+SELECT password, client_secret FROM pgrelay_notifier.profile_secrets WHERE profile = 'p_smtp';
+-- a password next to the app, or half an app left behind (error)
+SELECT pgrelay_notifier.alter_profile('p_m365_smtp', password => 'pw');
+SELECT pgrelay_notifier.alter_profile('p_m365_smtp', reset => '{client_secret}');
 -- alter errors: unknown profile, other transport, reset of required settings, both given and reset (error)
 SELECT pgrelay_notifier.alter_profile('p_none', debug => true);
 SELECT pgrelay_notifier.alter_profile('p_graph', host => 'smtp.example.com');

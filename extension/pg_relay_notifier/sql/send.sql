@@ -57,6 +57,14 @@ SELECT from_address, from_name FROM pgrelay_notifier.notifications WHERE notific
 SELECT pgrelay_notifier.send('s_graph', ARRAY['ann@example.org'], 's', 'b') AS n6 \gset
 SELECT from_address, from_name, message_id LIKE '%@contoso.com>' AS id_domain FROM pgrelay_notifier.notifications
 WHERE notification_id = :n6;
+-- a Graph profile takes custom header fields (X-..., any case)
+SELECT pgrelay_notifier.send('s_graph', ARRAY['ann@example.org'], 's', 'b',
+                             headers => '[["X-Campaign", "w"], ["x-trace", "1"]]') AS n7 \gset
+SELECT headers FROM pgrelay_notifier.notifications WHERE notification_id = :n7;
+-- ... and no other: Microsoft Graph would refuse them, so send() does (error)
+SELECT pgrelay_notifier.send('s_graph', ARRAY['ann@example.org'], 's', 'b',
+                             headers => '[["X-Campaign", "w"], ["List-Unsubscribe", "<mailto:u@contoso.com>"]]');
+SELECT pgrelay_notifier.send('s_graph', ARRAY['ann@example.org'], 's', 'b', headers => '{"X-": "v"}');
 
 -- rollback discards the notification and its queued event together
 SELECT count(*) AS notifications FROM pgrelay_notifier.notifications \gset

@@ -42,7 +42,8 @@ COMMENT ON COLUMN pgrelay_notifier.profiles.port IS
 COMMENT ON COLUMN pgrelay_notifier.profiles.allowed_from IS
     'From addresses a producer may give to send() besides from_address: addresses, or @domain for a whole domain';
 COMMENT ON COLUMN pgrelay_notifier.profiles.scope IS
-    'OAuth2 scope the Processor asks tokens for (NULL: the service''s default, {graph_url}/.default for Graph)';
+    'OAuth2 scope the Processor asks tokens for (NULL: the resource''s default: {graph_url}/.default for Graph, '
+    'https://outlook.office365.com/.default for SMTP)';
 
 CREATE TABLE pgrelay_notifier.profile_secrets (
     profile       text PRIMARY KEY

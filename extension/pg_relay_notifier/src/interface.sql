@@ -36,7 +36,14 @@ BEGIN
                     'password', s.password,
                     'oauth_token', s.oauth_token,
                     'ca_file', p.ca_file,
-                    'helo_name', p.helo_name) END,
+                    'helo_name', p.helo_name,
+                    -- the OAuth2 app whose XOAUTH2 tokens the Processor gets itself
+                    'tenant_id', p.tenant_id,
+                    'client_id', p.client_id,
+                    'client_secret', s.client_secret,
+                    'login_url', CASE WHEN p.tenant_id IS NOT NULL
+                                      THEN COALESCE(p.login_url, 'https://login.microsoftonline.com') END,
+                    'scope', p.scope) END,
         'graph', CASE WHEN p.transport = 'graph' THEN jsonb_build_object(
                     'tenant_id', p.tenant_id,
                     'client_id', p.client_id,
@@ -44,6 +51,8 @@ BEGIN
                     'sender', p.sender,
                     'login_url', p.login_url,
                     'graph_url', p.graph_url,
+                    'scope', p.scope,
+                    'ca_file', p.ca_file,
                     'save_to_sent_items', p.save_to_sent_items) END)
     INTO doc
     FROM pgrelay_notifier.profiles p

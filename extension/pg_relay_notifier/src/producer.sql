@@ -227,7 +227,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * occurrence first. From defaults to the profile's from_address/from_name (a Graph profile's
  * sender); another From must be allowed by the profile. The Message-ID
  * <notification_id.random@from-domain> is made here, once. The id of the queued event is kept
- * with the message: only that event may deliver it.
+ * with the message: only that event may deliver it. A Microsoft Graph profile takes extra header
+ * fields named X-... only.
  * Returns: the notification id.
  */
 DECLARE
@@ -237,6 +238,7 @@ DECLARE
     f record;
     reply jsonb;
     hdrs jsonb;
+    graph_refuses text;
     nid bigint;
     total bigint;
     event bigint;
@@ -251,6 +253,16 @@ BEGIN
     END IF;
     SELECT * INTO f FROM pgrelay_notifier._send_from(p, send.from_address, send.from_name);
     hdrs := pgrelay_notifier._headers(send.headers);
+    -- Microsoft Graph takes custom header fields only (X-...): refuse now what delivery would.
+    IF p.transport = 'graph' THEN
+        SELECT h ->> 0 INTO graph_refuses FROM jsonb_array_elements(hdrs) h
+        WHERE lower(left(h ->> 0, 2)) <> 'x-' OR length(h ->> 0) < 3 LIMIT 1;
+        IF graph_refuses IS NOT NULL THEN
+            RAISE EXCEPTION 'header field "%" cannot be sent through Microsoft Graph (profile "%")', graph_refuses, p.name
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Microsoft Graph takes only custom header fields named X-...; send other fields through a channel with an SMTP profile.';
+        END IF;
+    END IF;
     SELECT COALESCE(jsonb_agg(jsonb_build_object('address', m.m_address, 'name', m.m_name)), '[]') INTO reply
     FROM pgrelay_notifier._mailboxes(send.reply_to, 'reply_to') m;
 

@@ -43,10 +43,15 @@ RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Internal (_validate_profile): the settings of an SMTP profile: host, security, port, the
- * credentials and how they may travel, the CA file, the HELO name.
+ * credentials (a password, a static OAuth2 token, or an OAuth2 app whose tokens the Processor
+ * gets itself: never two of them) and how they may travel, the HELO name.
  */
 DECLARE
     reason text;
+    app_settings integer := (p.tenant_id IS NOT NULL)::integer + (p.client_id IS NOT NULL)::integer
+                            + (s.client_secret IS NOT NULL)::integer;
+    kinds integer := (s.password IS NOT NULL)::integer + (s.oauth_token IS NOT NULL)::integer
+                     + (app_settings > 0)::integer;
 BEGIN
     IF p.host IS NULL THEN
         RAISE EXCEPTION 'profile "%": an smtp profile needs a host', p.name
@@ -85,24 +90,31 @@ BEGIN
         RAISE EXCEPTION 'profile "%": username must be 1 to 256 characters without control characters', p.name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) AND p.username IS NULL THEN
-        RAISE EXCEPTION 'profile "%": % needs a username', p.name,
-                        CASE WHEN s.password IS NOT NULL THEN 'password' ELSE 'oauth_token' END
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF s.password IS NOT NULL AND s.oauth_token IS NOT NULL THEN
-        RAISE EXCEPTION 'profile "%": give either password or oauth_token, not both', p.name
+    IF app_settings BETWEEN 1 AND 2 THEN
+        RAISE EXCEPTION 'profile "%": an OAuth2 app needs tenant_id, client_id and client_secret together', p.name
             USING ERRCODE = 'invalid_parameter_value',
-                  DETAIL = 'With oauth_token the Processor authenticates with XOAUTH2, with password with PLAIN or LOGIN.';
+                  DETAIL = 'With them the Processor gets and refreshes the XOAUTH2 token itself (Microsoft 365).';
     END IF;
-    IF p.security = 'none' AND (s.password IS NOT NULL OR s.oauth_token IS NOT NULL) THEN
+    IF kinds > 1 THEN
+        RAISE EXCEPTION 'profile "%": give one kind of credentials: a password, an oauth_token, or an OAuth2 app (tenant_id, client_id, client_secret)', p.name
+            USING ERRCODE = 'invalid_parameter_value',
+                  DETAIL = 'With a password the Processor authenticates with PLAIN or LOGIN, with the others with XOAUTH2.';
+    END IF;
+    IF kinds = 1 AND p.username IS NULL THEN
+        RAISE EXCEPTION 'profile "%": % needs a username', p.name,
+                        CASE WHEN s.password IS NOT NULL THEN 'password' WHEN s.oauth_token IS NOT NULL THEN 'oauth_token'
+                             ELSE 'an OAuth2 app' END
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The username is the account that authenticates; with an OAuth2 token, the mailbox it sends as.';
+    END IF;
+    IF p.security = 'none' AND kinds > 0 THEN
         RAISE EXCEPTION 'profile "%": credentials are never sent over an unencrypted connection (security none)', p.name
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use security starttls or tls.';
     END IF;
-    IF p.ca_file IS NOT NULL AND (p.ca_file !~ '^/' OR pgrelay_notifier._has_control(p.ca_file)
-                                  OR length(p.ca_file) > 1024) THEN
-        RAISE EXCEPTION 'profile "%": ca_file must be an absolute path on the Processor''s machine', p.name
+    IF app_settings = 0 AND (p.login_url IS NOT NULL OR p.scope IS NOT NULL) THEN
+        RAISE EXCEPTION 'profile "%": % is a setting of the OAuth2 app, which needs tenant_id, client_id and client_secret',
+                        p.name, CASE WHEN p.login_url IS NOT NULL THEN 'login_url' ELSE 'scope' END
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF p.helo_name IS NOT NULL THEN
@@ -125,8 +137,8 @@ CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_graph(p pgrelay_notifier.p
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Internal (_validate_profile): the settings of a Microsoft Graph profile: the tenant, the app
- * registration and its secret, the sender mailbox, the login and Graph URLs.
+ * Internal (_validate_profile): the settings of a Microsoft Graph profile: the app registration
+ * (tenant, client, secret: required here), the sender mailbox, the Graph URL.
  */
 DECLARE
     guid CONSTANT text := '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$';
@@ -136,24 +148,9 @@ BEGIN
         RAISE EXCEPTION 'profile "%": a graph profile needs tenant_id, client_id, client_secret and sender', p.name
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
-    IF p.tenant_id !~ guid AND pgrelay_notifier._domain_error(p.tenant_id, true) IS NOT NULL THEN
-        RAISE EXCEPTION 'profile "%": tenant_id "%" is neither a GUID nor a domain name', p.name,
-                        pgrelay_notifier._show(p.tenant_id)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF p.client_id !~ guid THEN
-        RAISE EXCEPTION 'profile "%": client_id "%" is not a GUID (the application id of the app registration)',
-                        p.name, pgrelay_notifier._show(p.client_id)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     IF p.sender !~ guid AND pgrelay_notifier.address_error(p.sender) IS NOT NULL THEN
         RAISE EXCEPTION 'profile "%": sender "%" is neither a mailbox address nor a user id: %', p.name,
                         pgrelay_notifier._show(p.sender), pgrelay_notifier.address_error(p.sender)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    reason := pgrelay_notifier._https_url_error(p.login_url);
-    IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'profile "%": login_url "%" %', p.name, pgrelay_notifier._show(p.login_url), reason
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     reason := pgrelay_notifier._https_url_error(p.graph_url);
@@ -172,10 +169,12 @@ CREATE OR REPLACE FUNCTION pgrelay_notifier._validate_common(p pgrelay_notifier.
 RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Internal (_validate_profile): what both transports share: secret references, the From address
- * and the addresses producers may send as, the OAuth2 scope, timeouts, limits.
+ * Internal (_validate_profile): what both transports share: secret references, the OAuth2 app
+ * (tenant, client, login URL, scope), the CA file, the From address and the addresses producers
+ * may send as, timeouts, limits.
  */
 DECLARE
+    guid CONSTANT text := '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$';
     reason text;
     k text;
 BEGIN
@@ -189,6 +188,27 @@ BEGIN
                       HINT = 'A secret is a literal value, env:NAME, file:NAME or value:TEXT.';
         END IF;
     END LOOP;
+
+    IF p.tenant_id IS NOT NULL AND p.tenant_id !~ guid AND pgrelay_notifier._domain_error(p.tenant_id, true) IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": tenant_id "%" is neither a GUID nor a domain name', p.name,
+                        pgrelay_notifier._show(p.tenant_id)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.client_id IS NOT NULL AND p.client_id !~ guid THEN
+        RAISE EXCEPTION 'profile "%": client_id "%" is not a GUID (the application id of the app registration)',
+                        p.name, pgrelay_notifier._show(p.client_id)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    reason := pgrelay_notifier._https_url_error(p.login_url);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'profile "%": login_url "%" %', p.name, pgrelay_notifier._show(p.login_url), reason
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF p.ca_file IS NOT NULL AND (p.ca_file !~ '^/' OR pgrelay_notifier._has_control(p.ca_file)
+                                  OR length(p.ca_file) > 1024) THEN
+        RAISE EXCEPTION 'profile "%": ca_file must be an absolute path on the Processor''s machine', p.name
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
 
     IF p.from_address IS NOT NULL AND pgrelay_notifier.address_error(p.from_address) IS NOT NULL THEN
         RAISE EXCEPTION 'profile "%": invalid from_address "%": %', p.name, pgrelay_notifier._show(p.from_address),
@@ -284,13 +304,10 @@ BEGIN
                   HINT = 'Use smtp or graph.';
     END IF;
 
-    -- Settings of the other transport are a mistake, not something to ignore.
+    -- Settings of the other transport are a mistake, not something to ignore. The OAuth2 app
+    -- (tenant_id, client_id, client_secret, login_url, scope) and ca_file belong to both.
     IF p.transport = 'smtp' THEN
-        k := CASE WHEN p.tenant_id IS NOT NULL THEN 'tenant_id'
-                  WHEN p.client_id IS NOT NULL THEN 'client_id'
-                  WHEN s.client_secret IS NOT NULL THEN 'client_secret'
-                  WHEN p.sender IS NOT NULL THEN 'sender'
-                  WHEN p.login_url IS NOT NULL THEN 'login_url'
+        k := CASE WHEN p.sender IS NOT NULL THEN 'sender'
                   WHEN p.graph_url IS NOT NULL THEN 'graph_url'
                   WHEN p.save_to_sent_items IS NOT NULL THEN 'save_to_sent_items' END;
     ELSE
@@ -300,7 +317,6 @@ BEGIN
                   WHEN p.username IS NOT NULL THEN 'username'
                   WHEN s.password IS NOT NULL THEN 'password'
                   WHEN s.oauth_token IS NOT NULL THEN 'oauth_token'
-                  WHEN p.ca_file IS NOT NULL THEN 'ca_file'
                   WHEN p.helo_name IS NOT NULL THEN 'helo_name' END;
     END IF;
     IF k IS NOT NULL THEN
@@ -327,6 +343,8 @@ BEGIN
     -- The defaults that depend on the transport; the port stays NULL (= the security's default).
     IF p.transport = 'smtp' THEN
         p.security := COALESCE(p.security, 'starttls');
+        -- the OAuth2 app's login_url stays NULL unless given: fetch() fills in the default
+        p.login_url := rtrim(p.login_url, '/');
     ELSIF p.transport = 'graph' THEN
         p.login_url := rtrim(COALESCE(p.login_url, 'https://login.microsoftonline.com'), '/');
         p.graph_url := rtrim(COALESCE(p.graph_url, 'https://graph.microsoft.com'), '/');
@@ -377,7 +395,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * Function: creates a profile (use named arguments). Unset settings take their defaults: security
  * starttls, port by security (587, 465 for tls, 25 for none), the Microsoft login and Graph URLs,
  * save_to_sent_items true, timeouts 10 s / 60 s, max_message_bytes 25 MiB, no rate limit, debug
- * off. Secrets go to profile_secrets.
+ * off. An SMTP profile authenticates with a password, a static oauth_token, or an OAuth2 app
+ * (tenant_id, client_id, client_secret) whose tokens the Processor gets itself. Secrets go to
+ * profile_secrets.
  * Returns: the stored profile row (secrets are not part of it).
  */
 DECLARE
@@ -476,8 +496,8 @@ SET intervalstyle = postgres AS $$
  */
 DECLARE
     secret_keys CONSTANT text[] := ARRAY['password', 'oauth_token', 'client_secret'];
-    -- required settings, and what is not a setting at all
-    no_default CONSTANT text[] := ARRAY['host', 'tenant_id', 'client_id', 'client_secret', 'sender'];
+    -- required settings (an SMTP profile's OAuth2 app may be removed), and what is not a setting at all
+    no_default text[];
     not_settings CONSTANT text[] := ARRAY['name', 'transport', 'created_by', 'created_at', 'updated_at'];
     given jsonb := jsonb_strip_nulls(jsonb_build_object(
         'host', host, 'port', port, 'security', security, 'username', username, 'password', password,
@@ -499,6 +519,8 @@ BEGIN
     END IF;
     SELECT * INTO s FROM pgrelay_notifier.profile_secrets x WHERE x.profile = p.name;
     s.profile := p.name;
+    no_default := CASE p.transport WHEN 'smtp' THEN ARRAY['host']
+                                   ELSE ARRAY['tenant_id', 'client_id', 'client_secret', 'sender'] END;
 
     changes := given;
     FOREACH k IN ARRAY COALESCE(alter_profile.reset, '{}') LOOP

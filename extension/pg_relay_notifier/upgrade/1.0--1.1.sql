@@ -5,7 +5,8 @@ ALTER TABLE pgrelay_notifier.profiles ADD COLUMN allowed_from text[], ADD COLUMN
 COMMENT ON COLUMN pgrelay_notifier.profiles.allowed_from IS
     'From addresses a producer may give to send() besides from_address: addresses, or @domain for a whole domain';
 COMMENT ON COLUMN pgrelay_notifier.profiles.scope IS
-    'OAuth2 scope the Processor asks tokens for (NULL: the service''s default, {graph_url}/.default for Graph)';
+    'OAuth2 scope the Processor asks tokens for (NULL: the resource''s default: {graph_url}/.default for Graph, '
+    'https://outlook.office365.com/.default for SMTP)';
 
 -- Each notification remembers the one event that may deliver it. Notifications not finished yet
 -- get the earliest event queued (or failed) for them: send() queued it in the transaction that

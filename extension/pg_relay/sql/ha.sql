@@ -1,0 +1,240 @@
+-- High availability: the node map, membership, heartbeats, the dead-node rule, adoption,
+-- leadership, re-homing and the replication set-up. Spock needs a patched server and cannot be
+-- installed here: its path runs against a stand-in schema "spock" with the shape of Spock's
+-- catalog (node, local_node, sub_show_status(), replication sets). pglogical's path runs on real
+-- clusters in test/ha.
+\set SHOW_CONTEXT never
+DELETE FROM pgrelay.queue;
+SET pg_relay.node_id = 1;
+CREATE FUNCTION regress_ha_noop(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
+SELECT channel FROM pgrelay.register('ha_free', 'sql', handler => 'regress_ha_noop(text)');
+SELECT channel FROM pgrelay.register('ha_pinned', 'sql', handler => 'regress_ha_noop(text)', node_restricted => true);
+
+-- set_node(): maps a name to a node id; renames; keeps a description
+SELECT node_id, node_name, description FROM pgrelay.set_node(1, 'one', 'first node');
+SELECT node_id, node_name, description FROM pgrelay.set_node(2, 'two');
+SELECT node_id, node_name, description FROM pgrelay.set_node(1, 'uno');
+-- out of range, empty, or a name mapped to another id (error)
+SELECT pgrelay.set_node(1024, 'big');
+SELECT pgrelay.set_node(3, '');
+SELECT pgrelay.set_node(3, 'two');
+
+-- without a replication engine the members are pgrelay.nodes (and this node)
+SELECT * FROM pgrelay.cluster_nodes();
+SET pg_relay.node_id = 7;
+SELECT node_id, node_name, is_local FROM pgrelay.cluster_nodes();
+SET pg_relay.node_id = 1;
+
+-- dead_after: the argument, else the setting, else 60 s
+SELECT pgrelay._dead_after(NULL), pgrelay._dead_after('5 seconds');
+SET pg_relay.dead_after = '250ms';
+SELECT pgrelay._dead_after(NULL);
+-- a setting that is no duration, or one out of range (error)
+SET pg_relay.dead_after = 'soon';
+SELECT pgrelay._dead_after(NULL);
+SELECT pgrelay._dead_after('1 millisecond');
+SET pg_relay.dead_after = '100ms';
+
+-- _startup_queue_check(): rows of owners that are not configured come here, restricted or not
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted) VALUES
+    (0, 'ha_free', 'sql', 'of 2', 2, false),
+    (0, 'ha_free', 'sql', 'of 9', 9, false),
+    (0, 'ha_pinned', 'sql', 'pinned of 9', 9, true),
+    (0, 'ha_free', 'sql', 'of 12', 12, false);
+SELECT * FROM pgrelay._startup_queue_check();
+SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
+DELETE FROM pgrelay.queue;
+
+-- _ha_tick() is for the multi-node and leader modes (error)
+SELECT * FROM pgrelay._ha_tick(NULL, true, true, false);
+
+-- Static membership, nodes 1 and 2. Node 2's Processor beat once and went silent; without an
+-- engine its silence alone decides (there is no link to ask about). The ticks run with a
+-- dead_after of 10 s (a tick more than dead_after / 2 after the last one would re-arm the watch);
+-- the watch itself is called with 100 ms to find node 2 dead.
+SET pg_relay.dead_after = '10s';
+SET pg_relay.mode = 'multi-node';
+SELECT dispatch, is_leader, waiting, adopted, in_recovery, node FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, mode, leader, stopped_at IS NULL AS running, heard FROM pgrelay.heartbeats;
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (2, 1000, now(), 'multi-node', false, '{}', '{}', now());
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted) VALUES
+    (0, 'ha_free', 'sql', 'free of 2', 2, false),
+    (0, 'ha_pinned', 'sql', 'pinned of 2', 2, true),
+    (0, 'ha_free', 'sql', 'free of 1', 1, false);
+-- node 2 runs a Processor and was never heard from: node 1 waits for it (and sees nothing dead)
+SELECT dispatch, waiting, adopted FROM pgrelay._ha_tick(NULL, true, false, false);
+SELECT node_id, is_local, link_up, link, mode, dead, acknowledged FROM pgrelay.cluster_status;
+-- once it has been silent for dead_after, node 1 (the lowest live node) adopts its free rows
+SELECT pg_sleep(0.15);
+SELECT * FROM pgrelay.multi_master_watch('100ms');
+SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
+SET pg_relay.dead_after = '100ms';
+SELECT node_id, dead FROM pgrelay.cluster_status;
+SET pg_relay.dead_after = '10s';
+-- found dead once: a later watch returns nothing more
+SELECT * FROM pgrelay.multi_master_watch('100ms');
+-- node 2 beats again: alive, and node 1 waits until node 2 acknowledges it ...
+UPDATE pgrelay.heartbeats SET beat = 2000 WHERE node_id = 2;
+SELECT dispatch, waiting, adopted FROM pgrelay._ha_tick(NULL, true, false, false);
+-- ... which it does by naming node 1's latest beat in its heartbeat
+UPDATE pgrelay.heartbeats SET beat = 3000,
+       heard = jsonb_build_object('1', (SELECT beat FROM pgrelay.heartbeats WHERE node_id = 1))
+WHERE node_id = 2;
+SELECT dispatch, waiting, adopted FROM pgrelay._ha_tick(NULL, true, false, false);
+-- a drain round decides nothing and writes nothing
+SELECT has_work, dispatch, is_leader FROM pgrelay._ha_tick(NULL, false, false, false);
+
+-- Leader mode: node 1 is the lowest live node and in contact, but node 2 says it still leads
+SET pg_relay.mode = 'leader';
+UPDATE pgrelay.heartbeats SET beat = 4000, leader = true, mode = 'leader',
+       heard = jsonb_build_object('1', (SELECT beat FROM pgrelay.heartbeats WHERE node_id = 1))
+WHERE node_id = 2;
+SELECT dispatch, is_leader, why FROM pgrelay._ha_tick(NULL, true, false, false);
+SELECT current_setting('pg_relay.is_leader') AS published;
+SELECT pgrelay.is_lowest_live_master();
+-- node 2 has handed over: node 1 leads, and the session says so
+UPDATE pgrelay.heartbeats SET beat = 5000, leader = false,
+       heard = jsonb_build_object('1', (SELECT beat FROM pgrelay.heartbeats WHERE node_id = 1))
+WHERE node_id = 2;
+SELECT dispatch, is_leader, why FROM pgrelay._ha_tick(NULL, true, false, true);
+SELECT current_setting('pg_relay.is_leader') AS published;
+SELECT leader FROM pgrelay.heartbeats WHERE node_id = 1;
+-- a node whose Processor stopped cleanly is no candidate: node 2 leads once node 1 says it stopped
+SELECT pgrelay._heartbeat_stop();
+SET pg_relay.node_id = 2;
+SELECT node_id, mode, leader, dead FROM pgrelay.cluster_status WHERE node_id = 1;
+SELECT pgrelay.is_lowest_live_master('1 hour');
+SET pg_relay.node_id = 1;
+-- is_lowest_live_master() with a dead_after out of range (error)
+SELECT pgrelay.is_lowest_live_master('0');
+RESET pg_relay.is_leader;
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+
+-- A row offered under a gate that has closed since fails re-validation at claim, and is skipped:
+-- leadership moved, the row was adopted away, or dispatch was paused.
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted)
+VALUES (0, 'ha_free', 'sql', 'gate', 1, false);
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = on;
+SELECT id AS gate_id FROM pgrelay.queue_pending_ids() \gset
+SET pg_relay.is_leader = off;
+SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+SET pg_relay.mode = 'multi-node';
+SELECT count(*) FROM pgrelay.queue_pending_ids();
+UPDATE pgrelay.queue SET owner_node = 2 WHERE id = :gate_id;
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+UPDATE pgrelay.queue SET owner_node = 1 WHERE id = :gate_id;
+SELECT pgrelay.pause();
+SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
+SELECT pgrelay.resume();
+SELECT outcome FROM pgrelay.process_one(:gate_id);
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+
+-- remove_node(): forgets a node; its rows are re-homed by the next _startup_queue_check()
+SELECT pgrelay.remove_node(2);
+SELECT node_id, node_name FROM pgrelay.nodes;
+-- a node that is not in the map (error)
+SELECT pgrelay.remove_node(2);
+
+-- Spock, through a stand-in catalog (see the top of this file)
+CREATE SCHEMA spock;
+CREATE TABLE spock.node (node_id oid PRIMARY KEY, node_name name NOT NULL UNIQUE);
+CREATE TABLE spock.local_node (node_id oid PRIMARY KEY, node_local_interface oid NOT NULL);
+CREATE TABLE spock.replication_set (set_id oid PRIMARY KEY, set_nodeid oid NOT NULL, set_name name NOT NULL);
+CREATE TABLE spock.replication_set_table (set_id oid NOT NULL, set_reloid regclass NOT NULL, PRIMARY KEY (set_id, set_reloid));
+CREATE TABLE spock.regress_status (provider_node text, status text, slot_name text);
+CREATE FUNCTION spock.sub_show_status(subscription_name name DEFAULT NULL,
+    OUT subscription_name text, OUT status text, OUT provider_node text, OUT provider_dsn text,
+    OUT slot_name text, OUT replication_sets text[], OUT forward_origins text[])
+RETURNS SETOF record LANGUAGE sql AS $$
+    SELECT 'sub_from_' || provider_node, status, provider_node, 'host=' || provider_node, slot_name,
+           '{default}'::text[], '{}'::text[]
+    FROM spock.regress_status $$;
+CREATE FUNCTION spock.repset_add_table(set_name name, relation regclass, synchronize_data boolean DEFAULT false,
+    columns text[] DEFAULT NULL, row_filter text DEFAULT NULL, include_partitions boolean DEFAULT true)
+RETURNS boolean LANGUAGE sql AS $$
+    INSERT INTO spock.replication_set_table
+    SELECT s.set_id, relation FROM spock.replication_set s WHERE s.set_name = repset_add_table.set_name
+    RETURNING true $$;
+INSERT INTO spock.node VALUES (40001, 'sp1'), (40002, 'sp2'), (40003, 'sp3');
+INSERT INTO spock.local_node VALUES (40001, 1);
+INSERT INTO spock.replication_set VALUES (7, 40001, 'default');
+INSERT INTO spock.regress_status VALUES ('sp2', 'replicating', 'spk_regress_sp1_sub_sp2'), ('sp3', 'down', NULL);
+SELECT pgrelay._engine();
+-- an engine node without a pg_relay node id (error)
+SELECT * FROM pgrelay.cluster_nodes();
+SELECT node_id FROM pgrelay.set_node(1, 'sp1');
+SELECT node_id FROM pgrelay.set_node(2, 'sp2');
+SELECT node_id FROM pgrelay.set_node(3, 'sp3');
+SELECT * FROM pgrelay.cluster_nodes();
+-- this database is Spock node sp1, mapped to 1, but pg_relay.node_id says 2 (error)
+SET pg_relay.node_id = 2;
+SELECT * FROM pgrelay.cluster_nodes();
+SET pg_relay.node_id = 1;
+-- a node the engine still has cannot be removed (error)
+SELECT pgrelay.remove_node(3);
+-- sp2 publishes in its heartbeat which slot on sp1 its subscription streams from; a slot that is
+-- not there (or inactive) is a link that is down, whatever the status says
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (2, 1000, now(), 'multi-node', false, '{}', '{"sp1": "spk_regress_sp2_sub_sp1"}', now()),
+       (3, 1000, now(), 'multi-node', false, '{}', '{}', now());
+SELECT node_id, link_up, link FROM pgrelay.cluster_nodes();
+UPDATE pgrelay.heartbeats SET links = '{}' WHERE node_id = 2;
+SELECT node_id, link_up, link FROM pgrelay.cluster_nodes();
+
+-- The dead-node rule: sp2 and sp3 are both silent for dead_after, but only sp3's link is down.
+SET pg_relay.mode = 'multi-node';
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted) VALUES
+    (0, 'ha_free', 'sql', 'free of 2', 2, false),
+    (0, 'ha_free', 'sql', 'free of 3', 3, false),
+    (0, 'ha_pinned', 'sql', 'pinned of 3', 3, true);
+SELECT dispatch, waiting, adopted FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT pg_sleep(0.15);
+SELECT * FROM pgrelay.multi_master_watch('100ms');
+SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
+SET pg_relay.dead_after = '100ms';
+SELECT node_id, link_up, dead FROM pgrelay.cluster_status ORDER BY node_id;
+SET pg_relay.dead_after = '10s';
+-- sp2's subscription goes down too: now it is dead as well
+UPDATE spock.regress_status SET status = 'down' WHERE provider_node = 'sp2';
+SELECT * FROM pgrelay.multi_master_watch('100ms');
+SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
+-- every configured node is known: nothing to re-home
+SELECT * FROM pgrelay._startup_queue_check();
+RESET pg_relay.mode;
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+
+-- replication_setup(): pg_relay's replicated tables into the engine's set, this node mapped;
+-- a second run adds nothing. It warns when commit timestamps are off, as here.
+SELECT relation, added FROM pgrelay.replication_setup();
+SELECT relation, added FROM pgrelay.replication_setup();
+SELECT count(*) FROM spock.replication_set_table;
+-- every table and sequence of pg_relay has a decision
+SELECT relation, replicate FROM pgrelay.replication_tables();
+SELECT count(*) FROM pgrelay.replication_tables() WHERE replicate IS NULL;
+-- pg_relay.node_id must be set on the server for the set-up (error)
+RESET pg_relay.node_id;
+SELECT * FROM pgrelay.replication_setup();
+SET pg_relay.node_id = 1;
+
+-- A schema named spock that a superuser does not own is not trusted as the engine's catalog.
+CREATE ROLE regress_ha_owner;
+ALTER SCHEMA spock OWNER TO regress_ha_owner;
+SELECT pgrelay._engine();
+DROP SCHEMA spock CASCADE;
+DROP ROLE regress_ha_owner;
+-- without an engine there is no replication set to fill (error)
+SELECT * FROM pgrelay.replication_setup();
+
+DELETE FROM pgrelay.nodes;
+SELECT pgrelay.unregister('ha_free'), pgrelay.unregister('ha_pinned');
+DROP FUNCTION regress_ha_noop(text);
+RESET pg_relay.dead_after;
+RESET pg_relay.node_id;

@@ -1,0 +1,788 @@
+/* extension/pg_relay/src/ha.sql: high availability: membership, heartbeats, the dead-node rule, adoption, leadership, replication set-up */
+
+/*
+ * How the nodes of a multi-master cluster share the queue (docs/ha.md has the whole story):
+ *
+ *   membership   cluster_nodes(): every node the replication engine knows (Spock, else pglogical,
+ *                else the static table pgrelay.nodes), its pg_relay node id (pgrelay.nodes maps
+ *                engine node names to ids) and whether the engine reports the link from it up.
+ *   heartbeats   every tick each Processor writes its node's row of pgrelay.heartbeats (replicated);
+ *                the row also says which beats of its peers it has seen (acknowledgements).
+ *   observation  each node keeps what it saw of its peers' beats, and when by its own clock, in the
+ *                unlogged table pgrelay.peer_observations (never replicated).
+ *   dead         a peer whose beat has not moved for dead_after of the observer's clock AND whose
+ *                link the engine does not report up. The lowest-id live node adopts a dead node's
+ *                unrestricted rows (multi-node); the lowest live node leads (leader).
+ *   in contact   a node dispatches its own rows (multi-node) or leads (leader) only while every
+ *                peer it hears from has acknowledged one of its beats within dead_after / 2: a peer
+ *                that might decide it is dead has by then heard from it, or it has stopped.
+ */
+
+-- The internal functions of the tick (_heartbeat, _verdicts, _ha_observe, _adopt) run every poll
+-- interval on tables of a few rows: they keep one generic plan per statement
+-- (plan_cache_mode = force_generic_plan) instead of planning again on every call, which made most of
+-- a tick's cost.
+
+-- pgrelay._dead_after()
+CREATE OR REPLACE FUNCTION pgrelay._dead_after(dead_after interval DEFAULT NULL) RETURNS interval
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The argument, else the setting pg_relay.dead_after, else 60 seconds; checked to lie between
+ * 100 milliseconds and 1 day.
+ */
+DECLARE
+    v text;
+BEGIN
+    IF dead_after IS NULL THEN
+        v := current_setting('pg_relay.dead_after', true);
+        IF v IS NULL OR btrim(v) = '' THEN
+            RETURN interval '60 seconds';
+        END IF;
+        BEGIN
+            dead_after := v::interval;
+        EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow THEN
+            RAISE EXCEPTION 'invalid pg_relay.dead_after "%"', v
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = 'A duration between 100 milliseconds and 1 day, such as 60s.';
+        END;
+    END IF;
+    IF dead_after < interval '100 milliseconds' OR dead_after > interval '1 day' THEN
+        RAISE EXCEPTION 'dead_after must be between 100 milliseconds and 1 day, not %', dead_after
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN dead_after;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._dead_after(interval) IS
+    'dead_after to use: the argument, else the setting pg_relay.dead_after, else 60 s (100 ms to 1 day)';
+
+-- pgrelay._engine()
+CREATE OR REPLACE FUNCTION pgrelay._engine() RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The replication engine this database is a node of: spock, else pglogical, else static (the
+ * table pgrelay.nodes). An engine's schema counts only when a superuser owns it, as the engines'
+ * own installs do: the functions below read and call objects in it with the extension owner's
+ * rights, so a schema anybody else made must never be trusted. A database with the engine
+ * installed but no local node of it is not a member of that engine's cluster.
+ */
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+               WHERE n.nspname = 'spock' AND r.rolsuper)
+       AND to_regclass('spock.local_node') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM spock.local_node) THEN
+            RETURN 'spock';
+        END IF;
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+               WHERE n.nspname = 'pglogical' AND r.rolsuper)
+       AND to_regclass('pglogical.local_node') IS NOT NULL THEN
+        IF EXISTS (SELECT 1 FROM pglogical.local_node) THEN
+            RETURN 'pglogical';
+        END IF;
+    END IF;
+    RETURN 'static';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine() IS
+    'Internal: the replication engine this database is a node of: spock, pglogical or static';
+
+-- pgrelay._engine_members()
+CREATE OR REPLACE FUNCTION pgrelay._engine_members(engine text)
+RETURNS TABLE (engine_node text, is_local boolean)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Each statement is planned when it first runs, so the other engine's catalog need not exist.
+    IF engine = 'spock' THEN
+        RETURN QUERY SELECT n.node_name::text, n.node_id = l.node_id
+                     FROM spock.node n CROSS JOIN spock.local_node l;
+    ELSIF engine = 'pglogical' THEN
+        RETURN QUERY SELECT n.node_name::text, n.node_id = l.node_id
+                     FROM pglogical.node n CROSS JOIN pglogical.local_node l;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_members(text) IS
+    'Internal: the nodes the engine knows (this one and the providers of its subscriptions)';
+
+-- pgrelay._engine_subscriptions()
+CREATE OR REPLACE FUNCTION pgrelay._engine_subscriptions(engine text)
+RETURNS TABLE (provider text, status text, slot text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    IF engine = 'spock' THEN
+        RETURN QUERY SELECT s.provider_node, s.status, s.slot_name FROM spock.sub_show_status() s;
+    ELSIF engine = 'pglogical' THEN
+        RETURN QUERY SELECT s.provider_node, s.status, s.slot_name FROM pglogical.show_subscription_status() s;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_subscriptions(text) IS
+    'Internal: this node''s subscriptions: provider node, status (replicating, down, ...) and its slot on the provider';
+
+-- pgrelay.cluster_nodes()
+CREATE OR REPLACE FUNCTION pgrelay.cluster_nodes()
+RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Every configured node with its pg_relay node id and whether the engine reports the link from it
+ * to this node up. Under Spock or pglogical the nodes are the engine's (this node and the
+ * providers of its subscriptions), mapped to ids by pgrelay.nodes; an engine node without an id
+ * there is an error that names it. The link from a peer is up when every subscription of this
+ * node to it is replicating and this node's slot for the peer's subscription (which the peer
+ * publishes in its heartbeat) is active: a hung peer still reads "replicating", and only the
+ * slot shows it, once wal_sender_timeout has passed. link_up is NULL for this node, for a peer
+ * this node does not subscribe to, and without an engine (static membership: the rows of
+ * pgrelay.nodes, and this node).
+ */
+#variable_conflict use_column
+DECLARE
+    eng text := pgrelay._engine();
+    me integer := pgrelay._this_node();
+    here text;
+    ids integer[] := '{}';
+    names text[] := '{}';
+    locals boolean[] := '{}';
+    r record;
+BEGIN
+    IF eng = 'static' THEN
+        RETURN QUERY
+        SELECT n.node_id, n.node_name, 'static'::text, n.node_id = me, NULL::boolean,
+               CASE WHEN n.node_id = me THEN 'local' ELSE 'no replication engine' END
+        FROM pgrelay.nodes n
+        UNION ALL
+        SELECT me, NULL::text, 'static'::text, true, NULL::boolean, 'local'
+        WHERE NOT EXISTS (SELECT 1 FROM pgrelay.nodes n WHERE n.node_id = me)
+        ORDER BY 1;
+        RETURN;
+    END IF;
+
+    FOR r IN SELECT m.engine_node, m.is_local, x.node_id AS mapped,
+                    count(x.node_id) OVER (PARTITION BY m.engine_node) AS maps,
+                    string_agg(x.node_id::text, ', ') OVER (PARTITION BY m.engine_node) AS mapped_ids
+             FROM pgrelay._engine_members(eng) m
+             LEFT JOIN pgrelay.nodes x ON x.node_name = m.engine_node
+             ORDER BY m.engine_node, x.node_id LOOP
+        IF r.mapped IS NULL THEN
+            RAISE EXCEPTION '% node "%" has no pg_relay node id', eng, r.engine_node
+                USING ERRCODE = 'object_not_in_prerequisite_state',
+                      DETAIL = 'pgrelay.nodes maps each node of the replication engine to its pg_relay.node_id.',
+                      HINT = format('Map it, on any node (pgrelay.nodes replicates): SELECT pgrelay.set_node(<its pg_relay.node_id>, %L);',
+                                    r.engine_node);
+        END IF;
+        IF r.maps > 1 THEN
+            RAISE EXCEPTION '% node "%" is mapped to more than one pg_relay node id (%)', eng, r.engine_node, r.mapped_ids
+                USING ERRCODE = 'unique_violation',
+                      HINT = 'Remove the wrong one with pgrelay.remove_node(node_id).';
+        END IF;
+        IF r.is_local AND r.mapped <> me THEN
+            RAISE EXCEPTION 'this database is % node "%", mapped to pg_relay node %, but pg_relay.node_id is %',
+                            eng, r.engine_node, r.mapped, me
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = 'Set pg_relay.node_id on this server to the mapped id, or correct the map with pgrelay.set_node().';
+        END IF;
+        IF r.is_local THEN
+            here := r.engine_node;
+        END IF;
+        ids := ids || r.mapped;
+        names := names || r.engine_node;
+        locals := locals || r.is_local;
+    END LOOP;
+
+    RETURN QUERY
+    WITH members AS (
+        SELECT * FROM unnest(ids, names, locals) AS m(node_id, engine_node, is_local)
+    ), subs AS (
+        SELECT s.provider, array_agg(s.status ORDER BY s.status) AS statuses
+        FROM pgrelay._engine_subscriptions(eng) s
+        GROUP BY s.provider
+    ), slots AS (
+        -- the slot on this node that the peer's subscription to this node streams from
+        SELECT h.node_id, h.links ->> here AS slot
+        FROM pgrelay.heartbeats h
+        WHERE h.node_id = ANY (ids)
+    )
+    SELECT m.node_id, m.engine_node, eng, m.is_local,
+           CASE WHEN m.is_local OR sb.statuses IS NULL THEN NULL
+                ELSE sb.statuses <@ ARRAY['replicating'] AND COALESCE(rs.active, sl.slot IS NULL)
+           END,
+           CASE WHEN m.is_local THEN 'local'
+                WHEN sb.statuses IS NULL THEN 'no subscription'
+                ELSE array_to_string(sb.statuses, ',')
+                     || CASE WHEN sl.slot IS NULL OR rs.active THEN ''
+                             WHEN rs.active IS NULL THEN '; slot ' || sl.slot || ' missing'
+                             ELSE '; slot ' || sl.slot || ' inactive' END
+           END
+    FROM members m
+    LEFT JOIN subs sb ON sb.provider = m.engine_node
+    LEFT JOIN slots sl ON sl.node_id = m.node_id
+    LEFT JOIN pg_replication_slots rs ON rs.slot_name = sl.slot
+    ORDER BY 1;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.cluster_nodes() IS
+    'Every configured node: pg_relay node id, engine node name, engine (spock, pglogical, static), this node?, link from it up?';
+
+-- pgrelay.set_node()
+CREATE OR REPLACE FUNCTION pgrelay.set_node(node_id integer, node_name text, description text DEFAULT NULL)
+RETURNS pgrelay.nodes
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Maps an engine node name to a pg_relay node id (or, without an engine, adds a member), or
+ * renames the node of an id. A name maps to one id only. Asks the Processors to reload, which
+ * re-homes the pending rows of owners that are no longer configured (_startup_queue_check).
+ */
+DECLARE
+    v pgrelay.nodes;
+BEGIN
+    IF set_node.node_id IS NULL OR set_node.node_id < 0 OR set_node.node_id > 1023 THEN
+        RAISE EXCEPTION 'node_id must be between 0 and 1023, not %', COALESCE(set_node.node_id::text, 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF set_node.node_name IS NULL OR set_node.node_name = '' THEN
+        RAISE EXCEPTION 'node_name must not be empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO v FROM pgrelay.nodes x WHERE x.node_name = set_node.node_name AND x.node_id <> set_node.node_id;
+    IF FOUND THEN
+        RAISE EXCEPTION 'node name "%" is mapped to pg_relay node % already', set_node.node_name, v.node_id
+            USING ERRCODE = 'unique_violation',
+                  HINT = 'Remove that mapping first with pgrelay.remove_node().';
+    END IF;
+    INSERT INTO pgrelay.nodes AS x (node_id, node_name, description)
+    VALUES (set_node.node_id, set_node.node_name, set_node.description)
+    ON CONFLICT ON CONSTRAINT nodes_pkey DO UPDATE
+        SET node_name = EXCLUDED.node_name, description = COALESCE(EXCLUDED.description, x.description),
+            updated_at = now()
+    RETURNING * INTO v;
+    PERFORM pgrelay.request_reload();
+    RETURN v;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.set_node(integer, text, text) IS
+    'Maps an engine node name to a pg_relay node id (without an engine: adds a member); asks the Processors to reload';
+
+-- pgrelay.remove_node()
+CREATE OR REPLACE FUNCTION pgrelay.remove_node(node_id integer) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Forgets a node: its mapping and its heartbeat. Refused while the engine still has the node
+ * (cluster_nodes() would then fail on it). Asks the Processors to reload: the next
+ * _startup_queue_check() re-homes the node's pending rows.
+ */
+DECLARE
+    v pgrelay.nodes;
+    eng text := pgrelay._engine();
+BEGIN
+    SELECT * INTO v FROM pgrelay.nodes x WHERE x.node_id = remove_node.node_id;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'pg_relay node % is not in pgrelay.nodes', remove_node.node_id
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pgrelay._engine_members(eng) m WHERE m.engine_node = v.node_name) THEN
+        RAISE EXCEPTION '% node "%" still exists', eng, v.node_name
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Drop the node from the replication engine first, or map its name to another id with pgrelay.set_node().';
+    END IF;
+    DELETE FROM pgrelay.nodes x WHERE x.node_id = remove_node.node_id;
+    DELETE FROM pgrelay.heartbeats h WHERE h.node_id = remove_node.node_id;
+    PERFORM pgrelay.request_reload();
+END
+$$;
+COMMENT ON FUNCTION pgrelay.remove_node(integer) IS
+    'Forgets a node that the replication engine no longer has; its pending rows are re-homed by the Processors';
+
+-- pgrelay._heartbeat()
+CREATE OR REPLACE FUNCTION pgrelay._heartbeat(first boolean, holding boolean, dead_after interval)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
+/*
+ * Internal (_ha_tick): writes this node's heartbeat: a new beat (milliseconds of this node's
+ * clock, always more than the last), the beat this node has seen of each peer (the peers read
+ * their entry as an acknowledgement), the slots of its subscriptions, and whether it leads
+ * (holding: the Processor leads, or events it started as leader still run).
+ *
+ * Returns true when it re-armed this node's observation: at the first tick of a Processor, and
+ * after a gap of more than dead_after / 2 since its last beat (the Processor or the server was
+ * stopped, or hung). Whatever it saw before is stale then: every peer's silence is counted again
+ * from now, and nothing is dispatched until the peers it hears from have acknowledged it.
+ *
+ * The row is deleted and inserted afresh every time rather than updated: an UPDATE of a row a
+ * peer does not have (one written before the subscription to this node existed) is skipped there,
+ * an INSERT always arrives. It costs a second small WAL record per tick.
+ */
+DECLARE
+    me integer := pgrelay._this_node();
+    t timestamptz := clock_timestamp();
+    now_ms bigint := floor(date_part('epoch', t) * 1000)::bigint;
+    win_ms bigint := floor(date_part('epoch', dead_after) * 500)::bigint;
+    h pgrelay.heartbeats;
+    rearm boolean;
+    v_heard jsonb;
+    v_links jsonb;
+BEGIN
+    SELECT * INTO h FROM pgrelay.heartbeats x WHERE x.node_id = me FOR UPDATE;
+    rearm := first OR h.node_id IS NULL OR h.stopped_at IS NOT NULL OR now_ms - h.beat > win_ms;
+    IF rearm THEN
+        UPDATE pgrelay.peer_observations o SET since = t, heard_at = NULL, dead_since = NULL
+        WHERE o.node_id <> me;
+        INSERT INTO pgrelay.peer_observations AS o (node_id, beat, since) VALUES (me, NULL, t)
+        ON CONFLICT (node_id) DO UPDATE SET since = t;
+    END IF;
+    SELECT COALESCE(jsonb_object_agg(x.node_id::text, x.beat), '{}') INTO v_heard
+    FROM pgrelay.heartbeats x WHERE x.node_id <> me;
+    SELECT COALESCE(jsonb_object_agg(s.provider, s.slot), '{}') INTO v_links
+    FROM pgrelay._engine_subscriptions(pgrelay._engine()) s WHERE s.slot IS NOT NULL;
+    DELETE FROM pgrelay.heartbeats x WHERE x.node_id = me;
+    INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+    VALUES (me, GREATEST(now_ms, COALESCE(h.beat, 0) + 1), t,
+            COALESCE(NULLIF(current_setting('pg_relay.mode', true), ''), 'single'), holding, v_heard, v_links,
+            CASE WHEN first OR h.node_id IS NULL OR h.stopped_at IS NOT NULL THEN t ELSE h.started_at END);
+    RETURN rearm;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._heartbeat(boolean, boolean, interval) IS
+    'Internal: writes this node''s heartbeat; true when it re-armed the observation of the peers';
+
+-- pgrelay._verdicts()
+CREATE OR REPLACE FUNCTION pgrelay._verdicts(dead_after interval)
+RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text,
+               mode text, leader boolean, beat_at timestamptz, stopped_at timestamptz,
+               heard_at timestamptz, silent_for interval, fresh boolean, dead boolean, candidate boolean,
+               acked boolean, waiting boolean)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
+/*
+ * Internal: the rule applied to what this node has observed (nothing is written here).
+ *   silent_for  how long, by this node's clock, the peer's beat has not moved (counted from when
+ *               this node armed its observation if it has not seen one since)
+ *   fresh       its beat moved within dead_after / 2; undecided: not yet seen to move, and armed
+ *               less than dead_after / 2 ago
+ *   dead        silent for dead_after and the engine does not report its link up
+ *   candidate   its Processor runs (multi-node or leader, not stopped) and it is not dead
+ *   acked       its heartbeat acknowledges a beat this node wrote within dead_after / 2
+ *   waiting     a candidate this node hears from (or may soon) that has not acknowledged it
+ * PL/pgSQL so that the plan is made once per session: it runs every tick.
+ */
+#variable_conflict use_column
+DECLARE
+    me integer := pgrelay._this_node();
+    t timestamptz := clock_timestamp();
+    now_ms bigint := floor(date_part('epoch', t) * 1000)::bigint;
+    win_ms bigint := floor(date_part('epoch', dead_after) * 500)::bigint;
+    armed timestamptz := COALESCE((SELECT o.since FROM pgrelay.peer_observations o WHERE o.node_id = me), t);
+BEGIN
+    RETURN QUERY
+    WITH v AS (
+        SELECT c.*, h.mode AS h_mode, h.leader AS h_leader, h.beat_at AS h_beat_at,
+               h.stopped_at AS h_stopped_at, h.node_id IS NOT NULL AS has_beat,
+               COALESCE((h.heard ->> me::text)::bigint, 0) >= now_ms - win_ms AS h_acked,
+               o.heard_at AS o_heard_at,
+               CASE WHEN c.is_local THEN interval '0' ELSE t - COALESCE(o.since, armed) END AS silent
+        FROM pgrelay.cluster_nodes() c
+        LEFT JOIN pgrelay.heartbeats h ON h.node_id = c.node_id
+        LEFT JOIN pgrelay.peer_observations o ON o.node_id = c.node_id AND NOT c.is_local
+    ), w AS (
+        SELECT v.*,
+               v.is_local OR (v.o_heard_at IS NOT NULL AND t - v.o_heard_at < dead_after / 2) AS is_fresh,
+               NOT v.is_local AND v.o_heard_at IS NULL AND v.silent < dead_after / 2 AS is_undecided,
+               NOT v.is_local AND v.silent >= dead_after AND v.link_up IS NOT TRUE AS is_dead,
+               v.has_beat AND v.h_stopped_at IS NULL AND v.h_mode IN ('multi-node', 'leader') AS runs
+        FROM v
+    )
+    SELECT w.node_id, w.node_name, w.engine, w.is_local, w.link_up, w.link, w.h_mode, COALESCE(w.h_leader, false),
+           w.h_beat_at, w.h_stopped_at, w.o_heard_at, w.silent, w.is_fresh, w.is_dead,
+           w.is_local OR (w.runs AND NOT w.is_dead),
+           w.is_local OR w.h_acked,
+           NOT w.is_local AND w.runs AND NOT w.is_dead AND (w.is_fresh OR w.is_undecided) AND NOT w.h_acked
+    FROM w
+    ORDER BY w.node_id;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._verdicts(interval) IS
+    'Internal: each configured node as this node sees it: silent for how long, fresh, dead, candidate, acknowledging';
+
+-- pgrelay._ha_observe()
+CREATE OR REPLACE FUNCTION pgrelay._ha_observe(dead_after interval,
+                                    OUT in_contact boolean, OUT waiting integer[], OUT lowest integer,
+                                    OUT others_leading integer[], OUT dead integer[], OUT newly_dead integer[])
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
+/*
+ * Internal: records which peers' beats moved since the last look (by this node's clock), then
+ * applies the rule: in_contact (every candidate this node hears from has acknowledged it; waiting
+ * lists those that have not), the lowest candidate, the other candidates that say they lead, the
+ * dead nodes and those found dead just now.
+ */
+DECLARE
+    me integer := pgrelay._this_node();
+    t timestamptz := clock_timestamp();
+    members integer[];
+BEGIN
+    INSERT INTO pgrelay.peer_observations AS o (node_id, beat, since, heard_at)
+    SELECT h.node_id, h.beat,
+           COALESCE((SELECT s.since FROM pgrelay.peer_observations s WHERE s.node_id = me), t), NULL
+    FROM pgrelay.heartbeats h WHERE h.node_id <> me
+    ON CONFLICT (node_id) DO UPDATE SET beat = EXCLUDED.beat, since = t, heard_at = t
+        WHERE o.beat IS DISTINCT FROM EXCLUDED.beat;
+
+    SELECT COALESCE(bool_and(NOT v.waiting), true),
+           COALESCE(array_agg(v.node_id) FILTER (WHERE v.waiting), '{}'),
+           min(v.node_id) FILTER (WHERE v.candidate),
+           COALESCE(array_agg(v.node_id) FILTER (WHERE v.candidate AND v.leader AND NOT v.is_local), '{}'),
+           COALESCE(array_agg(v.node_id) FILTER (WHERE v.dead), '{}'),
+           COALESCE(array_agg(v.node_id) FILTER (WHERE NOT v.is_local), '{}')
+    INTO in_contact, waiting, lowest, others_leading, dead, members
+    FROM pgrelay._verdicts(dead_after) v;
+
+    -- Peers that never beat are watched from when this node armed; nodes that left are forgotten.
+    INSERT INTO pgrelay.peer_observations (node_id, beat, since)
+    SELECT m, NULL, COALESCE((SELECT s.since FROM pgrelay.peer_observations s WHERE s.node_id = me), t)
+    FROM unnest(members) m
+    ON CONFLICT (node_id) DO NOTHING;
+    DELETE FROM pgrelay.peer_observations o
+    WHERE o.node_id <> me AND o.node_id <> ALL (members)
+      AND NOT EXISTS (SELECT 1 FROM pgrelay.heartbeats h WHERE h.node_id = o.node_id);
+
+    UPDATE pgrelay.peer_observations o SET dead_since = NULL
+    WHERE o.dead_since IS NOT NULL AND o.node_id <> ALL (dead);
+    WITH found AS (
+        UPDATE pgrelay.peer_observations o SET dead_since = t
+        WHERE o.dead_since IS NULL AND o.node_id = ANY (dead)
+        RETURNING o.node_id
+    )
+    SELECT COALESCE(array_agg(f.node_id ORDER BY f.node_id), '{}') INTO newly_dead FROM found f;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._ha_observe(interval) IS
+    'Internal: notes which peers'' beats moved, then applies the dead-node and contact rules';
+
+-- pgrelay._adopt()
+CREATE OR REPLACE FUNCTION pgrelay._adopt(dead integer[], newly_dead integer[], adopter integer)
+RETURNS TABLE (node_id integer, adopted bigint)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
+/*
+ * Internal: when this node is the adopter (the lowest live candidate), moves the pending
+ * unrestricted rows of each dead node to this node. Rows locked right now are left for the next
+ * tick rather than waited for. Node-restricted rows are never adopted: they stay with their node.
+ * Returns a row per dead node this node adopted rows from, or found dead just now.
+ */
+#variable_conflict use_column
+DECLARE
+    me integer := pgrelay._this_node();
+    d integer;
+    n bigint;
+BEGIN
+    IF adopter IS DISTINCT FROM me THEN
+        RETURN;
+    END IF;
+    FOREACH d IN ARRAY dead LOOP
+        UPDATE pgrelay.queue q SET owner_node = me
+        WHERE q.id IN (SELECT x.id FROM pgrelay.queue x
+                       WHERE x.node_restricted = false AND x.owner_node = d
+                       FOR UPDATE SKIP LOCKED);
+        GET DIAGNOSTICS n = ROW_COUNT;
+        IF n > 0 OR d = ANY (newly_dead) THEN
+            node_id := d;
+            adopted := n;
+            RETURN NEXT;
+        END IF;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._adopt(integer[], integer[], integer) IS
+    'Internal: the adopter takes the pending unrestricted rows of dead nodes';
+
+-- pgrelay.multi_master_watch()
+CREATE OR REPLACE FUNCTION pgrelay.multi_master_watch(dead_after interval DEFAULT NULL)
+RETURNS TABLE (node_id integer, adopted bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The adoption watcher of multi-node mode: notes which peers' heartbeats moved, decides which
+ * peers are dead (silent for dead_after by this node's clock AND their link reported down), and
+ * if this node is the lowest-id live node, moves the dead nodes' pending unrestricted rows to
+ * itself. Returns the dead nodes it adopted rows from (or found dead just now) and how many rows.
+ * dead_after defaults to the setting pg_relay.dead_after (60 s). The Processor runs the same
+ * steps inside its tick (_ha_tick).
+ */
+#variable_conflict use_column
+DECLARE
+    st record;
+BEGIN
+    SELECT * INTO st FROM pgrelay._ha_observe(pgrelay._dead_after(dead_after));
+    RETURN QUERY SELECT a.node_id, a.adopted FROM pgrelay._adopt(st.dead, st.newly_dead, st.lowest) a;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.multi_master_watch(interval) IS
+    'Multi-node: decides which peers are dead and, on the lowest live node, adopts their pending unrestricted rows';
+
+-- pgrelay.is_lowest_live_master()
+CREATE OR REPLACE FUNCTION pgrelay.is_lowest_live_master(dead_after interval DEFAULT NULL) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Leader mode: true when this node is the lowest-id live node whose Processor runs, no other live
+ * node still says it leads (a leader hands over only once the events it started have finished and
+ * its word has replicated, so two leaders never run the same row), and every peer it hears from
+ * has acknowledged it (in contact). Notes which peers' heartbeats moved, as multi_master_watch
+ * does. dead_after defaults to the setting pg_relay.dead_after (60 s).
+ */
+DECLARE
+    st record;
+BEGIN
+    SELECT * INTO st FROM pgrelay._ha_observe(pgrelay._dead_after(dead_after));
+    RETURN st.in_contact AND st.lowest = pgrelay._this_node() AND cardinality(st.others_leading) = 0;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.is_lowest_live_master(interval) IS
+    'Leader mode: is this node the lowest-id live node, in contact, with no other node still leading?';
+
+-- pgrelay._startup_queue_check()
+CREATE OR REPLACE FUNCTION pgrelay._startup_queue_check()
+RETURNS TABLE (owner_node integer, rehomed bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The catch-all the Processor runs at start and on every reload in multi-node and leader mode:
+ * pending rows whose owner is not a configured node (a node removed from the cluster, an unknown
+ * id) move to this node, restricted or not, so that nothing stays stuck for good. This is the only
+ * way a row of an unknown owner changes hands. Rows locked right now are left for the next run.
+ * Nothing happens on a standby.
+ */
+#variable_conflict use_column
+DECLARE
+    me integer := pgrelay._this_node();
+    configured integer[];
+BEGIN
+    IF pg_is_in_recovery() THEN
+        RETURN;
+    END IF;
+    configured := ARRAY(SELECT c.node_id FROM pgrelay.cluster_nodes() c);
+    RETURN QUERY
+    WITH orphan AS (
+        SELECT q.id, q.owner_node FROM pgrelay.queue q
+        WHERE q.owner_node <> ALL (configured)
+        FOR UPDATE SKIP LOCKED
+    ), moved AS (
+        UPDATE pgrelay.queue q SET owner_node = me FROM orphan o
+        WHERE q.id = o.id
+        RETURNING o.owner_node
+    )
+    SELECT m.owner_node, count(*) FROM moved m GROUP BY m.owner_node ORDER BY m.owner_node;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._startup_queue_check() IS
+    'Re-homes pending rows whose owner is not a configured node onto this node; returns (old owner, rows)';
+
+-- pgrelay._ha_tick()
+CREATE OR REPLACE FUNCTION pgrelay._ha_tick(seen_generation bigint, beat boolean, first boolean, holding boolean,
+                                 OUT has_work boolean, OUT reload_requested boolean, OUT paused boolean,
+                                 OUT reload_generation bigint, OUT dispatch boolean, OUT is_leader boolean,
+                                 OUT waiting text, OUT adopted text, OUT in_recovery boolean,
+                                 OUT node integer, OUT why text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The Processor's tick in multi-node and leader mode, in one round trip: heartbeat, observation,
+ * the mode's decision, then the probe with the decision applied.
+ *
+ *   multi-node  multi_master_watch(); dispatch is true while this node is in contact (waiting
+ *               lists the peers it waits for), adopted lists "node:rows" it just adopted
+ *   leader      is_lowest_live_master(), published on this session as pg_relay.is_leader (the
+ *               Processor publishes it on its worker sessions between events)
+ *
+ * node is this node's id; why says why it does not lead (leader mode).
+ *
+ * first: the Processor's first tick; holding: the Processor leads, or events it started as leader
+ * still run (the heartbeat says so, and no other node leads meanwhile). With beat false (a drain
+ * round) only the probe runs and the last decision stands (dispatch and is_leader are NULL). On a
+ * standby (in_recovery) nothing is written and nothing is dispatched.
+ *
+ * The heartbeat is committed asynchronously: losing the last beats in a crash costs nothing.
+ */
+DECLARE
+    mode text := COALESCE(NULLIF(current_setting('pg_relay.mode', true), ''), 'single');
+    da interval;
+    st record;
+    p record;
+BEGIN
+    IF mode NOT IN ('multi-node', 'leader') THEN
+        RAISE EXCEPTION '_ha_tick() is for the multi-node and leader modes, not "%"', mode
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'The session''s pg_relay.mode says the mode.';
+    END IF;
+    node := pgrelay._this_node();
+    in_recovery := pg_is_in_recovery();
+    IF in_recovery THEN
+        dispatch := false;
+        is_leader := false;
+        PERFORM set_config('pg_relay.is_leader', 'off', false);
+    ELSIF beat THEN
+        da := pgrelay._dead_after(NULL);
+        PERFORM set_config('synchronous_commit', 'off', true);
+        PERFORM pgrelay._heartbeat(first, holding, da);
+        SELECT * INTO st FROM pgrelay._ha_observe(da);
+        waiting := NULLIF(array_to_string(st.waiting, ','), '');
+        IF mode = 'multi-node' THEN
+            dispatch := st.in_contact;
+            is_leader := false;
+            SELECT string_agg(a.node_id || ':' || a.adopted, ',' ORDER BY a.node_id) INTO adopted
+            FROM pgrelay._adopt(st.dead, st.newly_dead, st.lowest) a;
+        ELSE
+            dispatch := true;
+            is_leader := st.in_contact AND st.lowest = node AND cardinality(st.others_leading) = 0;
+            why := CASE WHEN st.lowest IS DISTINCT FROM node THEN format('node %s is the lowest live node', st.lowest)
+                        WHEN cardinality(st.others_leading) > 0
+                            THEN format('node %s still leads', array_to_string(st.others_leading, ','))
+                        WHEN NOT st.in_contact THEN format('waiting for node %s to hear from this one', waiting)
+                   END;
+            PERFORM set_config('pg_relay.is_leader', CASE WHEN is_leader THEN 'on' ELSE 'off' END, false);
+        END IF;
+    END IF;
+    SELECT * INTO p FROM pgrelay.queue_probe(seen_generation);
+    has_work := p.has_work;
+    reload_requested := p.reload_requested;
+    paused := p.paused;
+    reload_generation := p.reload_generation;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._ha_tick(bigint, boolean, boolean, boolean) IS
+    'The Processor''s multi-node/leader tick: heartbeat, watch or leadership, and the probe, in one call';
+
+-- pgrelay._heartbeat_stop()
+CREATE OR REPLACE FUNCTION pgrelay._heartbeat_stop() RETURNS boolean
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    -- A Processor that stops cleanly, with nothing left running, says so: its node is no longer a
+    -- candidate for leadership, so another node may lead at once instead of after dead_after.
+    UPDATE pgrelay.heartbeats h SET stopped_at = now(), leader = false
+    WHERE h.node_id = pgrelay._this_node()
+    RETURNING true
+$$;
+COMMENT ON FUNCTION pgrelay._heartbeat_stop() IS
+    'The Processor stopped cleanly: this node no longer leads nor runs anything';
+
+-- pgrelay._cluster_status()
+CREATE OR REPLACE FUNCTION pgrelay._cluster_status()
+RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text,
+               mode text, leader boolean, beat_at timestamptz, silent_for interval, dead boolean,
+               acknowledged boolean, stopped_at timestamptz)
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    -- What this node's Processor last saw of every node, and the rule applied to it with
+    -- pg_relay.dead_after; reads only, so monitoring changes nothing.
+    SELECT v.node_id, v.node_name, v.engine, v.is_local, v.link_up, v.link, v.mode, v.leader, v.beat_at,
+           v.silent_for, v.dead, v.acked, v.stopped_at
+    FROM pgrelay._verdicts(pgrelay._dead_after(NULL)) v
+$$;
+COMMENT ON FUNCTION pgrelay._cluster_status() IS
+    'The rows of the view pgrelay.cluster_status';
+
+-- pgrelay.replication_tables()
+CREATE OR REPLACE FUNCTION pgrelay.replication_tables()
+RETURNS TABLE (relation regclass, replicate boolean, why text)
+LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    -- Every table and sequence of pg_relay, and of the extensions built on it (pg_relay_notifier),
+    -- with whether a multi-master cluster must replicate it and why. A relation of pg_relay that
+    -- nobody classified yet shows replicate NULL.
+    WITH rules(name, replicate, why) AS (VALUES
+        ('pgrelay.queue', true, 'pending events: every node must see them to adopt or lead them, and see them leave when done'),
+        ('pgrelay.channels', true, 'a channel registered on one node is used by producers and Processors on all'),
+        ('pgrelay.action_types', true, 'run order changes apply cluster-wide'),
+        ('pgrelay.control', true, 'pause() and request_reload() act on every node''s Processor'),
+        ('pgrelay.failed_events', true, 'failures can be seen and re-queued from any node'),
+        ('pgrelay.nodes', true, 'the map from engine nodes to pg_relay node ids is the same everywhere'),
+        ('pgrelay.heartbeats', true, 'how the nodes hear from each other'),
+        ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
+        ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
+        ('pgrelay._id_clock', false, 'a sequence: node-local; ids are unique across nodes because they carry the node id')
+    ), own AS (
+        SELECT d.objid::regclass AS rel
+        FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
+        JOIN pg_class c ON c.oid = d.objid
+        WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_extension'::regclass
+          AND d.deptype = 'e' AND e.extname = 'pg_relay' AND c.relkind IN ('r', 'p', 'S')
+    ), dependents AS (
+        SELECT d.objid::regclass AS rel, de.extname
+        FROM pg_extension e
+        JOIN pg_depend x ON x.refclassid = 'pg_extension'::regclass AND x.refobjid = e.oid
+                        AND x.classid = 'pg_extension'::regclass AND x.deptype = 'n'
+        JOIN pg_extension de ON de.oid = x.objid
+        JOIN pg_depend d ON d.refclassid = 'pg_extension'::regclass AND d.refobjid = de.oid
+                        AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
+        JOIN pg_class c ON c.oid = d.objid
+        WHERE e.extname = 'pg_relay' AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+    )
+    SELECT o.rel, r.replicate, COALESCE(r.why, 'not classified')
+    FROM own o LEFT JOIN rules r ON r.name::regclass = o.rel
+    UNION ALL
+    SELECT dp.rel, true,
+           'state of ' || dp.extname || ', which builds on pg_relay: a node that adopts or leads an event reads it there'
+    FROM dependents dp
+    ORDER BY 2 DESC, 1
+$$;
+COMMENT ON FUNCTION pgrelay.replication_tables() IS
+    'Each table and sequence of pg_relay and of extensions built on it: must a multi-master cluster replicate it, and why';
+
+-- pgrelay.replication_setup()
+CREATE OR REPLACE FUNCTION pgrelay.replication_setup(set_name text DEFAULT 'default')
+RETURNS TABLE (relation regclass, added boolean)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Run once on every node of a Spock or pglogical cluster, before its subscriptions are made: adds
+ * every table replication_tables() says must replicate to the replication set set_name (without
+ * copying data), and maps this node's engine node name to its pg_relay.node_id in pgrelay.nodes.
+ * Returns each table and whether it was added now (false: it was in the set already). Warns when
+ * the conflict resolution is not last_update_wins or commit timestamps are off.
+ */
+#variable_conflict use_column
+DECLARE
+    eng text := pgrelay._engine();
+    here text;
+    r record;
+    member boolean;
+BEGIN
+    IF eng = 'static' THEN
+        RAISE EXCEPTION 'this database is not a node of Spock or pglogical'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  HINT = 'Create the engine''s node first (spock.node_create or pglogical.create_node); without an engine, add pg_relay''s tables to your replication by hand (see pgrelay.replication_tables()).';
+    END IF;
+    IF COALESCE(btrim(current_setting('pg_relay.node_id', true)), '') = '' THEN
+        RAISE EXCEPTION 'pg_relay.node_id is not set on this server'
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'Every node needs its own id (0 to 1023): ids of queue and log rows carry it.',
+                  HINT = 'ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf();';
+    END IF;
+    SELECT m.engine_node INTO here FROM pgrelay._engine_members(eng) m WHERE m.is_local;
+    PERFORM pgrelay.set_node(pgrelay._this_node(), here);
+
+    FOR r IN SELECT t.relation FROM pgrelay.replication_tables() t WHERE t.replicate LOOP
+        IF eng = 'spock' THEN
+            member := EXISTS (SELECT 1 FROM spock.replication_set s
+                              JOIN spock.replication_set_table st ON st.set_id = s.set_id
+                              JOIN spock.local_node l ON l.node_id = s.set_nodeid
+                              WHERE s.set_name = replication_setup.set_name AND st.set_reloid = r.relation);
+            IF NOT member THEN
+                PERFORM spock.repset_add_table(replication_setup.set_name, r.relation, false);
+            END IF;
+        ELSE
+            member := EXISTS (SELECT 1 FROM pglogical.replication_set s
+                              JOIN pglogical.replication_set_table st ON st.set_id = s.set_id
+                              JOIN pglogical.local_node l ON l.node_id = s.set_nodeid
+                              WHERE s.set_name = replication_setup.set_name AND st.set_reloid = r.relation);
+            IF NOT member THEN
+                PERFORM pglogical.replication_set_add_table(replication_setup.set_name, r.relation, false);
+            END IF;
+        END IF;
+        relation := r.relation;
+        added := NOT member;
+        RETURN NEXT;
+    END LOOP;
+
+    IF current_setting('track_commit_timestamp') <> 'on' THEN
+        RAISE WARNING 'track_commit_timestamp is off on this node'
+            USING DETAIL = 'Conflicts between nodes must be resolved by commit time (last_update_wins).',
+                  HINT = 'ALTER SYSTEM SET track_commit_timestamp = on, then restart the server.';
+    END IF;
+    IF eng = 'pglogical' AND COALESCE(current_setting('pglogical.conflict_resolution', true), 'apply_remote') <> 'last_update_wins' THEN
+        RAISE WARNING 'pglogical.conflict_resolution is %, not last_update_wins',
+                      COALESCE(current_setting('pglogical.conflict_resolution', true), 'apply_remote')
+            USING DETAIL = 'With apply_remote two nodes that update the same row keep each other''s value, and diverge.',
+                  HINT = 'ALTER SYSTEM SET pglogical.conflict_resolution = ''last_update_wins''; SELECT pg_reload_conf();';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.replication_setup(text) IS
+    'Adds the tables a multi-master cluster must replicate to the engine''s replication set and maps this node; run on every node';
