@@ -279,6 +279,90 @@ case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind(NULL)", (), res
 case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind(%s)", ("'; DROP TABLE x; --",), result("handler"))
 case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind('')", (), result("handler"))
 
+# ---- pgrelay, high availability ---------------------------------------------------------------
+
+
+def with_settings(fn, role, settings, source, expect):
+    """A case that calls source (a function call or a view, as in FROM) with the session settings
+    given set for its statement first: the correlated sub-select runs after set_config(), which a
+    set-returning function in the select list would not wait for."""
+    sets = " || ".join("set_config('%s', %%s, true)" % k for k in settings)
+    case(fn, role, "SELECT (SELECT count(*) FROM %s x WHERE s.v IS NOT NULL) FROM (SELECT %s AS v) s" % (source, sets),
+         tuple(settings.values()), expect)
+
+
+SN = "pgrelay.set_node"
+for v in ("NULL", "1024", "-1", "2147483647"):
+    case(SN, "admin", "SELECT pgrelay.set_node(%s, 'n9')" % v, (), err("22023", "node_id must be between 0 and 1023, not"))
+case(SN, "admin", "SELECT pgrelay.set_node('one', 'n9')", (), err("22P02", "invalid input syntax"))
+case(SN, "admin", "SELECT pgrelay.set_node(99999999999, 'n9')", (), err("42883", "does not exist"))
+case(SN, "admin", "SELECT pgrelay.set_node(9, NULL)", (), err("22023", "node_name must not be empty"))
+case(SN, "admin", "SELECT pgrelay.set_node(9, '')", (), err("22023", "node_name must not be empty"))
+for name in ["x" * 64, "\u00e9" * 32, "n" * 100000]:
+    case(SN, "admin", "SELECT pgrelay.set_node(9, %s)", (name,),
+         err("22023", "must be at most 63 bytes without control or invisible characters"))
+for label, ch in CONTROLS.items():
+    case(SN, "admin", "SELECT pgrelay.set_node(9, %s)", ("n" + ch + "9",),
+         err("22023", "must be at most 63 bytes without control or invisible characters"))
+case(SN, "admin", "SELECT pgrelay.set_node(9, 'n1')", (), err("23505", 'node name "n1" is mapped to pg_relay node 1 already'))
+case(SN, "admin", "SELECT pgrelay.set_node(9, 'n9', 'd', 'extra')", (), err("42883", "does not exist"))
+RN = "pgrelay.remove_node"
+case(RN, "admin", "SELECT pgrelay.remove_node(NULL)", (), err("42704", "is not in pgrelay.nodes"))
+case(RN, "admin", "SELECT pgrelay.remove_node(2)", (), err("42704", "pg_relay node 2 is not in pgrelay.nodes"))
+case(RN, "admin", "SELECT pgrelay.remove_node(-1)", (), err("42704", "pg_relay node -1 is not in pgrelay.nodes"))
+case(RN, "admin", "SELECT pgrelay.remove_node('n1')", (), err("22P02", "invalid input syntax"))
+RTB = "pgrelay.replication_tables"
+case(RTB, "admin", "SELECT count(*) FROM pgrelay.replication_tables() WHERE replicate IS NULL", (), result(0))
+case(RTB, "admin", "SELECT * FROM pgrelay.replication_tables('pgrelay.queue')", (), err("42883", "does not exist"))
+RS = "pgrelay.replication_setup"
+for v in (None, "", "default'; DROP TABLE pgrelay.queue; --", "s" * 10000, "set\n1"):
+    case(RS, "admin", "SELECT * FROM pgrelay.replication_setup(%s)", (v,),
+         err("55000", "this database is not a node of Spock or pglogical"))
+MMW = "pgrelay.multi_master_watch"
+ILM = "pgrelay.is_lowest_live_master"
+for fn, call in ((MMW, "SELECT * FROM pgrelay.multi_master_watch(%s)"), (ILM, "SELECT pgrelay.is_lowest_live_master(%s)")):
+    for v in ("0", "50 ms", "-1 s", "2 days", "1000 years"):
+        case(fn, "processor", call, (v,), err("22023", "dead_after must be between 100 milliseconds and 1 day"))
+    for v in ("soon", "infinity", "1 s; DROP TABLE pgrelay.queue"):
+        case(fn, "processor", call, (v,), err("22007", "invalid input syntax for type interval"))
+    for v in ("soon", "60s\nx", "\u202e60s"):
+        with_settings(fn, "processor", {"pg_relay.dead_after": v}, call.replace("SELECT * FROM ", "").replace(
+            "SELECT ", "").replace("%s", "NULL"), err("22023", "invalid pg_relay.dead_after"))
+    with_settings(fn, "processor", {"pg_relay.dead_after": "0"}, call.replace("SELECT * FROM ", "").replace(
+        "SELECT ", "").replace("%s", "NULL"), err("22023", "dead_after must be between 100 milliseconds and 1 day"))
+HT = "pgrelay._ha_tick"
+case(HT, "processor", "SELECT * FROM pgrelay._ha_tick(NULL, true, true, false)", (),
+     err("22023", '_ha_tick() is for the multi-node and leader modes, not "single"'))
+for mode in ("bogus", "leader\n", "LEADER", "multi_node"):
+    with_settings(HT, "processor", {"pg_relay.mode": mode}, "pgrelay._ha_tick(NULL, true, true, false)",
+                  err("22023", "_ha_tick() is for the multi-node and leader modes"))
+for args in ("NULL, NULL, true, false", "NULL, true, NULL, false", "NULL, true, true, NULL"):
+    with_settings(HT, "processor", {"pg_relay.mode": "leader"}, "pgrelay._ha_tick(%s)" % args,
+                  err("22004", "beat, first and holding must not be NULL"))
+with_settings(HT, "processor", {"pg_relay.mode": "leader", "pg_relay.node_id": "1024"},
+              "pgrelay._ha_tick(NULL, true, true, false)", err("22023", "invalid pg_relay.node_id"))
+with_settings(HT, "processor", {"pg_relay.mode": "multi-node", "pg_relay.dead_after": "1 week"},
+              "pgrelay._ha_tick(NULL, true, true, false)", err("22023", "dead_after must be between 100 milliseconds and 1 day"))
+case(HT, "processor", "SELECT * FROM pgrelay._ha_tick(NULL, 'yes please', true, false)", (), err("22P02", "invalid input syntax"))
+SQC = "pgrelay._startup_queue_check"
+with_settings(SQC, "processor", {"pg_relay.node_id": "5000"}, "pgrelay._startup_queue_check()",
+              err("22023", "invalid pg_relay.node_id"))
+case(SQC, "processor", "SELECT * FROM pgrelay._startup_queue_check(1)", (), err("42883", "does not exist"))
+HST = "pgrelay._heartbeat_stop"
+with_settings(HST, "processor", {"pg_relay.node_id": "x"}, "pgrelay._heartbeat_stop()",
+              err("22023", "invalid pg_relay.node_id"))
+case(HST, "processor", "SELECT pgrelay._heartbeat_stop(true)", (), err("42883", "does not exist"))
+CN = "pgrelay.cluster_nodes"
+with_settings(CN, "processor", {"pg_relay.node_id": "-1"}, "pgrelay.cluster_nodes()",
+              err("22023", "invalid pg_relay.node_id"))
+case(CN, "admin", "SELECT * FROM pgrelay.cluster_nodes('n1')", (), err("42883", "does not exist"))
+CST = "pgrelay._cluster_status"
+with_settings(CST, "monitor", {"pg_relay.dead_after": "soon"}, "pgrelay._cluster_status()",
+              err("22023", 'invalid pg_relay.dead_after "soon"'))
+with_settings(CST, "monitor", {"pg_relay.dead_after": "0"}, "pgrelay.cluster_status",
+              err("22023", "dead_after must be between 100 milliseconds and 1 day"))
+case(CST, "monitor", "SELECT * FROM pgrelay._cluster_status(1)", (), err("42883", "does not exist"))
+
 # ---- pg_relay_notifier, producers -------------------------------------------------------------
 
 S = "pgrelay_notifier.send"
@@ -501,8 +585,22 @@ for ref, why in [("env:1BAD", "not a valid env: reference"), ("env:", "not a val
                  ("file:a/b", "not a valid file: reference"), ("file:a\nb", "not a valid file: reference"),
                  ("value:", "is an empty value: reference")]:
     profile(username="u", password=ref, expect=err("22023", why))
-profile(username="u", password="pw-5678", oauth_token="tok-5678", expect=err("22023", "give either password or oauth_token"),
+profile(username="u", password="pw-5678", oauth_token="tok-5678", expect=err("22023", "give one kind of credentials"),
         secret="pw-5678")
+SMTP_APP = {"username": "relay@contoso.com", "tenant_id": "contoso.onmicrosoft.com",
+            "client_id": "0f8fad5b-d9cb-469f-a165-70867728950e", "client_secret": "env:SMTP_APP_SECRET"}
+for missing in ("tenant_id", "client_id", "client_secret"):
+    profile(**dict(SMTP_APP, **{missing: _omit}), expect=err("22023", "an OAuth2 app needs tenant_id, client_id and client_secret together"))
+profile(**dict(SMTP_APP, username=_omit), expect=err("22023", "an OAuth2 app needs a username"))
+profile(**dict(SMTP_APP, password="pw-7890"), expect=err("22023", "give one kind of credentials"), secret="pw-7890")
+profile(**dict(SMTP_APP, oauth_token="tok-7890"), expect=err("22023", "give one kind of credentials"), secret="tok-7890")
+profile(**dict(SMTP_APP, client_id="app'; DROP TABLE x; --"), expect=err("22023", "is not a GUID"))
+profile(**dict(SMTP_APP, tenant_id="../../common"), expect=err("22023", "is neither a GUID nor a domain name"))
+profile(**dict(SMTP_APP, client_secret="file:../secret"), expect=err("22023", "not a valid file: reference"))
+profile(**dict(SMTP_APP, security="none"), expect=err("22023", "never sent over an unencrypted connection"))
+profile(**dict(SMTP_APP, login_url="http://login.example.com"), expect=err("22023", "login_url"))
+profile(login_url="https://login.microsoftonline.com", expect=err("22023", "login_url is a setting of the OAuth2 app"))
+profile(scope="https://outlook.office365.com/.default", expect=err("22023", "scope is a setting of the OAuth2 app"))
 profile(security="none", username="u", password="pw-9012", expect=err("22023", "never sent over an unencrypted connection"),
         secret="pw-9012")
 for path in ["relative/ca.pem", "../ca.pem", "", "/etc/ssl/ca\n.pem", "/" + "x" * 1024]:
@@ -510,7 +608,6 @@ for path in ["relative/ca.pem", "../ca.pem", "", "/etc/ssl/ca\n.pem", "/" + "x" 
 for helo, why in [("bad name", "is not a host name or address literal"), ("[1.2.3.999]", "is not a host name"),
                   ("helo\r\nMAIL FROM", "is not a host name")]:
     profile(helo_name=helo, expect=err("22023", why))
-profile(tenant_id="contoso.onmicrosoft.com", expect=err("22023", "tenant_id is not a setting of transport smtp"))
 GRAPH = {"transport": "graph", "host": _omit, "tenant_id": "contoso.onmicrosoft.com",
          "client_id": "0f8fad5b-d9cb-469f-a165-70867728950e", "client_secret": "env:GRAPH_SECRET",
          "sender": "relay@contoso.com"}
@@ -544,7 +641,10 @@ profile(allowed_from=["a%d@example.org" % i for i in range(101)], expect=err("54
 for entry in ["nobody", "@", "@localhost", "@exa mple.org", "Ann <ann@example.org>", None, "@example.org\r\n"]:
     profile(allowed_from=[entry], expect=err("22023", "allowed_from entry"))
 for scope in ['a "b"', "a  b", " a", "a\\b", "ü", "a\tb"]:
-    profile(scope=scope, expect=err("22023", "is not an OAuth2 scope"))
+    profile(**dict(GRAPH, scope=scope), expect=err("22023", "is not an OAuth2 scope"))
+    profile(**dict(SMTP_APP, scope=scope), expect=err("22023", "is not an OAuth2 scope"))
+for path in ["relative/ca.pem", "/etc/ssl/ca\r\n.pem"]:
+    profile(**dict(GRAPH, ca_file=path), expect=err("22023", "ca_file must be an absolute path"))
 
 APR = "pgrelay_notifier.alter_profile"
 profile(APR, name="nope", debug=True, expect=err("42704", 'profile "nope" does not exist'))
@@ -560,7 +660,7 @@ profile(APR, name="p_smtp", host="bad host", expect=err("22023", "invalid host")
 profile(APR, name="p_smtp", username="u", password="pw-3456", expect=err("22023", "never sent over an unencrypted"),
         secret="pw-3456")
 profile(APR, name="p_smtp", from_name="A\u202eB", expect=err("22023", "from_name must be at most 256"))
-profile(APR, name="p_smtp", tenant_id="contoso.onmicrosoft.com", expect=err("22023", "is not a setting of transport smtp"))
+profile(APR, name="p_smtp", tenant_id="contoso.onmicrosoft.com", expect=err("22023", "an OAuth2 app needs tenant_id, client_id and client_secret together"))
 profile(APR, name="p_graph", client_secret="", expect=err("22023", "client_secret is empty"))
 profile(APR, name="p_graph", reset=["client_secret"], expect=err("22023", "client_secret cannot be reset"))
 
@@ -653,6 +753,7 @@ SELECT pgrelay_notifier.create_channel('c_small', 'p_small');
 SELECT pgrelay_notifier.create_channel('c_mail_off', 'p_smtp', active => false);
 CREATE TABLE public.w_tab (id int, note text);
 CREATE VIEW public.w_view AS SELECT * FROM public.w_tab;
+SELECT pgrelay.set_node(1, 'n1');
 CREATE TABLE public.w_secret (id int);
 """
 
@@ -839,8 +940,8 @@ SETTINGS_CASES = [
     ("max-delivery-time", "inf", "from 1000ms"), ("max-delivery-time", "nan", "from 1000ms"),
     ("max-delivery-time", "5 fortnights", "from 1000ms"), ("max-delivery-time", "1e3", "from 1000ms"),
     ("mode", "cluster", "expected one of single, multi-node, leader"), ("mode", "", "one of single"),
-    ("mode", "leader", "--mode=leader is not available in this version"),
-    ("mode", "multi-node", "--mode=multi-node is not available in this version"),
+    ("mode", "leader", "--once cannot be used with --mode=leader"),
+    ("mode", "multi-node", "--once cannot be used with --mode=multi-node"), ("mode", "Leader", "one of single"),
     ("once", "maybe", "expected on or off"), ("once", "2", "on or off"),
     ("poll-interval", "9ms", "a duration from 10ms to 3600s"), ("poll-interval", "2h", "from 10ms to 3600s"),
     ("poll-interval", "0x10", "from 10ms"), ("poll-interval", "fast", "from 10ms"), ("poll-interval", "1,5s", "from 10ms"),
