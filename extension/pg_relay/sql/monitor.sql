@@ -94,9 +94,16 @@ SET ROLE regress_mproc;
 SELECT pgrelay._processor_report('host-b', 7, '9.9.9', 2, 0, '2026-03-01 11:00:00+00', '1 minute') AS reported;
 -- a clean stop removes the row
 SELECT pgrelay._processor_stop('host-b', 7) AS removed, pgrelay._processor_stop('host-b', 7) AS again;
--- a report needs its identity and a positive interval (error)
+-- a report needs its identity, sane counts, a finite start and an interval up to a day (error)
 SELECT pgrelay._processor_report(NULL, 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('', 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report(E'host\n' || repeat('x', 300), 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 0, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 3, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, 'infinity', '10 seconds');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '0 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '2 days');
+SELECT pgrelay._processor_stop(NULL, 1);
 RESET ROLE;
 SELECT count(*) AS left FROM pgrelay.processors;
 DROP ROLE regress_mproc;

@@ -18,12 +18,32 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 DECLARE
     m text := COALESCE(NULLIF(current_setting('pg_relay.mode', true), ''), 'single');
 BEGIN
+    IF host IS NULL OR pid IS NULL OR version IS NULL OR workers IS NULL OR busy IS NULL OR started_at IS NULL
+       OR report_every IS NULL THEN
+        RAISE EXCEPTION 'host, pid, version, workers, busy, started_at and report_every must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- What pg_relay status prints and monitoring labels carry: visible text of bounded length.
+    IF host = '' OR pgrelay._show(host) <> host OR version = '' OR length(version) > 64
+       OR pgrelay._show(version) <> version THEN
+        RAISE EXCEPTION 'host must be 1 to 100 and version 1 to 64 visible characters, not "%" and "%"',
+                        pgrelay._show(host), pgrelay._show(version)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF workers < 1 OR busy < 0 OR busy > workers THEN
+        RAISE EXCEPTION 'workers must be at least 1 and busy between 0 and workers, not % and %', workers, busy
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT isfinite(started_at) THEN
+        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF report_every <= '0' OR report_every > '1 day' THEN
+        RAISE EXCEPTION 'report_every must be more than 0 and at most 1 day, not %', report_every
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF pg_is_in_recovery() THEN
         RETURN false;
-    END IF;
-    IF host IS NULL OR pid IS NULL OR report_every IS NULL OR report_every <= '0' THEN
-        RAISE EXCEPTION 'host, pid and a positive report_every are required'
-            USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM set_config('synchronous_commit', 'off', true);
     INSERT INTO pgrelay.processor_reports AS r
@@ -50,6 +70,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 BEGIN
     -- A Processor that stops cleanly takes its row away: only crashed ones stay, as not alive.
     -- (On a standby there is no row of its own, and nothing can be written.)
+    IF host IS NULL OR pid IS NULL THEN
+        RAISE EXCEPTION 'host and pid must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     IF pg_is_in_recovery() THEN
         RETURN false;
     END IF;
