@@ -567,8 +567,8 @@ check_metrics(const struct Config *cf, char *err, size_t errlen)
 
 	if (cf->metrics == NULL || metrics_addr_split(cf->metrics, host, sizeof host, &port, why, sizeof why))
 		return true;
-	snprintf(err, errlen, "invalid value for --metrics: \"%s\": %s", visible(cf->metrics, shown, sizeof shown),
-			 why);
+	snprintf(err, errlen, "invalid value for --metrics: \"%s\": %s",
+			 visible(cf->metrics, shown, sizeof shown), why);
 	return false;
 }
 
