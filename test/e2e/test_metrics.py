@@ -223,6 +223,13 @@ def test_processor_reports_on_a_standby_write_nothing(tmp_path):
             assert "report_failed" not in p.log()
             with pair.standby.connect("relay") as conn:
                 assert conn.execute("SELECT count(*) FROM pgrelay.processors").fetchone()[0] == 0
+                # what the node observed is unlogged: unreadable on a standby, so no rows, no error
+                assert conn.execute("SELECT count(*) FROM pgrelay.cluster_status").fetchone()[0] == 0
+            # pg_relay status reads a standby too
+            r = subprocess.run([testlib.PROCESSOR, "status", "-d", pair.standby.dsn("relay")],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+            assert r.returncode == 0, r.stderr
+            assert re.search(r"^Server: +a standby \(Processors wait\)", r.stdout, re.M), r.stdout
             assert p.stop() == 0
             assert "report_failed" not in p.log()
         finally:

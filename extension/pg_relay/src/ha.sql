@@ -673,12 +673,20 @@ CREATE OR REPLACE FUNCTION pgrelay._cluster_status()
 RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text,
                mode text, leader boolean, beat_at timestamptz, silent_for interval, dead boolean,
                acknowledged boolean, stopped_at timestamptz)
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
     -- What this node's Processor last saw of every node, and the rule applied to it with
-    -- pg_relay.dead_after; reads only, so monitoring changes nothing.
+    -- pg_relay.dead_after; reads only, so monitoring changes nothing. On a standby there is
+    -- nothing to show, and what the node observed (an unlogged table) cannot even be read: no
+    -- rows, rather than an error for every monitoring query that reads the view.
+    IF pg_is_in_recovery() THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
     SELECT v.node_id, v.node_name, v.engine, v.is_local, v.link_up, v.link, v.mode, v.leader, v.beat_at,
            v.silent_for, v.dead, v.acked, v.stopped_at
-    FROM pgrelay._verdicts(pgrelay._dead_after(NULL)) v
+    FROM pgrelay._verdicts(pgrelay._dead_after(NULL)) v;
+END
 $$;
 COMMENT ON FUNCTION pgrelay._cluster_status() IS
     'The rows of the view pgrelay.cluster_status';
