@@ -105,6 +105,28 @@ def test_scrape_reports_events_queue_and_state(db, processors):
     assert p.stop() == 0
 
 
+def test_rate_limit_waits_are_counted(db, smtpd, processors):
+    db.sql("CREATE EXTENSION pg_relay_notifier")
+    s = smtpd()
+    db.sql("SELECT pgrelay_notifier.create_profile('m365.main', host => '127.0.0.1', port => %s, security => 'none', "
+           "from_address => 'noreply@example.com', rate_limit_per_minute => 1)", (s.port,))
+    db.sql("SELECT pgrelay_notifier.create_channel('mail', 'm365.main')")
+    for i in range(2):
+        db.sql("SELECT pgrelay_notifier.send('mail', \"to\" => ARRAY['ann@example.org'], subject => %s, "
+               "body_text => 'b')", ("n%d" % i,))
+    p = processors("-d", db.dsn, "--workers=2", "--poll-interval=50ms", "--metrics=127.0.0.1:0")
+    addr = metrics_address(p)
+    f = testlib.wait_for(lambda: (lambda f: f if f["pgrelay_ratelimit_deferrals_total"].value(profile="m365.main")
+                                  else None)(scrape(addr)), "a deferral counted")
+    assert f["pgrelay_ratelimit_deferrals_total"].value(profile="m365.main") == 1
+    assert f["pgrelay_ratelimit_wait_seconds_total"].value(profile="m365.main") > 30    # until the window moves
+    f = testlib.wait_for(lambda: (lambda f: f if f["pgrelay_events_total"].value(channel="mail", outcome="ok") == 1
+                                  else None)(scrape(addr)), "the first email counted")
+    assert f["pgrelay_events_total"].value(channel="mail", outcome="deferred") == 1
+    assert len(s.messages()) == 1
+    assert p.stop() == 0
+
+
 def test_only_get_metrics_is_served(db, processors):
     p = processors("-d", db.dsn, "--metrics=127.0.0.1:0")
     base = "http://" + metrics_address(p)
