@@ -41,7 +41,7 @@ SELECT pgrelay.register(repeat('x', 129), 'sql', handler => 'regress_handler(tex
 -- a new channel needs an action type (error)
 SELECT pgrelay.register('r_new');
 -- unknown action type (error)
-SELECT pgrelay.register('r_new', 'webhook');
+SELECT pgrelay.register('r_new', 'carrier_pigeon');
 -- a sql channel without a handler (error)
 SELECT pgrelay.register('r_new', 'sql');
 -- handler of the wrong signature (error)
