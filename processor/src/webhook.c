@@ -167,9 +167,10 @@ static const char *
 content_type(const struct Hook *h)
 {
 	json_t *doc = json_loadb(h->payload, h->payload_len, JSON_DECODE_ANY, NULL);
+	bool json = doc != NULL;
 
 	json_decref(doc);
-	return doc != NULL ? "application/json" : "text/plain; charset=utf-8";
+	return json ? "application/json" : "text/plain; charset=utf-8";
 }
 
 /* sign makes webhook-signature for this attempt's timestamp; false with err set on failure. */
@@ -246,10 +247,11 @@ prepare(struct Hook *h, struct Exchange *x, char *err, size_t errlen)
 }
 
 /*
- * redact cuts the secrets out of the whole trace once more (the header lines are redacted as they
- * are traced), whatever the receiver echoed: the signing secret, the signature, header values
- * given as secret references, and literal values long enough to be a credential. Note that a
- * short literal ("v2", "acme") is left: cutting it everywhere would garble the trace for nothing.
+ * redact cuts the secrets out of a text the receiver had a hand in (its answer, the trace, whose
+ * header lines are redacted as they are traced), whatever it echoed: the signing secret, the
+ * signature, header values given as secret references, and literal values long enough to be a
+ * credential. Note that a short literal ("v2", "acme") is left: cutting it everywhere would garble
+ * the text for nothing.
  */
 static bool
 redact(struct Hook *h, struct Buf *trace)
@@ -274,12 +276,16 @@ redact(struct Hook *h, struct Buf *trace)
 static enum Outcome
 record(struct Hook *h, struct Exchange *x)
 {
-	struct WebhookAnswer a = {x->rs.curl_code, x->rs.error,     x->rs.status,   x->rs.retry_after_s,
-							  x->rs.location,  x->rs.body.data, x->rs.body.len, x->rs.body_sent};
+	struct WebhookAnswer a;
 	struct WebhookVerdict v;
 	struct Finish f;
 	enum Outcome oc;
 
+	/* the answer goes into the error, the log detail and the trace: no secret it echoed does */
+	if (!redact(h, &x->rs.body))
+		return abort_hook(h, "out of memory");
+	a = (struct WebhookAnswer){x->rs.curl_code, x->rs.error,     x->rs.status,   x->rs.retry_after_s,
+							   x->rs.location,  x->rs.body.data, x->rs.body.len, x->rs.body_sent};
 	webhook_result_classify(&a, &v);
 	if (x->trace != NULL && x->rs.body.len > 0)
 		https_trace_text(x->trace, "< ", x->rs.body.data, x->rs.body.len, 16384);

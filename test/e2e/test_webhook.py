@@ -83,6 +83,24 @@ def test_signed_delivery_with_secret_headers(db, hookd, processors, tmp_path):
     assert_no_secret(p.log())
 
 
+def test_echoed_secrets_are_cut_from_what_is_recorded(db, hookd, processors):
+    """A receiver that echoes the request's headers in its error: the token and the signature are
+    cut from the error (which pgrelay.failed shows monitors), the recorded answer and the trace."""
+    h = hookd()
+    h.script("400 echo=headers")
+    hook(db, h, headers={"Authorization": "env:HOOK_TOKEN"}, debug=True)
+    db.sql("SELECT pgrelay.notify('hook', '{}')")
+    p = processors("-d", db.dsn, "--once", env=ENV)
+    assert p.wait_exit() == 0
+    [r] = h.requests()
+    signature = H.header(r, "webhook-signature")
+    [(_, _, outcome, error, detail, _, _)] = log_rows(db)
+    assert outcome == "failed" and error.startswith("HTTP 400: ") and "[redacted]" in error
+    for text in (error, detail["response"], detail["trace"], db.scalar("SELECT error FROM pgrelay.failed")):
+        assert_no_secret(text)
+        assert signature not in text and signature[3:] not in text
+
+
 def test_text_payload_put_and_keep_alive(db, hookd, processors):
     """A payload that is not JSON goes as text/plain; the channel's method (PUT); three events on one
     worker share one kept-alive TLS connection."""
