@@ -14,6 +14,10 @@
 #   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
 #   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
+#   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
+#                   mail server, with a report (minutes; not part of make check; docs/testing.md)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, then a strict
+#                   parse of the MIME they made, with a report (not part of make check)
 #
 # PG_CONFIG picks the PostgreSQL to build against (default: PostgreSQL 15 on Debian); the
 # extensions go where it says. PREFIX (default /usr/local), BINDIR, MANDIR, DOCDIR, UNITDIR,
@@ -88,6 +92,13 @@ demo-ha:
 bench:
 	bash bench/run
 
+fuzz:
+	$(MAKE) -C processor fuzz
+
+soak:
+	$(MAKE) -C processor all asan
+	bash test/soak/run
+
 deb:
 	dpkg-buildpackage -us -uc -b
 
@@ -101,4 +112,4 @@ clean:
 
 FORCE:
 
-.PHONY: all processor install uninstall check demo demo-ha bench deb format-check clean FORCE
+.PHONY: all processor install uninstall check demo demo-ha bench deb fuzz soak format-check clean FORCE

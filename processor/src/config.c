@@ -205,7 +205,8 @@ describe_expected(const struct ConfParam *p, char *buf, size_t len)
 /*
  * visible copies s for an error message with every byte that is not printable ASCII written as
  * \xNN: a byte order mark, a control character or an invisible character must show, or the
- * message would point at nothing the reader can see.
+ * message would point at nothing the reader can see; and a line break in a value or a path must
+ * not break the one line a bad setting gets.
  */
 static const char *
 visible(const char *s, char *buf, size_t len)
@@ -346,14 +347,16 @@ static FILE *
 open_config(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	char shown[PATH_MAX];
 	FILE *f = fopen(path, "r");
 
 	if (f == NULL) {
-		snprintf(err, errlen, "could not open config file \"%s\": %s", path, strerror(errno));
+		snprintf(err, errlen, "could not open config file \"%s\": %s", visible(path, shown, sizeof shown),
+				 strerror(errno));
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config file \"%s\" is not a regular file", path);
+		snprintf(err, errlen, "config file \"%s\" is not a regular file", visible(path, shown, sizeof shown));
 		fclose(f);
 		return NULL;
 	}
@@ -405,7 +408,7 @@ apply_line(struct Config *cf, char *line, const char *where, char *err, size_t e
 static bool
 load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 {
-	char *line = NULL, where[PATH_MAX + 32];
+	char *line = NULL, where[PATH_MAX + 32], shown[PATH_MAX];
 	size_t cap = 0;
 	ssize_t n;
 	int lineno = 0;
@@ -418,7 +421,7 @@ load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 		char *text = line;
 
 		lineno++;
-		snprintf(where, sizeof where, "%s line %d", path, lineno);
+		snprintf(where, sizeof where, "%s line %d", visible(path, shown, sizeof shown), lineno);
 		if (lineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
 			text += 3;
 		if (n > CONFIG_LINE_MAX) {
@@ -431,7 +434,8 @@ load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 			ok = apply_line(cf, text, where, err, errlen);
 	}
 	if (ok && ferror(f)) {
-		snprintf(err, errlen, "could not read config file \"%s\": %s", path, strerror(errno));
+		snprintf(err, errlen, "could not read config file \"%s\": %s", visible(path, shown, sizeof shown),
+				 strerror(errno));
 		ok = false;
 	}
 	free(line);
@@ -553,16 +557,18 @@ static bool
 check_secrets_dir(const struct Config *cf, char *err, size_t errlen)
 {
 	struct stat st;
+	char shown[PATH_MAX];
 
 	if (cf->secrets_dir == NULL)
 		return true;
 	if (stat(cf->secrets_dir, &st) != 0) {
-		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\": %s", cf->secrets_dir,
-				 strerror(errno));
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\": %s",
+				 visible(cf->secrets_dir, shown, sizeof shown), strerror(errno));
 		return false;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\" is not a directory", cf->secrets_dir);
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\" is not a directory",
+				 visible(cf->secrets_dir, shown, sizeof shown));
 		return false;
 	}
 	return true;
@@ -572,7 +578,7 @@ int
 config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
 {
 	struct option lo[NPARAMS + 6];
-	char shortopts[2 * NPARAMS + 9];
+	char shortopts[2 * NPARAMS + 9], shown[256];
 	const char *file;
 	int c, idx, verbose = 0;
 
@@ -617,15 +623,16 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 			config_sample(out);
 			return 1;
 		case ':':
-			snprintf(err, errlen, "option \"%s\" needs a value", argv[optind - 1]);
+			snprintf(err, errlen, "option \"%s\" needs a value",
+					 visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		default:
-			snprintf(err, errlen, "unknown option \"%s\"", argv[optind - 1]);
+			snprintf(err, errlen, "unknown option \"%s\"", visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		snprintf(err, errlen, "unexpected argument \"%s\"", visible(argv[optind], shown, sizeof shown));
 		return 2;
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)

@@ -41,7 +41,7 @@ BEGIN
         BEGIN
             dead_after := v::interval;
         EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow THEN
-            RAISE EXCEPTION 'invalid pg_relay.dead_after "%"', v
+            RAISE EXCEPTION 'invalid pg_relay.dead_after "%"', pgrelay._show(v)
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'A duration between 100 milliseconds and 1 day, such as 60s.';
         END;
@@ -241,6 +241,15 @@ BEGIN
     END IF;
     IF set_node.node_name IS NULL OR set_node.node_name = '' THEN
         RAISE EXCEPTION 'node_name must not be empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- The name is an engine's node name (a name: at most 63 bytes), and it is shown in
+    -- cluster_status and quoted in errors: a longer one could never match, and a line break or an
+    -- invisible character would make it read as something else.
+    IF octet_length(set_node.node_name) > 63 OR pgrelay._show(set_node.node_name) <> set_node.node_name THEN
+        RAISE EXCEPTION 'node_name "%" must be at most 63 bytes without control or invisible characters',
+                        pgrelay._show(set_node.node_name)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use the replication engine''s node name, or a plain name for a member.';
     END IF;
     SELECT * INTO v FROM pgrelay.nodes x WHERE x.node_name = set_node.node_name AND x.node_id <> set_node.node_id;
     IF FOUND THEN
@@ -600,8 +609,12 @@ DECLARE
     st record;
     p record;
 BEGIN
+    IF beat IS NULL OR first IS NULL OR holding IS NULL THEN
+        RAISE EXCEPTION '_ha_tick(): beat, first and holding must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     IF mode NOT IN ('multi-node', 'leader') THEN
-        RAISE EXCEPTION '_ha_tick() is for the multi-node and leader modes, not "%"', mode
+        RAISE EXCEPTION '_ha_tick() is for the multi-node and leader modes, not "%"', pgrelay._show(mode)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'The session''s pg_relay.mode says the mode.';
     END IF;

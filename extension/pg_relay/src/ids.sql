@@ -14,7 +14,9 @@ BEGIN
             RETURN v::integer;
         END IF;
     END IF;
-    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', v
+    -- The processor and admin roles call this function themselves (it is not SECURITY DEFINER),
+    -- so it cannot use the internal pgrelay._show(); a node id is printable ASCII anyway.
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
         USING ERRCODE = 'invalid_parameter_value',
               DETAIL = 'The node id must be an integer between 0 and 1023.';
 END
