@@ -11,11 +11,11 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
         WHEN secret = '' THEN 'is empty'
         WHEN secret LIKE 'env:%' AND substr(secret, 5) !~ '^[A-Za-z_][A-Za-z0-9_]*$' THEN
             format('"%s" is not a valid env: reference (the variable name is [A-Za-z_][A-Za-z0-9_]*)',
-                   left(secret, 80))
+                   pgrelay._show(secret))
         WHEN secret LIKE 'file:%' AND (substr(secret, 6) = '' OR strpos(substr(secret, 6), '/') > 0
                                        OR substr(secret, 6, 1) = '.' OR secret ~ '[[:cntrl:]]') THEN
             format('"%s" is not a valid file: reference (a file name in the Processor''s secrets directory: '
-                   'not empty, no /, not starting with a dot)', left(regexp_replace(secret, '[[:cntrl:]]', '?', 'g'), 80))
+                   'not empty, no /, not starting with a dot)', pgrelay._show(secret))
         WHEN secret = 'value:' THEN 'is an empty value: reference'
         ELSE NULL
     END
@@ -127,7 +127,7 @@ BEGIN
     FOR e IN SELECT key, value FROM jsonb_each(headers) LOOP
         IF e.key !~ '^[-!#$%&''*+.^_`|~0-9A-Za-z]{1,128}$' THEN
             RETURN format('header name "%s" is not a token (1 to 128 letters, digits and !#$%%&''*+-.^_`|~)',
-                          left(regexp_replace(e.key, '[[:cntrl:]]', '?', 'g'), 80));
+                          pgrelay._show(e.key));
         END IF;
         IF lower(e.key) = ANY (reserved) OR lower(e.key) LIKE 'proxy-%' THEN
             RETURN format('header "%s" is set by pg_relay or the HTTP connection, not by a channel', e.key);
@@ -190,6 +190,7 @@ DECLARE
     given CONSTANT jsonb := jsonb_strip_nulls(jsonb_build_object(
         'method', method, 'headers', headers, 'signing_secret', signing_secret, 'ca_file', ca_file,
         'allow_http', allow_http, 'debug', debug));
+    shown CONSTANT text := pgrelay._show(register_webhook.channel); -- for messages; register() checks the name
     c pgrelay.channels;
     w pgrelay.webhooks;
     s pgrelay.webhook_secrets;
@@ -201,7 +202,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = register_webhook.channel FOR UPDATE;
     IF FOUND AND c.action_type <> 'webhook' THEN
-        RAISE EXCEPTION 'channel "%" exists already with action type %', register_webhook.channel, c.action_type
+        RAISE EXCEPTION 'channel "%" exists already with action type %', shown, c.action_type
             USING ERRCODE = 'duplicate_object',
                   HINT = 'Pick another name, or unregister that channel first.';
     END IF;
@@ -221,12 +222,12 @@ BEGIN
 
     FOREACH k IN ARRAY COALESCE(register_webhook.reset, '{}') LOOP
         IF k IS NULL OR NOT k = ANY (resettable) THEN
-            RAISE EXCEPTION 'webhook "%": "%" cannot be reset', register_webhook.channel, COALESCE(k, 'NULL')
+            RAISE EXCEPTION 'webhook "%": "%" cannot be reset', shown, pgrelay._show(k)
                 USING ERRCODE = 'invalid_parameter_value',
                       HINT = 'reset takes method, headers, signing_secret, ca_file, allow_http and debug.';
         END IF;
         IF given ? k THEN
-            RAISE EXCEPTION 'webhook "%": % is both given and reset', register_webhook.channel, k
+            RAISE EXCEPTION 'webhook "%": % is both given and reset', shown, k
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         CASE k
@@ -246,18 +247,18 @@ BEGIN
     w.debug := COALESCE(register_webhook.debug, w.debug);
     reason := pgrelay._webhook_url_error(w.url, w.allow_http);
     IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": url %', register_webhook.channel,
-                        COALESCE('"' || left(regexp_replace(w.url, '[[:cntrl:]]', '?', 'g'), 200) || '" ', '') || reason
+        RAISE EXCEPTION 'webhook "%": url %', shown,
+                        CASE WHEN w.url IS NULL THEN '' ELSE '"' || pgrelay._show(w.url) || '" ' END || reason
             USING ERRCODE = CASE WHEN w.url IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END;
     END IF;
     IF w.method NOT IN ('POST', 'PUT', 'PATCH') THEN
-        RAISE EXCEPTION 'webhook "%": invalid method "%"', register_webhook.channel, register_webhook.method
+        RAISE EXCEPTION 'webhook "%": invalid method "%"', shown, pgrelay._show(register_webhook.method)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'A webhook sends the payload as the request body: POST (the default), PUT or PATCH.';
     END IF;
     reason := pgrelay._webhook_headers_error(register_webhook.headers);
     IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": %', register_webhook.channel, reason
+        RAISE EXCEPTION 'webhook "%": %', shown, reason
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'headers => ''{"Name": "value"}''; a value is a literal or a secret reference: env:NAME, file:NAME, value:TEXT.';
     END IF;
@@ -270,13 +271,13 @@ BEGIN
     s.signing_secret := COALESCE(register_webhook.signing_secret, s.signing_secret);
     reason := pgrelay._signing_secret_error(s.signing_secret);
     IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": signing_secret %', register_webhook.channel, reason
+        RAISE EXCEPTION 'webhook "%": signing_secret %', shown, reason
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Make one with "whsec_$(openssl rand -base64 32)", or SELECT ''whsec_'' || encode(gen_random_bytes(32), ''base64'') (pgcrypto).';
     END IF;
     w.signing := pgrelay._secret_shown(s.signing_secret);
     IF w.ca_file IS NOT NULL AND (w.ca_file !~ '^/' OR w.ca_file ~ '[[:cntrl:]]' OR length(w.ca_file) > 1024) THEN
-        RAISE EXCEPTION 'webhook "%": ca_file must be an absolute path on the Processor''s machine', register_webhook.channel
+        RAISE EXCEPTION 'webhook "%": ca_file must be an absolute path on the Processor''s machine', shown
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     w.updated_at := now();
