@@ -11,6 +11,7 @@
 #include <strings.h>
 
 #include "secrets.h"
+#include "utf8.h"
 
 #define WEBHOOK_MAX_HEADERS 50
 
@@ -179,7 +180,14 @@ webhook_endpoint_parse(const char *json, struct WebhookEndpoint *e, char *err, s
 	memset(e, 0, sizeof(*e));
 	doc = json_loads(json, JSON_REJECT_DUPLICATES, &jerr);
 	if (!json_is_object(doc)) {
-		snprintf(err, errlen, "the webhook endpoint is not a JSON object: %s", doc ? "" : jerr.text);
+		struct Buf near = BUF_INIT;
+
+		/* jansson's text may quote the bytes it choked on: the reason is stored, so valid UTF-8 */
+		if (doc == NULL)
+			(void) utf8_clean_line(&near, jerr.text, strlen(jerr.text), 160);
+		snprintf(err, errlen, "the webhook endpoint is not a JSON object%s%s", near.data ? ": " : "",
+				 near.data ? near.data : "");
+		buf_free(&near);
 		json_decref(doc);
 		return false;
 	}

@@ -60,8 +60,11 @@ classify_answered(const struct WebhookAnswer *a, struct WebhookVerdict *v)
 				v->retry_after_s >= 0 ? " (retried when Retry-After says)" : "", q);
 	} else if (a->status / 100 == 3) {
 		v->status = DS_PERMANENT;
-		explain(v, "HTTP %ld: redirects are not followed; register the endpoint's new URL (Location: %.400s)",
-				a->status, a->location && a->location[0] ? a->location : "none");
+		const char *loc = a->location && a->location[0] ? a->location : "none";
+
+		/* cut at a character boundary: the error is stored as text, which must be valid UTF-8 */
+		explain(v, "HTTP %ld: redirects are not followed; register the endpoint's new URL (Location: %.*s)",
+				a->status, (int) utf8_prefix(loc, 400), loc);
 	} else {
 		v->status = DS_PERMANENT;
 		explain(v, "HTTP %ld: %s", a->status, q);

@@ -7,7 +7,22 @@
 #include <string.h>
 
 #include "unit.h"
+#include "utf8.h"
 #include "webhook_endpoint.h"
+
+/* utf8_valid: s is valid UTF-8 to its last byte. */
+static bool
+utf8_valid(const char *s)
+{
+	while (*s) {
+		size_t n = utf8_len((const unsigned char *) s);
+
+		if (n == 0)
+			return false;
+		s += n;
+	}
+	return true;
+}
 
 #define DOC(extra)                                                                                          \
 	"{\"channel\": \"hook\", \"url\": \"https://127.0.0.1:8443/hooks?a=1\", \"method\": \"POST\", "         \
@@ -44,7 +59,9 @@ test_refused(void)
 	static const struct {
 		const char *doc, *error;
 	} rows[] = {
-		{"[]", "the webhook endpoint is not a JSON object: "},
+		{"[]", "the webhook endpoint is not a JSON object"},
+		/* jansson quotes the bytes it choked on: the reason keeps valid UTF-8 only */
+		{"{\"e\\r\xee\x8f\x8f[]", "the webhook endpoint is not a JSON object: "},
 		{"{\"channel\": \"hook\"}", "the webhook endpoint has no url"},
 		{"{\"channel\": \"h\", \"url\": \"ftp://x/\", \"method\": \"POST\", \"timeout_ms\": 1}",
 		 "the webhook URL must start with https://"},
@@ -75,6 +92,7 @@ test_refused(void)
 		if (strncmp(err, rows[i].error, strlen(rows[i].error)) != 0)
 			fprintf(stderr, "  row %zu: \"%s\"\n", i, err);
 		CHECK(strncmp(err, rows[i].error, strlen(rows[i].error)) == 0);
+		CHECK(utf8_valid(err));
 		webhook_endpoint_free(&e);
 	}
 }

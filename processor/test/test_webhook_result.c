@@ -84,6 +84,17 @@ test_error_text(void)
 	a.location = "https://new.example/hook";
 	webhook_result_classify(&a, &v);
 	CHECK(strstr(v.error, "(Location: https://new.example/hook)") != NULL);
+	/* a long Location is cut between characters, never inside one (the error is stored as text) */
+	{
+		char loc[512];
+
+		memset(loc, 'x', 399);
+		strcpy(loc + 399, "\xc3\xa9\xc3\xa9");
+		a.location = loc;
+		webhook_result_classify(&a, &v);
+		CHECK(strstr(v.error, "\xc3)") == NULL);
+		CHECK(strstr(v.error, "xxx)") != NULL);
+	}
 	memset(big, 'x', 100000);
 	a = (struct WebhookAnswer){0, "", 400, -1, "", big, 100000, true};
 	webhook_result_classify(&a, &v);
