@@ -59,6 +59,7 @@ static struct {
 	bool tick_due;          /* the poll interval passed: probe (and beat) even when busy */
 	long long next_tick_us; /* when the next tick is due */
 	bool ticked;            /* at least one probe ran (for --once) */
+	bool reprobed;          /* a skipped claim asked for a probe this tick */
 	bool batch_active;
 	long long batch_start_us;
 	int rounds, processed, ok, retried, failed, skipped, deferred, lost;
@@ -173,7 +174,16 @@ collect_finished(void)
 		metrics_event(j->channel, j->outcome, j->duration_us);
 		switch (j->outcome) {
 		case OC_SKIPPED:
+			/*
+			 * Note that a skipped claim probes again: the row may have been locked only for a
+			 * moment, by a fetch that ran while the claim did (it then offered the id, and the
+			 * pool dropped it as in flight). Without a probe, --once could stop with that event
+			 * still due. A row another session really holds stays locked, and the fetch skips it;
+			 * still, one such probe per tick at most, so no disagreement can make a busy loop.
+			 */
 			loop.skipped++;
+			if (!loop.reprobed)
+				loop.want_probe = loop.reprobed = true;
 			break;
 		case OC_DEFERRED:
 			loop.deferred++;
@@ -373,6 +383,7 @@ main_loop_once(void)
 	if (now >= loop.next_tick_us) {
 		loop.want_probe = true;
 		loop.tick_due = true;
+		loop.reprobed = false;
 		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
 	}
 	/*

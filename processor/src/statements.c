@@ -66,6 +66,11 @@ static const struct Statement statements[] = {
 		{"pgrelay_defer",
 		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
 		 false},
+	[STMT_WEBHOOK_CLAIM] =
+		{"pgrelay_webhook_claim",
+		 "SELECT payload, attempt, event_id, endpoint::text FROM pgrelay._webhook_claim($1)", 1, true},
+	[STMT_WEBHOOK_GONE] = {"pgrelay_webhook_gone", "SELECT pgrelay._webhook_gone($1, $2::integer, $3)", 3,
+						   false},
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"

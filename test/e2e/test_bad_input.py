@@ -86,7 +86,12 @@ for label in ("LF", "RLO", "ZWSP", "U+2028", "BOM", "tag"):
     case(R, "admin", "SELECT pgrelay.register(%s, 'sql', handler => 'public.h_ok(text)')",
          ("new" + CONTROLS[label],), err("42602", "invalid channel name"))
 case(R, "admin", "SELECT pgrelay.register('new_one')", (), err("22004", "give its action_type to create it"))
-case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (), err("42704", 'action type "webhook" does not exist'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'carrier_pigeon')", (),
+     err("42704", 'action type "carrier_pigeon" does not exist'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (),
+     err("22023", 'channel "new_one": a webhook channel needs an endpoint'))
+case(R, "admin", "SELECT pgrelay.register('c_tiny', 'webhook')", (),
+     err("22023", 'channel "c_tiny": a webhook channel needs an endpoint'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'sql')", (), err("22004", "a sql channel needs a handler"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => 'public.h_int(integer)')", (),
      err("42P13", "must be a function taking one text argument"))
@@ -203,6 +208,83 @@ case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', 'nope')", (),
 case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_secret', 'c_sql')", (),
      err("42501", "may not change the triggers of table public.w_secret"))
 
+RWH = "pgrelay.register_webhook"
+
+
+def webhook(expect, channel="h_new", **kw):
+    """A register_webhook() case: named arguments given as parameters."""
+    args = dict(kw)
+    names = ", ".join("%s => %%s" % k for k in args)
+    case(RWH, "admin", "SELECT pgrelay.register_webhook(%%s%s)" % (", " + names if names else ""),
+         (channel,) + tuple(args.values()), expect)
+
+
+URL = "https://127.0.0.1:8443/hook"
+webhook(err("22004", "channel must not be NULL"), channel=None, url=URL)
+for name in ["", "has space", "x" * 129, "a'b", "h\n", "h\u202e"]:
+    webhook(err("42602", "invalid channel name"), channel=name, url=URL)
+webhook(err("22004", 'webhook "h_new": url is missing'))
+webhook(err("22004", "url is missing"), url=None)
+for url, why in [("ftp://127.0.0.1/x", "must start with https://"), ("HTTPS://h.example/x", "must start with https://"),
+                 ("", "must start with https://"), ("h.example/x", "must start with https://"),
+                 ("javascript:alert(1)", "must start with https://"), ("file:///etc/passwd", "must start with https://"),
+                 ("http://h.example/x", "is http://: webhooks are sent over https:// unless"),
+                 ("https://u:pw@h.example/x", "must not hold credentials"), ("https://@h.example/x", "must not hold credentials"),
+                 ("https://h.example/x#frag", "must not have a fragment"),
+                 ("https://h.example/a b", "contains a space or a control character"),
+                 ("https://h.example/a\r\nHost: evil", "contains a space or a control character"),
+                 ("https://h.example:99999/x", "has a port outside 1-65535"), ("https://h.example:0/x", "has a port outside"),
+                 ("https://-bad-.example/x", "is not a valid URL"), ("https://h.example/x<script>", "is not a valid URL"), ('https://h.example/"x"', "is not a valid URL"),
+                 ("https://h.example/\u202ex", "is not a valid URL"), ("https://" + "a" * 2048, "is longer than 2048 characters")]:
+    webhook(err("22023", why), url=url)
+for label, ch in CONTROLS.items():
+    webhook(err("22023", "url"), url="https://h.example/" + ch)
+webhook(err("22023", 'webhook "c_sql\u202e?": url'.replace("\u202e", "?")), channel="c_sql\u202e\n", url="ftp://x/")
+for headers, why in [('["X-A", "a"]', "headers must be a JSON object"), ('"X-A: a"', "headers must be a JSON object"),
+                     ('{"Bad Name": "x"}', 'header name "Bad Name" is not a token'),
+                     ('{"X-A:": "x"}', 'header name "X-A:" is not a token'), ('{"": "x"}', 'header name "" is not a token'),
+                     ('{"X-A\\r\\nHost": "x"}', 'header name "X-A??Host" is not a token'),
+                     ('{"X-\\u202eA": "x"}', 'header name "X-?A" is not a token'),
+                     ('{"X-A": "one\\r\\nX-Injected: two"}', 'header "X-A" has a control character'),
+                     ('{"X-A": "nul\\u0001"}', 'header "X-A" has a control character'),
+                     ('{"X-A": "del\\u007f"}', 'header "X-A" has a control character'),
+                     ('{"X-A": ""}', 'header "X-A" has an empty value'), ('{"X-A": 1}', 'header "X-A" must have a string value'),
+                     ('{"X-A": null}', 'header "X-A" must have a string value'),
+                     ('{"X-A": "a", "x-a": "b"}', 'is given twice'),
+                     ('{"Host": "evil.example"}', 'header "Host" is set by pg_relay'),
+                     ('{"Transfer-Encoding": "chunked"}', "is set by pg_relay"), ('{"webhook-id": "1"}', "is set by pg_relay"),
+                     ('{"Proxy-Authorization": "x"}', "is set by pg_relay"),
+                     ('{"X-A": "env:1BAD"}', "is not a valid env: reference"),
+                     ('{"X-A": "file:../etc/shadow"}', "is not a valid file: reference"),
+                     ('{"X-A": "file:.hidden"}', "is not a valid file: reference"),
+                     ('{"X-A": "value:"}', "is an empty value: reference"),
+                     ('{"X-A": "%s"}' % ("v" * 8193), "longer than 8192 bytes"),
+                     ("{%s}" % ", ".join('"X-%d": "v"' % i for i in range(51)), "has more than 50 headers")]:
+    webhook(err("22023", why), url=URL, headers=Jsonb(__import__("json").loads(headers)))
+webhook(err("22P02", "invalid input syntax for type json"), url=URL, headers="not json")
+for secret, why in [("a-raw-passphrase-of-many-bytes", "must be whsec_ followed by the base64"),
+                    ("whsec_AAAAAAAAAAAAAAAAAAAAAA==", "is a key of 16 bytes"),
+                    ("whsec_" + "A" * 88, "is a key of 66 bytes"), ("whsec_!!!", "the rest is not base64"),
+                    ("value:short", "must be whsec_"), ("", "signing_secret is empty"), ("env:", "is not a valid env: reference"),
+                    ("env:A B", "is not a valid env: reference"), ("file:a/b", "is not a valid file: reference")]:
+    webhook(err("22023", why), url=URL, signing_secret=secret)
+for method in ("GET", "DELETE", "post; x", "POST\r\n", ""):
+    webhook(err("22023", "invalid method"), url=URL, method=method)
+for ca in ("relative/ca.pem", "/etc/ca\n.pem", "/" + "c" * 1100):
+    webhook(err("22023", "ca_file must be an absolute path"), url=URL, ca_file=ca)
+for reset in (["url"], ["channel"], [None], ["method; DROP TABLE x"]):
+    webhook(err("22023", "cannot be reset"), url=URL, reset=reset)
+webhook(err("22023", "method is both given and reset"), url=URL, method="PUT", reset=["method"])
+webhook(err("42710", 'channel "c_sql" exists already with action type sql'), channel="c_sql", url=URL)
+webhook(err("42710", 'channel "c_mail" exists already with action type notify'), channel="c_mail", url=URL)
+webhook(err("22023", "max_attempts must be between 1 and 1000"), url=URL, max_attempts=0)
+webhook(err("22023", "timeout must be between 1 millisecond and 24 hours"), url=URL, timeout="25 hours")
+webhook(err("22023", 'invalid concurrency_mode "serial"'), url=URL, concurrency_mode="serial")
+webhook(err("22P02", "invalid input syntax"), url=URL, allow_http="perhaps")
+webhook(err("22023", 'url "http://127.0.0.1/x" is http://'), channel="c_hook", url="http://127.0.0.1/x")
+webhook(err("22023", 'url "http://127.0.0.1:9/plain" is http://'), channel="c_plain", allow_http=False)
+case(RWH, "admin", "SELECT pgrelay.register_webhook('h_new', %s, priority => 1)", (URL,), err("42883", "does not exist"))
+
 PL = "pgrelay.purge_log"
 for v in (None, "0", "-1 day", "1001 years", "0.000001 s" if False else "-0.5 s"):
     case(PL, "admin", "SELECT pgrelay.purge_log(%s)", (v,),
@@ -256,6 +338,19 @@ case(DF, "processor", "SELECT pgrelay._queue_defer({q_busy}, NULL)", (), err("22
 case(DF, "processor", "SELECT pgrelay._queue_defer(NULL, now())", (), err("P0002", "does not exist"))
 case(DF, "processor", "SELECT pgrelay._queue_defer({q_busy}, 'infinity')", (), err("22023", "run_at must be a finite time"))
 case(DF, "processor", "SELECT pgrelay._queue_defer({q_busy}, '-infinity')", (), err("22023", "run_at must be a finite time"))
+WC = "pgrelay._webhook_claim"
+case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim(NULL)", (), result(0))
+case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim(-1)", (), result(0))
+case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim({q_hook_future})", (), result(0))
+case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim({q_busy})", (),
+     err("42809", 'an event of channel "c_busy" is a "sql" event, not a webhook'))
+case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim('one')", (), err("22P02", "invalid input syntax"))
+WG = "pgrelay._webhook_gone"
+case(WG, "processor", "SELECT pgrelay._webhook_gone(NULL, 410, 'gone')", (), err("P0002", "does not exist"))
+case(WG, "processor", "SELECT pgrelay._webhook_gone(-1, 410, 'gone')", (), err("P0002", "queue row -1 does not exist"))
+case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 410, 'gone')", (),
+     err("42704", 'channel "c_busy" has no webhook endpoint'))
+case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 'gone', 'x')", (), err("22P02", "invalid input syntax"))
 HS = "pgrelay._handler_sql"
 case(HS, "processor", "SELECT pgrelay._handler_sql(NULL)", (), result(None))
 case(HS, "processor", "SELECT pgrelay._handler_sql('public.nope(text)')", (), err("42883", "handler public.nope(text) does not exist"))
@@ -784,6 +879,8 @@ SELECT pgrelay_notifier.create_profile('p_graph', transport => 'graph', tenant_i
 SELECT pgrelay_notifier.create_channel('c_mail', 'p_smtp');
 SELECT pgrelay_notifier.create_channel('c_small', 'p_small');
 SELECT pgrelay_notifier.create_channel('c_mail_off', 'p_smtp', active => false);
+SELECT pgrelay.register_webhook('c_hook', 'https://127.0.0.1:9/hook', signing_secret => 'env:HOOK_SECRET');
+SELECT pgrelay.register_webhook('c_plain', 'http://127.0.0.1:9/plain', allow_http => true);
 CREATE TABLE public.w_tab (id int, note text);
 CREATE VIEW public.w_view AS SELECT * FROM public.w_tab;
 SELECT pgrelay.set_node(1, 'n1');
@@ -813,6 +910,7 @@ def bench(cluster):
         ids["q_busy"] = p.execute("SELECT pgrelay.notify('c_busy', 'waiting')").fetchone()[0]
         ids["q_future"] = p.execute("SELECT pgrelay.notify('c_sql', 'later', now() + interval '1 day')").fetchone()[0]
         ids["q_off"] = p.execute("SELECT pgrelay.notify('c_off', 'held')").fetchone()[0]
+        ids["q_hook_future"] = p.execute("SELECT pgrelay.notify('c_hook', '{}', now() + interval '1 day')").fetchone()[0]
         d.sql("SELECT pgrelay.register('c_off', active => false)")
         send_sql = "SELECT pgrelay_notifier.send('c_mail', ARRAY['ann@example.org'], 'S', 'B', run_at => now() + interval '1 day')"
         ids["nid_q"] = p.execute(send_sql).fetchone()[0]

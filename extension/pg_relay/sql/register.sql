@@ -43,7 +43,7 @@ SELECT pgrelay.register(E'line\nbreak\u202eexe', 'sql', handler => 'regress_hand
 -- a new channel needs an action type (error)
 SELECT pgrelay.register('r_new');
 -- unknown action type (error)
-SELECT pgrelay.register('r_new', 'webhook');
+SELECT pgrelay.register('r_new', 'carrier_pigeon');
 -- a sql channel without a handler (error)
 SELECT pgrelay.register('r_new', 'sql');
 -- handler of the wrong signature (error)

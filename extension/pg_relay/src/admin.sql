@@ -38,7 +38,8 @@ CREATE OR REPLACE FUNCTION pgrelay.resume(channel text DEFAULT NULL) RETURNS boo
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Without a channel: resumes dispatch after pause() (channels paused one by one stay paused).
- * With one: resumes that channel. Returns false, the new paused state.
+ * With one: resumes that channel, and clears the gone mark of its webhook endpoint (a 410
+ * paused it). Returns false, the new paused state.
  */
 BEGIN
     IF resume.channel IS NULL THEN
@@ -48,6 +49,9 @@ BEGIN
         IF NOT FOUND THEN
             RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(resume.channel) USING ERRCODE = 'undefined_object';
         END IF;
+        -- a webhook endpoint that answered 410 Gone paused its channel: resuming it says it is back
+        UPDATE pgrelay.webhooks w SET gone_at = NULL, gone_status = NULL, gone_reason = NULL
+        WHERE w.channel = resume.channel AND w.gone_at IS NOT NULL;
     END IF;
     RETURN false;
 END
@@ -219,6 +223,12 @@ BEGIN
         END IF;
     END IF;
 
+    -- A webhook channel's endpoint is written first, by register_webhook().
+    IF ch.action_type = 'webhook' AND NOT EXISTS (SELECT 1 FROM pgrelay.webhooks w WHERE w.channel = register.channel) THEN
+        RAISE EXCEPTION 'channel "%": a webhook channel needs an endpoint', register.channel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Register it with pgrelay.register_webhook(channel, url => ...).';
+    END IF;
     IF register.handler IS NOT NULL THEN
         ch.handler := pgrelay._register_handler(register.handler);
     END IF;
@@ -246,6 +256,9 @@ BEGIN
     ch.updated_at := now();
     PERFORM pgrelay._check_channel(ch);
 
+    IF prev.action_type = 'webhook' AND ch.action_type <> 'webhook' THEN
+        DELETE FROM pgrelay.webhooks w WHERE w.channel = register.channel;
+    END IF;
     IF prev.channel IS NULL THEN
         INSERT INTO pgrelay.channels SELECT ch.*;
     ELSE

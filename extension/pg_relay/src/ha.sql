@@ -706,6 +706,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.failed_events', true, 'failures can be seen and re-queued from any node'),
         ('pgrelay.nodes', true, 'the map from engine nodes to pg_relay node ids is the same everywhere'),
         ('pgrelay.heartbeats', true, 'how the nodes hear from each other'),
+        ('pgrelay.webhooks', true, 'a webhook endpoint registered on one node is used by the Processors of all'),
+        ('pgrelay.webhook_secrets', true, 'the header values and signing secret of a webhook endpoint, with it'),
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
         ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
         ('pgrelay.processor_reports', false, 'node-local: the Processors running against this node, each written by its own Processor'),

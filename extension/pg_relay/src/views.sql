@@ -67,6 +67,22 @@ COMMENT ON VIEW pgrelay.cluster_status IS
     'Multi-node and leader mode: every node as this node''s Processor last saw it: link, heartbeat, '
     'silence by this node''s clock, dead by the rule (pg_relay.dead_after), leading, acknowledging this node';
 
+CREATE OR REPLACE VIEW pgrelay.webhook_status AS
+SELECT w.channel,
+       substring(w.url from '^[a-z]+://[^/?#]+') AS endpoint,
+       w.method,
+       CASE WHEN w.gone_at IS NOT NULL THEN 'gone'
+            WHEN c.paused THEN 'paused'
+            WHEN NOT c.active THEN 'inactive'
+            ELSE 'active' END AS state,
+       w.signing IS NOT NULL AS signed,
+       w.gone_at, w.gone_status, w.gone_reason
+FROM pgrelay.webhooks w
+JOIN pgrelay.channels c ON c.channel = w.channel;
+COMMENT ON VIEW pgrelay.webhook_status IS
+    'Per webhook channel: the endpoint''s scheme, host and port (not its path, which may hold a token), '
+    'its state (active, paused, inactive, gone: it answered 410 and its channel was paused) and why';
+
 CREATE OR REPLACE VIEW pgrelay.processors AS
 SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy, r.leader, r.started_at, r.last_tick_at,
        now() - r.last_tick_at AS silent_for,
