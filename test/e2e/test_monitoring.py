@@ -78,6 +78,7 @@ def populate(db):
         SELECT pgrelay.process_one(pgrelay.notify('orders', 'y'));
         SELECT pgrelay.process_one(pgrelay.notify('broken', 'z'));
         SELECT pgrelay._processor_report('host-a', 42, '9.9.9', 4, 1, now(), '10 seconds');
+        SELECT pgrelay.register_webhook('hook', 'https://hooks.example.com/orders');
         SELECT pgrelay.set_node(2, 'n2');
         INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, started_at)
         VALUES (2, 1, now(), 'leader', true, now());
