@@ -87,6 +87,17 @@ handle_signal(int sig)
 	pool_wake();
 }
 
+/* stop_reason names why the loop ended; a signal wins over --once, which it cut short. */
+static const char *
+stop_reason(int rc)
+{
+	if (rc)
+		return "startup_failed";
+	if (signals_received > 0)
+		return "signal";
+	return cf.once ? "once" : "signal";
+}
+
 static void
 setup_signals(void)
 {
@@ -546,7 +557,7 @@ main(int argc, char **argv)
 	metrics_state(false, false, false, -1); /* scrapes from now on wait for nothing */
 	if (metrics_queue_wanted())
 		metrics_queue_update(NULL, 0, false);
-	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
+	log_info("stopping", LOG_STR("reason", stop_reason(rc)),
 			 LOG_INT("in_flight", counts.in_flight));
 	service_stopping(counts.in_flight);
 	left = pool_stop(cf.shutdown_timeout_ms);

@@ -95,6 +95,19 @@ def test_sigterm_lets_in_flight_events_finish(db, processors):
     assert p.lines("stopped")[0].endswith("unfinished=0")
 
 
+def test_sigterm_during_once_says_signal(db, processors):
+    """--once cut short by SIGTERM stops for the signal, not because the queue was drained."""
+    naps(db)
+    db.sql("SELECT pgrelay.notify('nap', '1:in flight')")
+    db.sql("SELECT pgrelay.notify('nap', '0:after it')")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit() == 0
+    assert "reason=signal in_flight=1" in p.lines("stopping")[0]
+    assert db.sql("SELECT p FROM done") == [("1:in flight",)]
+
+
 def test_shutdown_timeout_cancels_and_the_event_waits_with_its_attempt_unspent(db, processors):
     naps(db, backoff_base="1 hour")
     db.sql("SELECT pgrelay.notify('nap', '60:too long')")
