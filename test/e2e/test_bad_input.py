@@ -847,6 +847,17 @@ case(RQ, "admin", "SELECT pgrelay_notifier.requeue(1)", (), err("P0002", "notifi
 case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_q})", (), err("55000", "only failed or partially sent notifications"))
 case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_sent})", (), err("55000", "only failed or partially sent"))
 case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_failed}, 'infinity')", (), err("22023", "run_at must be a finite time"))
+RF = "pgrelay_notifier.requeue_failed"
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('nope')", (), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(%s)", ("' OR 1=1 --",), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', error_like => %s)",
+     ("%'; DELETE FROM pgrelay.queue; --",), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', now(), now() - interval '1 day')", (), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', finished_after => 'infinity')", (), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity')", (),
+     err("22023", "run_at must be a finite time"))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL, run_at => '-infinity')", (),
+     err("22023", "run_at must be a finite time"))
 PU = "pgrelay_notifier.purge"
 for v in (None, "-1 day", "0", "1001 years"):
     case(PU, "admin", "SELECT * FROM pgrelay_notifier.purge(%s)", (v,),

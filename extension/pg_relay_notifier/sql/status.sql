@@ -98,6 +98,26 @@ SELECT pgrelay_notifier.purge('1000000 years');
 -- a channel that is gone cannot be requeued to (error)
 SELECT pgrelay_notifier.cancel(notification_id) FROM pgrelay_notifier.notifications WHERE status IN ('queued', 'retrying');
 DELETE FROM pgrelay.queue;
+
+-- requeue_failed: requeue() for every failed or partially sent notification a filter selects
+SELECT clock_timestamp() AS t0 \gset
+SELECT regress_send() AS s1 \gset
+SELECT pgrelay_notifier.set_status(:'s1', '{"outcome": "failed", "error": "550 5.1.1 no such user"}');
+SELECT regress_send() AS s2 \gset
+SELECT pgrelay_notifier.set_status(:'s2', '{"outcome": "failed", "error": "535 5.7.8 authentication failed"}');
+DELETE FROM pgrelay.queue;
+SELECT pgrelay_notifier.requeue_failed('u_mail', :'t0', error_like => '535%') AS auth_failures;
+SELECT pgrelay_notifier.requeue_failed('u_mail', :'t0', finished_before => :'t0') AS none_in_range;
+SELECT pgrelay_notifier.requeue_failed('no_such_channel') AS other_channel;
+SELECT notification_id = :s2 AS is_s2, status FROM pgrelay_notifier.notifications
+WHERE notification_id IN (:s1, :s2) ORDER BY notification_id;
+SELECT count(*) AS new_events FROM pgrelay.queue WHERE payload IN (:'s1', :'s2');
+-- run_at must be finite, even when nothing matches (error)
+SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity');
+SELECT pgrelay_notifier.requeue_failed(NULL, :'t0', run_at => now() + interval '1 hour') AS every_channel;
+SELECT count(*) AS later FROM pgrelay.queue WHERE payload = :'s1' AND run_at > now();
+SELECT pgrelay_notifier.cancel(:s1), pgrelay_notifier.cancel(:s2);
+DELETE FROM pgrelay.queue;
 SELECT regress_send() AS g1 \gset
 SELECT pgrelay_notifier.set_status(:'g1', '{"outcome": "failed"}');
 DELETE FROM pgrelay.queue;

@@ -43,6 +43,44 @@ $$;
 COMMENT ON FUNCTION pgrelay_notifier.requeue(bigint, timestamptz) IS
     'Queues a failed or partially sent notification again for its unsent recipients; returns queued';
 
+-- pgrelay_notifier.requeue_failed()
+CREATE OR REPLACE FUNCTION pgrelay_notifier.requeue_failed(channel text, finished_after timestamptz DEFAULT NULL,
+                                                           finished_before timestamptz DEFAULT NULL,
+                                                           error_like text DEFAULT NULL,
+                                                           run_at timestamptz DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: requeue() for a set: every failed or partially sent notification of a channel (every
+ * channel when channel is NULL) that finished in [finished_after, finished_before) and whose last
+ * error matches error_like (LIKE). Notifications whose channel is gone are left as they are.
+ * Returns: how many were queued again.
+ */
+DECLARE
+    id bigint;
+    n bigint := 0;
+BEGIN
+    IF requeue_failed.run_at IS NOT NULL AND NOT isfinite(requeue_failed.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', requeue_failed.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    FOR id IN SELECT x.notification_id FROM pgrelay_notifier.notifications x
+              WHERE x.status IN ('failed', 'partially_sent')
+                AND (requeue_failed.channel IS NULL OR x.channel = requeue_failed.channel)
+                AND (finished_after IS NULL OR x.finished_at >= finished_after)
+                AND (finished_before IS NULL OR x.finished_at < finished_before)
+                AND (error_like IS NULL OR x.last_error LIKE error_like)
+                AND EXISTS (SELECT 1 FROM pgrelay_notifier.channels c WHERE c.channel = x.channel)
+              ORDER BY x.notification_id LOOP
+        PERFORM pgrelay_notifier.requeue(id, requeue_failed.run_at);
+        n := n + 1;
+    END LOOP;
+    RETURN n;
+END
+$$;
+COMMENT ON FUNCTION pgrelay_notifier.requeue_failed(text, timestamptz, timestamptz, text, timestamptz) IS
+    'Queues again the failed and partially sent notifications of a channel (NULL: every channel) that finished in a time range with an error matching a LIKE pattern; returns how many';
+
 -- pgrelay_notifier.purge()
 CREATE OR REPLACE FUNCTION pgrelay_notifier.purge(older_than interval,
                                        OUT notifications bigint, OUT attempts bigint, OUT traces bigint)
