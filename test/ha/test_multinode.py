@@ -10,6 +10,7 @@ after each test). dead_after is 2 s here and wal_sender_timeout 5 s, so a hung n
 for longer than dead_after well before its link is reported down.
 """
 import re
+import subprocess
 import time
 import urllib.request
 
@@ -238,6 +239,15 @@ def scrape(p):
         return promtext.parse(r.read().decode())
 
 
+def cluster_rows(node):
+    """The Cluster section of `pg_relay status` on a node: {node id: the row's columns}."""
+    r = subprocess.run([testlib.PROCESSOR, "status", "-d", node.dsn], stdout=subprocess.PIPE,
+                       stderr=subprocess.PIPE, text=True, timeout=60)
+    assert r.returncode == 0 and "Sanitizer" not in r.stderr, r.stderr
+    assert re.search(r"^Cluster: +2 node\(s\)", r.stdout, re.M), r.stdout
+    return {l.split()[0]: l.split() for l in r.stdout.splitlines() if re.match(r"  +\d+ n\d ", l)}
+
+
 def test_leader_mode_the_lowest_node_leads_and_leadership_moves_and_returns(pgl, processors):
     n1, n2 = pgl.nodes
     p1 = relay(processors, n1, "leader", "--metrics=127.0.0.1:0")
@@ -252,6 +262,14 @@ def test_leader_mode_the_lowest_node_leads_and_leadership_moves_and_returns(pgl,
         testlib.wait_for(lambda: node.sql("SELECT pid, mode, alive FROM pgrelay.processors WHERE pid = ANY(%s)",
                                           (pids,)) == [(p.proc.pid, "leader", True)],
                          "node %s's own Processor in pgrelay.processors" % node.name)
+    # pg_relay status on either node shows both nodes, node 1 leading, node 2 alive and linked
+    for node in pgl.nodes:
+        # (each node's heartbeat says whether it leads, and reaches the other node by replication)
+        testlib.wait_for(lambda: [r[3:5] for _, r in sorted(cluster_rows(node).items())]
+                         == [["leader", "yes"], ["leader", "no"]], "node 1 leading in %s's status" % node.name)
+        rows = cluster_rows(node)
+        assert rows[str(3 - node.node_id)][5] == "up" and rows[str(3 - node.node_id)][-1] == "alive", rows
+        assert rows[str(node.node_id)][-2:] == ["this", "node"], rows
     acquired = len(p2.lines("leader_acquired"))
     free = {n.node_id: queue(n, "jobs", names("free-%s" % n.name, 10)) for n in pgl.nodes}
     pinned = {n.node_id: queue(n, "local_jobs", names("own-%s" % n.name, 3)) for n in pgl.nodes}
