@@ -58,7 +58,7 @@ FLOOR_SQL = """\
 WITH d AS (
   DELETE FROM pgrelay.queue q
   WHERE q.id = (SELECT x.id FROM pgrelay.queue x
-                WHERE x.action_type = 'sql' AND x.run_at <= now()
+                WHERE NOT x.node_restricted AND x.action_type = 'sql' AND x.run_at <= now()
                 ORDER BY x.run_at, x.queued_at, x.id
                 LIMIT 1 FOR UPDATE SKIP LOCKED)
   RETURNING q.*
