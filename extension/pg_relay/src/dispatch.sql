@@ -68,6 +68,7 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
  *
  * has_work looks only at the events the session's dispatch rule offers (settings pg_relay.mode,
  * pg_relay.node_id, pg_relay.is_leader; every event in single mode, which skips reading them).
+ * An empty queue (the idle case) is answered by the first statement alone.
  */
 DECLARE
     scope_free boolean := true;
@@ -77,6 +78,18 @@ DECLARE
     scope_node integer := 0;
     ctx record;
 BEGIN
+    -- First the flags, and whether the queue holds any row at all: an idle queue is empty, and
+    -- then this one statement is the whole probe (half the cost of the statement below).
+    SELECT EXISTS (SELECT 1 FROM pgrelay.queue q),
+           queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
+           c.paused,
+           c.reload_generation
+    INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
+         queue_probe.reload_generation
+    FROM pgrelay.control c;
+    IF NOT queue_probe.has_work THEN
+        RETURN;
+    END IF;
     IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
         SELECT * INTO ctx FROM pgrelay._dispatch_context();
         SELECT s.free_any, s.restricted_any, s.own_free, s.own_restricted
@@ -84,15 +97,9 @@ BEGIN
         FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader) s;
         scope_node := ctx.node;
     END IF;
-    SELECT (SELECT d.has_work
-            FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
-                                       scope_node) d),
-           queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
-           c.paused,
-           c.reload_generation
-    INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
-         queue_probe.reload_generation
-    FROM pgrelay.control c;
+    has_work := (SELECT d.has_work
+                 FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
+                                            scope_node) d);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
