@@ -13,6 +13,7 @@
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
+#   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table
 #   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
 #
 # PG_CONFIG picks the PostgreSQL to build against (default: PostgreSQL 15 on Debian); the
@@ -88,6 +89,9 @@ demo-ha:
 bench:
 	bash bench/run
 
+bench-peers:
+	bash bench/run peers
+
 deb:
 	dpkg-buildpackage -us -uc -b
 
@@ -101,4 +105,4 @@ clean:
 
 FORCE:
 
-.PHONY: all processor install uninstall check demo demo-ha bench deb format-check clean FORCE
+.PHONY: all processor install uninstall check demo demo-ha bench bench-peers deb format-check clean FORCE
