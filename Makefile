@@ -15,6 +15,10 @@
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
 #   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table
 #   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
+#   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
+#                   mail server, with a report (minutes; not part of make check; docs/testing.md)
+#   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, then a strict
+#                   parse of the MIME they made, with a report (not part of make check)
 #
 # PG_CONFIG picks the PostgreSQL to build against (default: PostgreSQL 15 on Debian); the
 # extensions go where it says. PREFIX (default /usr/local), BINDIR, MANDIR, DOCDIR, UNITDIR,
@@ -37,6 +41,8 @@ CONFDIR     = $(SYSCONFDIR)/pg_relay
 SERVICE_USER = pg_relay
 EXTENSIONS  = extension/pg_relay extension/pg_relay_notifier
 DOCS        = README.md $(wildcard docs/*.md)
+# postgres_exporter queries, Prometheus alerting rules, a Grafana dashboard (docs/monitoring.md)
+MONITORING  = monitoring/queries.yaml monitoring/alerts.yaml monitoring/grafana-dashboard.json
 
 all: processor build/pg_relay.service
 
@@ -57,6 +63,8 @@ install: all
 	install -D -m 0644 packaging/pg_relay.sysusers $(DESTDIR)$(SYSUSERSDIR)/pg_relay.conf
 	install -d $(DESTDIR)$(DOCDIR)
 	install -m 0644 $(DOCS) $(DESTDIR)$(DOCDIR)/
+	install -d $(DESTDIR)$(DOCDIR)/monitoring
+	install -m 0644 $(MONITORING) $(DESTDIR)$(DOCDIR)/monitoring/
 	install -d -m 0750 $(DESTDIR)$(CONFDIR) $(DESTDIR)$(CONFDIR)/secrets
 	test -e $(DESTDIR)$(CONFDIR)/pg_relay.conf || \
 		install -m 0640 packaging/pg_relay.conf $(DESTDIR)$(CONFDIR)/pg_relay.conf
@@ -72,8 +80,9 @@ uninstall:
 	for e in $(EXTENSIONS); do $(MAKE) -C $$e uninstall PG_CONFIG=$(PG_CONFIG) || exit 1; done
 	rm -f $(DESTDIR)$(BINDIR)/pg_relay $(DESTDIR)$(MANDIR)/man1/pg_relay.1 \
 		$(DESTDIR)$(UNITDIR)/pg_relay.service $(DESTDIR)$(SYSUSERSDIR)/pg_relay.conf
-	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS)))
-	rmdir $(DESTDIR)$(DOCDIR) 2>/dev/null || true
+	rm -f $(addprefix $(DESTDIR)$(DOCDIR)/,$(notdir $(DOCS))) \
+		$(addprefix $(DESTDIR)$(DOCDIR)/monitoring/,$(notdir $(MONITORING)))
+	rmdir $(DESTDIR)$(DOCDIR)/monitoring $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@echo "kept $(CONFDIR) (config and secrets) and the $(SERVICE_USER) user"
 
 check:
@@ -92,6 +101,13 @@ bench:
 bench-peers:
 	bash bench/run peers
 
+fuzz:
+	$(MAKE) -C processor fuzz
+
+soak:
+	$(MAKE) -C processor all asan
+	bash test/soak/run
+
 deb:
 	dpkg-buildpackage -us -uc -b
 
@@ -105,4 +121,4 @@ clean:
 
 FORCE:
 
-.PHONY: all processor install uninstall check demo demo-ha bench bench-peers deb format-check clean FORCE
+.PHONY: all processor install uninstall check demo demo-ha bench bench-peers deb fuzz soak format-check clean FORCE

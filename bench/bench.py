@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.request
 
 import psycopg
 
@@ -52,9 +53,13 @@ LATENCY_POLLS = ("1s", "100ms")     # the default poll interval, and a shorter o
 EMAILS = 1000
 EMAIL_WORKERS = (1, 4)
 
+METRICS_CHANNELS = 20
+METRICS_QUEUED = 100000
+METRICS_SCRAPES = 200
+
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers (make bench-peers) and bloat (a million events) run only when named.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email")
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics")
 EXTRA_PHASES = ("peers", "bloat")
 
 # Durability as in production: the point is the database's real commit rate.
@@ -739,6 +744,49 @@ class Bench:
         for n in EMAIL_WORKERS:
             self.results["smtp_floor%d" % n] = self.email_floor(n)
 
+    # ---- 8: the cost of a scrape of --metrics --------------------------------------------------
+
+    @staticmethod
+    def scrape(addr):
+        t0 = time.monotonic()
+        with urllib.request.urlopen("http://%s/metrics" % addr, timeout=30) as r:
+            size = len(r.read())
+        return time.monotonic() - t0, size
+
+    def run_metrics(self):
+        say("metrics: --metrics scraped with %d channels, with an empty queue and with %d events queued "
+            "for later" % (METRICS_CHANNELS, METRICS_QUEUED))
+        self.db.execute("SELECT count(pgrelay.register('m' || n, 'sql', handler => 'bench.record(text)')) "
+                        "FROM generate_series(1, %s) n", (METRICS_CHANNELS,))
+        p = self.start_processor("metrics", ["--metrics=127.0.0.1:0"])
+        self.wait_log(p, r" started ")
+        addr = re.search(r" metrics_listening address=(\S+)", self.log_text(p)).group(1)
+        for label, queued in (("empty", 0), ("queued", METRICS_QUEUED)):
+            if queued:
+                self.db.execute("INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, run_at) "
+                                "SELECT n, 'm' || (n %% %s + 1), 'sql', '', now() + interval '1 day' "
+                                "FROM generate_series(1, %s) n", (METRICS_CHANNELS, queued))
+                self.db.execute("VACUUM ANALYZE pgrelay.queue")
+            # a scrape more than a second after the last read makes the main loop read the queue
+            fresh = []
+            for _ in range(5):
+                time.sleep(1.1)
+                fresh.append(self.scrape(addr)[0])
+            cpu0 = self.cpu_seconds(p.pid)[1]
+            cached = [self.scrape(addr) for _ in range(METRICS_SCRAPES)]
+            cpu1 = self.cpu_seconds(p.pid)[1]
+            fresh.sort()
+            times = sorted(t for t, _ in cached)
+            self.results["metrics_" + label] = (fresh[2] * 1000, times[len(times) // 2] * 1000,
+                                                (cpu1 - cpu0) / METRICS_SCRAPES * 1000, cached[-1][1])
+            say("  %s: a scrape that reads the queue %.1f ms (median of 5), one within a second of the last "
+                "read %.2f ms; %.3f ms of the Processor's CPU per scrape; %d bytes"
+                % ((label,) + self.results["metrics_" + label]))
+        self.stop_processor(p)
+        self.db.execute("DELETE FROM pgrelay.queue WHERE channel LIKE 'm%%'")
+        self.db.execute("SELECT count(pgrelay.unregister('m' || n)) FROM generate_series(1, %s) n",
+                        (METRICS_CHANNELS,))
+
     # ---- the table --------------------------------------------------------------------------
 
     def table(self):
@@ -842,6 +890,13 @@ class Bench:
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)
+
+        for label, what in (("empty", "empty queue"), ("queued", "%s queued" % format(METRICS_QUEUED, ","))):
+            if "metrics_" + label in r:
+                fresh, cached, cpu, size = r["metrics_" + label]
+                row("8   scrape, %d channels, %s" % (METRICS_CHANNELS, what),
+                    "%.1f ms (reads the queue)" % fresh,
+                    "within 1 s of a read: %.2f ms; CPU %.3f ms; %.1f KB" % (cached, cpu, size / 1024.0))
 
         head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
         widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]

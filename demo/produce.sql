@@ -5,7 +5,7 @@
 \set ECHO queries
 \pset footer off
 
-\echo '-- Transaction 1: Ann places order 1001. Its event and its confirmation email commit with it.'
+\echo '-- Transaction 1: Ann places order 1001. Its event, its email and its webhook (a watched table) commit with it.'
 BEGIN;
 INSERT INTO shop.orders (order_id, customer, total) VALUES (1001, 'Ann Example', 42.50);
 SELECT pgrelay.notify('order_placed', '{"order_id": 1001}') AS event_id;
@@ -18,7 +18,7 @@ SELECT pgrelay_notifier.send('shop_mail',
                           "content_text": "Rechnung 1001\nBücher: 42,50 EUR\n"}]') AS notification_id;
 COMMIT;
 
-\echo '-- Transaction 2: order 1002 is rolled back. Its event and its email vanish with it.'
+\echo '-- Transaction 2: order 1002 is rolled back. Its event, its email and its webhook vanish with it.'
 BEGIN;
 INSERT INTO shop.orders (order_id, customer, total) VALUES (1002, 'Carl Rollback', 9.99);
 SELECT pgrelay.notify('order_placed', '{"order_id": 1002}') AS event_id;

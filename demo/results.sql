@@ -2,8 +2,13 @@
 
 \echo
 \echo 'pgrelay.log: the audit trail, one row per attempt'
-SELECT channel, action_type, payload, attempt, outcome,
-       coalesce(error, '') AS error, coalesce(sqlstate, '') AS sqlstate
+\echo '(a webhook''s payload is the change of shop.orders; detail holds the answer''s status and latency)'
+SELECT channel, action_type,
+       CASE action_type WHEN 'webhook'
+            THEN format('%s of order %s', payload::jsonb ->> 'operation', payload::jsonb #>> '{new,order_id}')
+            ELSE payload END AS payload,
+       attempt, outcome, coalesce(error, '') AS error, coalesce(sqlstate, '') AS sqlstate,
+       coalesce(detail ->> 'status', '') AS http_status
 FROM pgrelay.log
 ORDER BY action_type DESC, payload;
 

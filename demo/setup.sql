@@ -1,7 +1,8 @@
 -- demo/setup.sql - what an admin does once (run by demo/run as the superuser postgres).
 --
 -- Variables (psql -v): sink_port, the port of the local SMTP sink; graph_url and graph_ca, the
--- address of the local fake of Microsoft Graph and its token endpoint, and the CA it is signed by.
+-- address of the local fake of Microsoft Graph and its token endpoint, and the CA it is signed by;
+-- hook_url, the local webhook receiver (signed by the same CA).
 
 SET client_min_messages = warning;
 
@@ -95,3 +96,14 @@ FROM pgrelay_notifier.create_profile('demo_m365', transport => 'graph',
 
 SELECT channel, profile
 FROM pgrelay_notifier.create_channel('m365_mail', 'demo_m365', max_attempts => 3);
+
+-- A webhook channel: every committed insert or update of shop.orders is POSTed, signed, to the
+-- receiver. The signing key stays in the Processor's environment; the CA is the demo's own.
+SELECT channel, url, signing
+FROM pgrelay.register_webhook('order_events', :'hook_url',
+        signing_secret => 'env:DEMO_HOOK_SECRET',
+        headers        => '{"X-Shop": "example"}',
+        ca_file        => :'graph_ca',
+        timeout        => '10 seconds');
+SELECT pgrelay.watch_table('shop.orders', 'order_events', operations => '{insert,update}',
+                           columns => '{order_id,customer,total,status}') AS trigger;

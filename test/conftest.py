@@ -1,6 +1,6 @@
 """Fixtures shared by every pytest suite under test/: PostgreSQL clusters and databases, the
-Processor as a child process, the throwaway certificates, the scripted SMTP server and the fake
-Microsoft token endpoint + Graph (graphd).
+Processor as a child process, the throwaway certificates, the scripted SMTP server, the fake
+Microsoft token endpoint + Graph (graphd) and the webhook receiver (hookd).
 
 Run from the repository root after `make -C processor all asan`:
     /usr/bin/python3 -m pytest test/e2e test/smtp test/ha test/graph -q
@@ -91,6 +91,22 @@ def graphd(tmp_path, certs):
 
     def start(**kw):
         s = testlib.GraphServer(tmp_path / ("graphd%d" % len(started)), certs, **kw)
+        started.append(s)
+        return s
+
+    yield start
+    for s in started:
+        s.stop()
+
+
+@pytest.fixture
+def hookd(tmp_path, certs):
+    """hookd(**kw) starts a webhook receiver (testlib.HookServer: secrets=, args=[raw hookd.py
+    flags], host=)."""
+    started = []
+
+    def start(**kw):
+        s = testlib.HookServer(tmp_path / ("hookd%d" % len(started)), certs, **kw)
         started.append(s)
         return s
 

@@ -18,6 +18,7 @@
 
 #include <jansson.h>
 
+#include "metrics_http.h"
 #include "pgconn.h"
 #include "transport.h"
 
@@ -54,7 +55,9 @@ static const struct ConfParam params[] = {
 	{"log-level", 0, CT_ENUM, F(log_level), "info", true, level_names, 0, 0, "LEVEL",
 	 "error, warn, info, debug or trace"},
 	{"max-delivery-time", 0, CT_DURATION, F(max_delivery_time_ms), "300s", true, NULL, 1000, 3600000,
-	 "DURATION", "hard cap on one email delivery attempt"},
+	 "DURATION", "hard cap on one email delivery attempt or webhook request"},
+	{"metrics", 0, CT_STRING, F(metrics), "", false, NULL, 0, 0, "ADDR:PORT",
+	 "serve Prometheus metrics on GET http://ADDR:PORT/metrics (e.g. 127.0.0.1:9471; default: off)"},
 	{"mode", 'm', CT_ENUM, F(mode), "single", false, mode_names, 0, 0, "MODE",
 	 "high-availability mode: single, multi-node or leader"},
 	{"once", 0, CT_BOOL, F(once), "off", false, NULL, 0, 0, NULL,
@@ -64,7 +67,7 @@ static const struct ConfParam params[] = {
 	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000, "DURATION",
 	 "longest wait between two reconnection attempts"},
 	{"secrets-dir", 0, CT_STRING, F(secrets_dir), "", true, NULL, 0, 0, "DIR",
-	 "directory of file: secrets named by email profiles"},
+	 "directory of file: secrets named by email profiles and webhooks"},
 	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000, "DURATION",
 	 "how long in-flight events may finish after SIGTERM"},
 	{"workers", 'w', CT_INT, F(workers), "4", false, NULL, 1, 64, "N",
@@ -78,6 +81,7 @@ static const char usage_head[] =
 	"pg_relay - the pg_relay Processor: polls pgrelay.queue and runs each event's action.\n"
 	"\n"
 	"Usage: pg_relay [OPTION]...\n"
+	"       pg_relay status [-d CONNINFO]\n"
 	"\n"
 	"Options:\n";
 
@@ -89,6 +93,8 @@ static const char usage_tail[] =
 	"  -h, --help                   show this help and exit\n"
 	"\n"
 	"Durations take a unit: ms, s, min or h (a bare number is seconds).\n"
+	"pg_relay status prints one screen about the database's channels and Processors and exits\n"
+	"(pg_relay status --help).\n"
 	"SIGHUP reloads the config file; SIGTERM or SIGINT stop after in-flight events finish.\n"
 	"Documentation: man pg_relay (docs/pg_relay.1), docs/processor.md, docs/operations.md\n";
 
@@ -207,7 +213,8 @@ describe_expected(const struct ConfParam *p, char *buf, size_t len)
 /*
  * visible copies s for an error message with every byte that is not printable ASCII written as
  * \xNN: a byte order mark, a control character or an invisible character must show, or the
- * message would point at nothing the reader can see.
+ * message would point at nothing the reader can see; and a line break in a value or a path must
+ * not break the one line a bad setting gets.
  */
 static const char *
 visible(const char *s, char *buf, size_t len)
@@ -348,14 +355,16 @@ static FILE *
 open_config(const char *path, char *err, size_t errlen)
 {
 	struct stat st;
+	char shown[PATH_MAX];
 	FILE *f = fopen(path, "r");
 
 	if (f == NULL) {
-		snprintf(err, errlen, "could not open config file \"%s\": %s", path, strerror(errno));
+		snprintf(err, errlen, "could not open config file \"%s\": %s", visible(path, shown, sizeof shown),
+				 strerror(errno));
 		return NULL;
 	}
 	if (fstat(fileno(f), &st) != 0 || !S_ISREG(st.st_mode)) {
-		snprintf(err, errlen, "config file \"%s\" is not a regular file", path);
+		snprintf(err, errlen, "config file \"%s\" is not a regular file", visible(path, shown, sizeof shown));
 		fclose(f);
 		return NULL;
 	}
@@ -407,7 +416,7 @@ apply_line(struct Config *cf, char *line, const char *where, char *err, size_t e
 static bool
 load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 {
-	char *line = NULL, where[PATH_MAX + 32];
+	char *line = NULL, where[PATH_MAX + 32], shown[PATH_MAX];
 	size_t cap = 0;
 	ssize_t n;
 	int lineno = 0;
@@ -420,7 +429,7 @@ load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 		char *text = line;
 
 		lineno++;
-		snprintf(where, sizeof where, "%s line %d", path, lineno);
+		snprintf(where, sizeof where, "%s line %d", visible(path, shown, sizeof shown), lineno);
 		if (lineno == 1 && n >= 3 && memcmp(line, "\xef\xbb\xbf", 3) == 0)
 			text += 3;
 		if (n > CONFIG_LINE_MAX) {
@@ -433,7 +442,8 @@ load_file(struct Config *cf, const char *path, char *err, size_t errlen)
 			ok = apply_line(cf, text, where, err, errlen);
 	}
 	if (ok && ferror(f)) {
-		snprintf(err, errlen, "could not read config file \"%s\": %s", path, strerror(errno));
+		snprintf(err, errlen, "could not read config file \"%s\": %s", visible(path, shown, sizeof shown),
+				 strerror(errno));
 		ok = false;
 	}
 	free(line);
@@ -550,21 +560,37 @@ find_config_file(int argc, char **argv, const struct option *lo, const char *sho
 	return file;
 }
 
+/* check_metrics: a --metrics address must be HOST:PORT (binding it is startup's business). */
+static bool
+check_metrics(const struct Config *cf, char *err, size_t errlen)
+{
+	char host[256], why[128], shown[256];
+	int port;
+
+	if (cf->metrics == NULL || metrics_addr_split(cf->metrics, host, sizeof host, &port, why, sizeof why))
+		return true;
+	snprintf(err, errlen, "invalid value for --metrics: \"%s\": %s",
+			 visible(cf->metrics, shown, sizeof shown), why);
+	return false;
+}
+
 /* check_secrets_dir: a --secrets-dir that is given must be a directory the Processor can see. */
 static bool
 check_secrets_dir(const struct Config *cf, char *err, size_t errlen)
 {
 	struct stat st;
+	char shown[PATH_MAX];
 
 	if (cf->secrets_dir == NULL)
 		return true;
 	if (stat(cf->secrets_dir, &st) != 0) {
-		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\": %s", cf->secrets_dir,
-				 strerror(errno));
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\": %s",
+				 visible(cf->secrets_dir, shown, sizeof shown), strerror(errno));
 		return false;
 	}
 	if (!S_ISDIR(st.st_mode)) {
-		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\" is not a directory", cf->secrets_dir);
+		snprintf(err, errlen, "invalid value for --secrets-dir: \"%s\" is not a directory",
+				 visible(cf->secrets_dir, shown, sizeof shown));
 		return false;
 	}
 	return true;
@@ -574,7 +600,7 @@ int
 config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
 {
 	struct option lo[NPARAMS + 6];
-	char shortopts[2 * NPARAMS + 9];
+	char shortopts[2 * NPARAMS + 9], shown[256];
 	const char *file;
 	int c, idx, verbose = 0;
 
@@ -619,20 +645,21 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 			config_sample(out);
 			return 1;
 		case ':':
-			snprintf(err, errlen, "option \"%s\" needs a value", argv[optind - 1]);
+			snprintf(err, errlen, "option \"%s\" needs a value",
+					 visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		default:
-			snprintf(err, errlen, "unknown option \"%s\"", argv[optind - 1]);
+			snprintf(err, errlen, "unknown option \"%s\"", visible(argv[optind - 1], shown, sizeof shown));
 			return 2;
 		}
 	}
 	if (optind < argc) {
-		snprintf(err, errlen, "unexpected argument \"%s\"", argv[optind]);
+		snprintf(err, errlen, "unexpected argument \"%s\"", visible(argv[optind], shown, sizeof shown));
 		return 2;
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)
 		cf->log_level++;
-	return check_secrets_dir(cf, err, errlen) ? 0 : 2;
+	return check_secrets_dir(cf, err, errlen) && check_metrics(cf, err, errlen) ? 0 : 2;
 }
 
 /* format_value writes the current value of p in the same syntax the file takes. */

@@ -31,6 +31,7 @@ struct Config {
 	long reconnect_max_ms;     /* cap of the reconnect backoff */
 	char *secrets_dir;         /* where file: secrets live */
 	long max_delivery_time_ms; /* cap on one email delivery attempt */
+	char *metrics;             /* ADDR:PORT of the Prometheus endpoint; NULL: none */
 	char *config_file;         /* the --config file, if any */
 };
 
@@ -49,7 +50,7 @@ int config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char 
 bool config_parse_duration(const char *s, long *ms);
 
 /* The number of settings in the table (config.c checks it at compile time). */
-#define CONFIG_NPARAMS 13
+#define CONFIG_NPARAMS 14
 
 /* The effective settings as log fields, for the "started" line. */
 struct ConfigFields {

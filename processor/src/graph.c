@@ -95,18 +95,18 @@ post(struct Send *x, struct HttpsResponse *rs)
 {
 	const struct Profile *p = &x->m->profile;
 	long left = (long) ((x->deadline - now_us()) / 1000);
-	struct HttpsRequest rq = {x->url.data,
-							  "application/json",
-							  x->body.json,
-							  x->body.len,
-							  x->tokens[x->n_tokens - 1].value,
-							  p->graph.ca_file,
-							  p->connect_timeout_ms,
-							  left > 0 ? left : 1,
-							  x->body.shown,
-							  x->trace};
+	struct HttpsRequest rq = {.url = x->url.data,
+							  .content_type = "application/json",
+							  .body = x->body.json,
+							  .body_len = x->body.len,
+							  .bearer = x->tokens[x->n_tokens - 1].value,
+							  .ca_file = p->graph.ca_file,
+							  .connect_timeout_ms = p->connect_timeout_ms,
+							  .timeout_ms = left > 0 ? left : 1,
+							  .trace_body = x->body.shown,
+							  .trace = x->trace};
 
-	return https_post(x->s->http, &rq, rs);
+	return https_send(x->s->http, &rq, rs);
 }
 
 /*

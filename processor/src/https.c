@@ -1,7 +1,7 @@
 /*
- * https.c - HTTPS POST over a kept-alive libcurl easy handle; the response's status, the headers
- * a caller classifies by (request-id, Retry-After, Content-Type) and a bounded body; a redacted
- * trace; Retry-After and %-encoding.
+ * https.c - HTTP requests with a body over a kept-alive libcurl easy handle; the response's
+ * status, the headers a caller classifies by (request-id, Retry-After, Content-Type, Location)
+ * and a bounded body; a redacted trace; Retry-After and %-encoding.
  */
 #include "https.h"
 
@@ -163,12 +163,14 @@ header_cb(char *buf, size_t size, size_t nitems, void *userdata)
 	if (st != 0) {
 		rs->status = st >= 200 ? st : 0;
 		rs->retry_after_s = -1;
-		rs->request_id[0] = rs->content_type[0] = '\0';
+		rs->request_id[0] = rs->content_type[0] = rs->location[0] = '\0';
 		buf_reset(&rs->body);
 	} else if (header_is(buf, len, "request-id", &v))
 		copy_header(rs->request_id, sizeof(rs->request_id), v, len - (size_t) (v - buf));
 	else if (header_is(buf, len, "content-type", &v))
 		copy_header(rs->content_type, sizeof(rs->content_type), v, len - (size_t) (v - buf));
+	else if (header_is(buf, len, "location", &v))
+		copy_header(rs->location, sizeof(rs->location), v, len - (size_t) (v - buf));
 	else if (header_is(buf, len, "retry-after", &v)) {
 		copy_header(ra, sizeof(ra), v, len - (size_t) (v - buf));
 		rs->retry_after_s = https_retry_after(ra, time(NULL));
@@ -225,20 +227,37 @@ seek_cb(void *userdata, curl_off_t offset, int origin)
 	return CURL_SEEKFUNC_OK;
 }
 
+/* secret_header: the header line (of n bytes) is Authorization or an extra header marked secret. */
+static const char *
+secret_header(const struct HttpsRequest *rq, const char *line, size_t n)
+{
+	const char *v;
+	int i;
+
+	if (header_is(line, n, "authorization", &v))
+		return "Authorization";
+	for (i = 0; i < rq->n_headers; i++)
+		if (rq->headers[i].secret && header_is(line, n, rq->headers[i].name, &v))
+			return rq->headers[i].name;
+	return NULL;
+}
+
 /* trace_request_headers traces the request's header block with the credentials hidden. */
 static void
 trace_request_headers(struct Https *h, const char *data, size_t size)
 {
 	const char *p = data, *end = data + size;
-	const char *v;
 
 	while (p < end) {
 		const char *nl = memchr(p, '\n', (size_t) (end - p));
 		size_t n = nl ? (size_t) (nl - p) : (size_t) (end - p);
+		const char *name = secret_header(h->rq, p, n);
+		char shown[200];
 
-		if (header_is(p, n, "authorization", &v))
-			https_trace_text(h->rq->trace, "> ", "Authorization: [redacted]", 25, HTTPS_LINE_MAX);
-		else
+		if (name != NULL) {
+			snprintf(shown, sizeof(shown), "%.150s: [redacted]", name);
+			https_trace_text(h->rq->trace, "> ", shown, strlen(shown), HTTPS_LINE_MAX);
+		} else
 			https_trace_text(h->rq->trace, "> ", p, n, HTTPS_LINE_MAX);
 		p = nl ? nl + 1 : end;
 	}
@@ -331,6 +350,18 @@ add_header(struct curl_slist **list, const char *name, const char *value)
 	return true;
 }
 
+/* given_header: rq's extra headers name this one (any case). */
+static bool
+given_header(const struct HttpsRequest *rq, const char *name)
+{
+	int i;
+
+	for (i = 0; i < rq->n_headers; i++)
+		if (strcasecmp(rq->headers[i].name, name) == 0)
+			return true;
+	return false;
+}
+
 /*
  * request_headers lists the request's headers. "Expect:" (empty) stops libcurl from sending
  * "Expect: 100-continue" with a large body and waiting for an interim answer before the body.
@@ -340,11 +371,15 @@ request_headers(const struct HttpsRequest *rq, const char *client_request_id)
 {
 	struct curl_slist *list = NULL, *next;
 	struct Buf auth = BUF_INIT;
-	bool ok = add_header(&list, "Content-Type", rq->content_type) &&
-			  add_header(&list, "Accept", "application/json");
+	bool ok = given_header(rq, "Content-Type") || add_header(&list, "Content-Type", rq->content_type);
+	int i;
 
+	if (ok && !rq->only_given_headers)
+		ok = add_header(&list, "Accept", "application/json");
 	if (ok && client_request_id[0] != '\0')
 		ok = add_header(&list, "client-request-id", client_request_id);
+	for (i = 0; ok && i < rq->n_headers; i++)
+		ok = add_header(&list, rq->headers[i].name, rq->headers[i].value);
 	if (ok && rq->bearer != NULL) {
 		ok = buf_printf(&auth, "Bearer %s", rq->bearer) && add_header(&list, "Authorization", auth.data);
 		if (auth.data != NULL)
@@ -370,8 +405,8 @@ set_options(struct Https *h, const struct HttpsRequest *rq, struct curl_slist *h
 
 	SETOPT(rc, c, CURLOPT_ERRORBUFFER, h->errbuf);
 	SETOPT(rc, c, CURLOPT_URL, rq->url);
-	/* https only: a token or a message never crosses the network in clear */
-	SETOPT(rc, c, CURLOPT_PROTOCOLS_STR, "https");
+	/* https only: a token or a message never crosses the network in clear (unless an admin said so) */
+	SETOPT(rc, c, CURLOPT_PROTOCOLS_STR, rq->allow_http ? "http,https" : "https");
 	SETOPT(rc, c, CURLOPT_NOSIGNAL, 1L);
 	/*
 	 * HTTP/1.1: one request at a time per worker needs no multiplexing, and it is what the tests'
@@ -389,6 +424,9 @@ set_options(struct Https *h, const struct HttpsRequest *rq, struct curl_slist *h
 	SETOPT(rc, c, CURLOPT_USERAGENT, "pg_relay/" PGRELAY_VERSION);
 	SETOPT(rc, c, CURLOPT_HTTPHEADER, headers);
 	SETOPT(rc, c, CURLOPT_POST, 1L);
+	/* PUT and PATCH: the same request with another verb, the body still read by read_cb */
+	if (rq->method != NULL && strcmp(rq->method, "POST") != 0)
+		SETOPT(rc, c, CURLOPT_CUSTOMREQUEST, rq->method);
 	SETOPT(rc, c, CURLOPT_POSTFIELDSIZE_LARGE, (curl_off_t) rq->body_len);
 	SETOPT(rc, c, CURLOPT_READFUNCTION, read_cb);
 	SETOPT(rc, c, CURLOPT_READDATA, h);
@@ -432,12 +470,13 @@ finish_response(struct Https *h, struct HttpsResponse *rs, CURLcode rc)
 }
 
 bool
-https_post(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse *rs)
+https_send(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse *rs)
 {
 	struct curl_slist *headers;
 	CURLcode rc;
 
-	random_guid(rs->client_request_id, sizeof(rs->client_request_id));
+	if (!rq->only_given_headers)
+		random_guid(rs->client_request_id, sizeof(rs->client_request_id));
 	headers = request_headers(rq, rs->client_request_id);
 	if (headers == NULL)
 		return false;
@@ -450,8 +489,8 @@ https_post(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse 
 	if (rq->trace != NULL) {
 		struct Buf line = BUF_INIT;
 
-		/* the whole URL: the request line below has its path only (no secret is ever in a URL) */
-		if (buf_printf(&line, "POST %s", rq->url))
+		/* the whole URL: the request line has its path only (a URL is no secret: admins read it where it is set) */
+		if (buf_printf(&line, "%s %s", rq->method ? rq->method : "POST", rq->url))
 			https_trace_text(rq->trace, "* ", line.data, line.len, HTTPS_LINE_MAX);
 		buf_free(&line);
 	}

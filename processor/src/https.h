@@ -1,8 +1,10 @@
 /*
- * https.h - HTTPS POST requests over one libcurl easy handle, kept by a transport session: the
- * connection and its TLS session stay open between requests (HTTP/1.1 keep-alive), so a worker
- * makes one handshake per server, not one per message. Used for Microsoft's token endpoint and
- * for Graph; pure helpers (Retry-After, %-encoding, trace lines) are unit-tested.
+ * https.h - HTTP requests with a body (POST by default; PUT, PATCH) over one libcurl easy handle,
+ * kept by a transport session: the connection and its TLS session stay open between requests
+ * (HTTP/1.1 keep-alive), so a worker makes one handshake per server, not one per message. Used
+ * for Microsoft's token endpoint, for Graph and for webhooks; https:// only unless a request says
+ * otherwise (a webhook whose admin allowed http://). Pure helpers (Retry-After, %-encoding, trace
+ * lines) are unit-tested.
  *
  * Like the transports, this module never logs and never exits. The caller must have called
  * transport_global_init() and must ignore SIGPIPE (handles use CURLOPT_NOSIGNAL).
@@ -28,8 +30,15 @@
 
 struct Https;
 
+/* One extra request header. */
+struct HttpsHeader {
+	const char *name;
+	const char *value;
+	bool secret; /* the trace shows "[redacted]" instead of the value */
+};
+
 struct HttpsRequest {
-	const char *url;          /* https:// only: libcurl refuses any other scheme */
+	const char *url;          /* https:// only (unless allow_http): libcurl refuses any other scheme */
 	const char *content_type; /* of the body */
 	const char *body;
 	size_t body_len;
@@ -39,6 +48,12 @@ struct HttpsRequest {
 	long timeout_ms;        /* the whole request */
 	const char *trace_body; /* what the trace shows of the body (redacted by the caller); NULL: its size */
 	struct Buf *trace;      /* where the exchange is traced, or NULL */
+	/* Webhooks; zero for Microsoft's services: */
+	const char *method;                /* POST (NULL), PUT or PATCH */
+	const struct HttpsHeader *headers; /* extra headers; one named Content-Type replaces content_type */
+	int n_headers;
+	bool allow_http;         /* http:// too (an admin's explicit choice) */
+	bool only_given_headers; /* no Accept: application/json and no client-request-id (Graph's own) */
 };
 
 struct HttpsResponse {
@@ -49,6 +64,7 @@ struct HttpsResponse {
 	char request_id[128];       /* its request-id header (Graph), valid UTF-8; "" when none */
 	char content_type[128];     /* its Content-Type; "" when none */
 	char client_request_id[40]; /* the id we sent as client-request-id (a random GUID), or "" */
+	char location[512];         /* a redirect's Location, valid UTF-8; "" when none (never followed) */
 	struct Buf body;            /* its body, raw bytes, at most HTTPS_BODY_MAX */
 	bool body_sent;             /* every byte of the request body was handed to libcurl */
 	bool reused;                /* the request went over a connection kept from an earlier one */
@@ -60,13 +76,14 @@ struct Https *https_new(void);
 void https_free(struct Https *h);
 
 /*
- * https_post sends one POST and fills rs (https_response_init'ed by the caller). Returns false
- * only when out of memory; every other failure is described in rs. Note that a request whose
- * body was entirely handed over is never re-sent by libcurl on a fresh connection (it would do so
- * when a kept-alive connection dies without an answer): the server may have acted on it, so the
- * caller must learn that the outcome is unknown.
+ * https_send sends one request (rq->method, POST by default) and fills rs (https_response_init'ed
+ * by the caller). Returns false only when out of memory; every other failure is described in rs.
+ * Note that a request whose body was entirely handed over is never re-sent by libcurl on a fresh
+ * connection (it would do so when a kept-alive connection dies without an answer): the server may
+ * have acted on it, so the caller must learn that the outcome is unknown. Redirects are never
+ * followed.
  */
-bool https_post(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse *rs) MUSTCHECK;
+bool https_send(struct Https *h, const struct HttpsRequest *rq, struct HttpsResponse *rs) MUSTCHECK;
 
 void https_response_init(struct HttpsResponse *rs);
 void https_response_free(struct HttpsResponse *rs);

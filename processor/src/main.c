@@ -30,11 +30,15 @@
 #include "config.h"
 #include "ha.h"
 #include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 #include "pool.h"
+#include "presence.h"
 #include "ratelimit.h"
 #include "service.h"
+#include "status_cmd.h"
 #include "tick.h"
 #include "transport.h"
 
@@ -45,6 +49,7 @@ static volatile sig_atomic_t signals_received;
 
 static struct Ticker ticker;
 static struct Ha ha; /* multi-node and leader mode only */
+static struct Presence presence;
 static int saved_argc;
 static char **saved_argv;
 static long settings_generation;
@@ -55,6 +60,7 @@ static struct {
 	bool tick_due;          /* the poll interval passed: probe (and beat) even when busy */
 	long long next_tick_us; /* when the next tick is due */
 	bool ticked;            /* at least one probe ran (for --once) */
+	bool reprobed;          /* a skipped claim asked for a probe this tick */
 	bool batch_active;
 	long long batch_start_us;
 	int rounds, processed, ok, retried, failed, skipped, deferred, lost;
@@ -167,9 +173,19 @@ collect_finished(void)
 
 	for (j = pool_collect(); j; j = next) {
 		next = j->next;
+		metrics_event(j->channel, j->outcome, j->duration_us);
 		switch (j->outcome) {
 		case OC_SKIPPED:
+			/*
+			 * Note that a skipped claim probes again: the row may have been locked only for a
+			 * moment, by a fetch that ran while the claim did (it then offered the id, and the
+			 * pool dropped it as in flight). Without a probe, --once could stop with that event
+			 * still due. A row another session really holds stays locked, and the fetch skips it;
+			 * still, one such probe per tick at most, so no disagreement can make a busy loop.
+			 */
 			loop.skipped++;
+			if (!loop.reprobed)
+				loop.want_probe = loop.reprobed = true;
 			break;
 		case OC_DEFERRED:
 			loop.deferred++;
@@ -254,11 +270,16 @@ run_tick(bool beat)
 {
 	struct ProbeResult r;
 	struct Job *jobs;
+	long long t0 = now_us();
+	bool ok;
 	int n;
 
 	loop.ticked = true;
-	if (!probe(beat, &r))
+	ok = probe(beat, &r);
+	metrics_probe(now_us() - t0, ok);
+	if (!ok)
 		goto failed;
+	metrics_state(true, r.dispatch, r.paused, r.leader);
 	if (r.reload_requested) {
 		ticker.seen_generation = r.generation;
 		reload("database");
@@ -287,6 +308,32 @@ failed:
 		ticker_lost(&ticker);
 	} else {
 		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
+	}
+}
+
+/*
+ * after_tick does what rides on the control connection besides the probe: this Processor's row
+ * of pgrelay.processors (every 10 s, after a tick), and the queue figures a scrape of --metrics
+ * waits for. Neither failing stops dispatch; a lost connection is reopened as after a probe.
+ */
+static void
+after_tick(bool ticked)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	metrics_busy(c.in_flight);
+	if (ticked && pgconn_is_up(&ticker.pg) &&
+		!presence_tick(&presence, &ticker, cf.workers, c.in_flight, cf.poll_interval_ms)) {
+		ticker_lost(&ticker);
+		return;
+	}
+	if (metrics_queue_wanted() && pgconn_is_up(&ticker.pg) && !ticker_queue_stats(&ticker)) {
+		if (ticker.pg.lost)
+			ticker_lost(&ticker);
+		else
+			log_warn_c(&ticker.pg, "queue_stats_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+					   LOG_STR("error", ticker.pg.error));
 	}
 }
 
@@ -326,6 +373,9 @@ main_loop_once(void)
 	now = now_us();
 
 	if (!ticker_session(&ticker, &cf, &wait_ms)) {
+		metrics_state(false, false, false, -1);
+		if (metrics_queue_wanted()) /* the scrape serves the figures it has */
+			metrics_queue_update(NULL, 0, false);
 		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
 			shutdown_requested = 1;
 		else
@@ -335,6 +385,7 @@ main_loop_once(void)
 	if (now >= loop.next_tick_us) {
 		loop.want_probe = true;
 		loop.tick_due = true;
+		loop.reprobed = false;
 		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
 	}
 	/*
@@ -348,7 +399,9 @@ main_loop_once(void)
 		loop.want_probe = false;
 		loop.tick_due = false;
 		run_tick(beat);
-	}
+		after_tick(beat);
+	} else
+		after_tick(false);
 	if (loop.batch_active && !loop.want_probe && pool_empty())
 		end_batch();
 	if (cf.once && once_finished()) {
@@ -394,6 +447,27 @@ log_started(void)
 	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 1);
 }
 
+/*
+ * start_metrics starts the Prometheus endpoint when --metrics asks for one, before the first
+ * connection: a Processor that cannot reach its database is when its metrics matter most.
+ */
+static bool
+start_metrics(void)
+{
+	char bound[128], err[512];
+
+	metrics_init(PGRELAY_VERSION, config_mode_name(cf.mode), cf.workers, pool_wake);
+	if (cf.metrics == NULL)
+		return true;
+	if (!metrics_http_start(cf.metrics, bound, sizeof bound, err, sizeof err)) {
+		log_error("startup_failed", LOG_STR("error", err),
+				  LOG_STR("hint", "choose another port for --metrics, or free this one"));
+		return false;
+	}
+	log_info("metrics_listening", LOG_STR("address", bound));
+	return true;
+}
+
 static int
 usage_error(const char *msg)
 {
@@ -410,6 +484,8 @@ main(int argc, char **argv)
 	char err[512], hint[256];
 	int rc, left;
 
+	if (argc > 1 && strcmp(argv[1], "status") == 0)
+		return status_main(argc - 1, argv + 1);
 	saved_argc = argc;
 	saved_argv = argv;
 	rc = config_load(&cf, argc, argv, &out, err, sizeof err);
@@ -436,9 +512,12 @@ main(int argc, char **argv)
 	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
 	ticker_init(&ticker, &cf);
 	ha_init(&ha, cf.mode);
+	presence_init(&presence);
 
 	rc = 0;
-	if (!startup_connect()) {
+	if (!start_metrics()) {
+		rc = 1;
+	} else if (!startup_connect()) {
 		if (!shutdown_requested) {
 			bool config;
 
@@ -466,6 +545,9 @@ main(int argc, char **argv)
 	}
 
 	pool_counts(&counts);
+	metrics_state(false, false, false, -1); /* scrapes from now on wait for nothing */
+	if (metrics_queue_wanted())
+		metrics_queue_update(NULL, 0, false);
 	log_info("stopping", LOG_STR("reason", rc ? "startup_failed" : (cf.once ? "once" : "signal")),
 			 LOG_INT("in_flight", counts.in_flight));
 	service_stopping(counts.in_flight);
@@ -473,6 +555,8 @@ main(int argc, char **argv)
 	/* Nothing runs any more: another node may lead at once rather than after dead_after. */
 	if (rc == 0 && left == 0 && ha_enabled(cf.mode))
 		ha_stop(&ha, &ticker);
+	if (rc == 0)
+		presence_stop(&presence, &ticker);
 	collect_finished();
 	if (loop.batch_active)
 		end_batch();
@@ -481,6 +565,8 @@ main(int argc, char **argv)
 	transport_global_cleanup();
 	if (left == 0) /* every worker has been joined: none can be inside the rate limiter */
 		ratelimit_free();
+	metrics_http_stop();
+	metrics_reset();
 	log_info("stopped", LOG_INT("unfinished", left));
 	config_free(&cf);
 	buf_free(&out);

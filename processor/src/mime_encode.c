@@ -153,19 +153,57 @@ mime_fold_words(struct Fold *f, const char *text)
 	return ok;
 }
 
+/*
+ * plain_fits says whether text written as it is (folded at its blanks) keeps every line within
+ * RFC 5322's 998 octets. A line holds a token, after whatever shorter ones fitted before it
+ * within MIME_LINE (the first line after the field name), and then every blank that follows it:
+ * a run of blanks cannot be folded, since a line may not consist of blanks alone.
+ */
+static bool
+plain_fits(const struct Fold *f, const char *text)
+{
+	const char *p = text;
+	size_t start = f->col + 1;
+
+	for (;;) {
+		size_t token = strcspn(p, " "), run, end;
+
+		p += token;
+		run = strspn(p, " ");
+		p += run;
+		end = start + token;
+		if ((end > MIME_LINE ? end : MIME_LINE) + run > 998)
+			return false;
+		if (*p == '\0')
+			return true;
+		start = 1; /* the next token may start a folded line */
+	}
+}
+
 bool
 mime_fold_unstructured(struct Fold *f, const char *text)
 {
 	const char *p = text;
 
-	/* A token longer than a line cannot be folded: encoded words can be split, so use them. */
-	if (mime_needs_encoding(text) || strcspn(text, " ") > 900)
+	/*
+	 * What cannot be folded into lines of 998 octets is written as encoded words, which split; so
+	 * is text that starts with a blank, which readers drop after the colon but a word keeps.
+	 */
+	if (mime_needs_encoding(text) || text[0] == ' ' || !plain_fits(f, text))
 		return mime_fold_words(f, text);
-	/* Each blank of the text is a place to fold; the text itself is kept byte for byte. */
+	/*
+	 * Each blank of the text is a place to fold; the text itself is kept byte for byte. The first
+	 * token stays on the field's line, however long (plain_fits keeps it within 998 octets): a
+	 * value that starts on a continuation line reads with a leading blank in some readers.
+	 */
 	for (;;) {
 		size_t n = strcspn(p, " ");
 
-		if (n == 0 && p != text) {
+		if (p == text) {
+			if (!buf_putc(f->out, ' ') || !buf_append(f->out, p, n))
+				return false;
+			f->col += 1 + n;
+		} else if (n == 0) {
 			/* consecutive blanks: keep them, a line may not consist of blanks alone */
 			if (!buf_putc(f->out, ' '))
 				return false;

@@ -20,6 +20,7 @@
 #include "ratelimit.h"
 #include "secrets.h"
 #include "status_doc.h"
+#include "utf8.h"
 
 /* One attempt's state, from the claim to the commit. */
 struct Held {
@@ -101,7 +102,8 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 	if (res == NULL) {
 		if (h->pg->lost)
 			return -1;
-		snprintf(err, errlen, "fetch failed: %.900s", h->pg->error);
+		snprintf(err, errlen, "fetch failed: %.*s", (int) utf8_prefix(h->pg->error, 900), h->pg->error);
+		utf8_trim_cut(err);
 		if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
 			return -1;
 		res = pgconn_query(h->pg, STMT_CLAIM, params);
@@ -194,6 +196,7 @@ finish(struct Held *h, const struct Finish *f)
 	if (!ok)
 		return abort_held(h, "finish");
 	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
+	utf8_trim_cut(h->rep->error);
 	return oc;
 }
 
@@ -206,8 +209,10 @@ finish_simple(struct Held *h, enum AttemptResult result, const char *error, bool
 	enum Outcome oc;
 
 	delivery_result_init(&r);
-	if (error)
+	if (error) {
 		snprintf(r.error, sizeof r.error, "%s", error);
+		utf8_trim_cut(r.error);
+	}
 	oc = finish(h, &f);
 	delivery_result_free(&r);
 	return oc;

@@ -197,18 +197,17 @@ oauth_request_fetch(void *ctx, const struct OAuthClient *c, struct OAuthGrant *g
 			 !oauth_request_form(&shown, c, true))
 		snprintf(g->error, sizeof(g->error), "out of memory building the OAuth2 token request");
 	else {
-		struct HttpsRequest rq = {url.data,
-								  "application/x-www-form-urlencoded",
-								  form.data,
-								  form.len,
-								  NULL,
-								  orq->ca_file,
-								  orq->connect_timeout_ms,
-								  left,
-								  shown.data,
-								  orq->trace};
+		struct HttpsRequest rq = {.url = url.data,
+								  .content_type = "application/x-www-form-urlencoded",
+								  .body = form.data,
+								  .body_len = form.len,
+								  .ca_file = orq->ca_file,
+								  .connect_timeout_ms = orq->connect_timeout_ms,
+								  .timeout_ms = left,
+								  .trace_body = shown.data,
+								  .trace = orq->trace};
 
-		if (!https_post(orq->http, &rq, &rs))
+		if (!https_send(orq->http, &rq, &rs))
 			snprintf(g->error, sizeof(g->error), "out of memory during the OAuth2 token request");
 		else if (rs.status == 0)
 			describe_no_answer(&rs, g);

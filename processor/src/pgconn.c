@@ -13,6 +13,7 @@
 #include "backoff.h"
 #include "clock.h"
 #include "log.h"
+#include "metrics.h"
 
 /* The first reconnect delay; it doubles up to --reconnect-max. */
 #define RECONNECT_MIN_MS 100
@@ -42,6 +43,13 @@ pgconn_destroy(struct PgConn *c)
 		return;
 	pgconn_close(c);
 	pthread_mutex_destroy(&c->cancel_mu);
+}
+
+/* is_worker: a worker's connection, not the control connection (the kind in the metrics). */
+static bool
+is_worker(const struct PgConn *c)
+{
+	return strncmp(c->label, "worker", 6) == 0;
 }
 
 /* set_error keeps a one-line copy of a libpq message (they end in newlines and tabs). */
@@ -109,6 +117,7 @@ connect_once(struct PgConn *c)
 	}
 	PQsetNoticeReceiver(conn, notice_receiver, c);
 	c->conn = conn;
+	metrics_conn_opened(is_worker(c));
 	c->sessions++;
 	c->timeout_ms = -1;
 	c->prepared = 0;
@@ -203,13 +212,16 @@ pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 		return false;
 	}
 	if (connect_once(c)) {
-		if (c->attempts > 0)
+		if (c->attempts > 0) {
 			log_info_c(c, "reconnected", LOG_INT("attempts", c->attempts));
+			metrics_reconnected(is_worker(c));
+		}
 		c->attempts = 0;
 		c->backoff_ms = 0;
 		return true;
 	}
 	c->attempts++;
+	metrics_conn_failed(is_worker(c));
 	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
 	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
 	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
@@ -250,8 +262,10 @@ pgconn_close(struct PgConn *c)
 		PQfreeCancel(c->cancel);
 	c->cancel = NULL;
 	pthread_mutex_unlock(&c->cancel_mu);
-	if (c->conn)
+	if (c->conn) {
 		PQfinish(c->conn);
+		metrics_conn_closed(is_worker(c));
+	}
 	c->conn = NULL;
 	c->timeout_ms = -1;
 	c->prepared = 0;
@@ -304,13 +318,13 @@ check_result(struct PgConn *c, PGresult *res)
 	return NULL;
 }
 
-_Static_assert(STMT_COUNT <= 32, "struct PgConn.prepared has a bit per statement");
+_Static_assert(STMT_COUNT <= 64, "struct PgConn.prepared has a bit per statement");
 
 /* run_prepared prepares st on this session if it is not yet, then binds and executes it. */
 static PGresult *
 run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const char *const *values)
 {
-	unsigned bit = 1u << id;
+	uint64_t bit = (uint64_t) 1 << id;
 	PGresult *res;
 
 	if ((c->prepared & bit) == 0) {
@@ -366,7 +380,7 @@ send_in_pipeline(struct PgConn *c, const struct PgPipeStmt *ps)
 {
 	const struct Statement *st = statement(ps->id);
 
-	if (st->prepared && (c->prepared & (1u << ps->id)) != 0)
+	if (st->prepared && (c->prepared & ((uint64_t) 1 << ps->id)) != 0)
 		return PQsendQueryPrepared(c->conn, st->name, st->nparams, ps->values, NULL, NULL, 0) == 1;
 	return PQsendQueryParams(c->conn, st->sql, st->nparams, NULL, ps->values, NULL, NULL, 0) == 1;
 }

@@ -9,6 +9,7 @@
 #include <libpq-fe.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stdint.h>
 
 #include "buf.h"
 #include "statements.h"
@@ -22,7 +23,7 @@ struct PgConn {
 	char sqlstate[6];          /* SQLSTATE of the last failure ("" for none) */
 	char error[1024];          /* one-line message of the last failure */
 	bool lost;                 /* the last failure was the connection itself */
-	unsigned prepared;         /* statements prepared on this session (bit per enum StmtId) */
+	uint64_t prepared;         /* statements prepared on this session (bit per enum StmtId) */
 	unsigned long sessions;    /* sessions opened so far: a new one starts from the server's defaults */
 	/* What to connect to, set once by pgconn_init. */
 	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */

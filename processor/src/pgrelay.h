@@ -57,6 +57,9 @@ struct EventReport {
 	const char *step;      /* OC_LOST: the statement that failed (its error is the connection's) */
 	char profile[128];     /* OC_DEFERRED: the profile whose rate limit was reached */
 	long wait_ms;          /* OC_DEFERRED: until the limit lets the next message go */
+	long http_status;      /* a webhook's answer, 0 when none */
+	bool gone;             /* a webhook's endpoint answered 410: its channel was paused */
+	char endpoint[256];    /* a webhook's scheme://host[:port], for the webhook_gone line */
 };
 
 #endif

@@ -387,7 +387,7 @@ pool_stop(long timeout_ms)
 		for (i = 0; i < pool.n; i++) {
 			int st = atomic_load(&pool.workers[i].state);
 
-			if (st == W_SQL || st == W_NOTIFY)
+			if (st == W_SQL || st == W_NOTIFY || st == W_WEBHOOK)
 				pgconn_cancel(&pool.workers[i].pg);
 		}
 		left = wait_in_flight(now_us() + 5000000LL);

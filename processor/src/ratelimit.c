@@ -7,6 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "metrics.h"
+
 #define WINDOW_MS 60000LL
 
 struct Window {
@@ -80,6 +82,8 @@ ratelimit_acquire(const char *profile, int per_minute, long long now_ms)
 		wait = (long) (w->sent[w->head] + WINDOW_MS - now_ms);
 	}
 	pthread_mutex_unlock(&mu);
+	if (wait > 0)
+		metrics_ratelimit_wait(profile, wait);
 	return wait;
 }
 

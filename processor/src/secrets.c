@@ -15,6 +15,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "utf8.h"
+
+/* SHOWN(s) is "%.*s"'s pair of arguments for at most 200 bytes of s, never half a character. */
+#define SHOWN(s) (int) utf8_prefix((s), 200), (s)
+
 /* dup_value copies a resolved value, failing with a clear reason when it is empty. */
 static bool
 dup_value(const char *v, size_t len, const char *what, char **out, char *err, size_t errlen)
@@ -43,7 +48,7 @@ resolve_env(const char *ref, const char *name, char **out, char *err, size_t err
 	}
 	v = getenv(name);
 	if (v == NULL) {
-		snprintf(err, errlen, "secret %.200s: the environment variable is not set", ref);
+		snprintf(err, errlen, "secret %.*s: the environment variable is not set", SHOWN(ref));
 		return false;
 	}
 	return dup_value(v, strlen(v), ref, out, err, errlen);
@@ -83,31 +88,31 @@ resolve_file(const char *ref, const char *name, const char *dir, char **out, cha
 	bool ok;
 
 	if (dir == NULL || dir[0] == '\0') {
-		snprintf(err, errlen, "secret %.200s: no secrets directory is configured (--secrets-dir)", ref);
+		snprintf(err, errlen, "secret %.*s: no secrets directory is configured (--secrets-dir)", SHOWN(ref));
 		return false;
 	}
 	if (name[0] == '\0' || name[0] == '.' || strchr(name, '/') != NULL) {
 		snprintf(err, errlen,
-				 "secret %.200s: the name may not be empty, contain '/' or start "
+				 "secret %.*s: the name may not be empty, contain '/' or start "
 				 "with '.'",
-				 ref);
+				 SHOWN(ref));
 		return false;
 	}
 	if ((size_t) snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path)) {
-		snprintf(err, errlen, "secret %.200s: path too long", ref);
+		snprintf(err, errlen, "secret %.*s: path too long", SHOWN(ref));
 		return false;
 	}
 	fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0) {
-		snprintf(err, errlen, "secret %.200s: cannot open %.200s: %s", ref, path, strerror(errno));
+		snprintf(err, errlen, "secret %.*s: cannot open %.*s: %s", SHOWN(ref), SHOWN(path), strerror(errno));
 		return false;
 	}
 	buf = malloc(SECRETS_MAX_FILE + 1);
 	n = buf ? read_fd(fd, buf) : -1;
 	close(fd);
 	if (n < 0) {
-		snprintf(err, errlen, "secret %.200s: cannot read %.200s (error or larger than %d bytes)", ref, path,
-				 SECRETS_MAX_FILE);
+		snprintf(err, errlen, "secret %.*s: cannot read %.*s (error or larger than %d bytes)", SHOWN(ref),
+				 SHOWN(path), SECRETS_MAX_FILE);
 		free(buf);
 		return false;
 	}

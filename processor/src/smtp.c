@@ -21,6 +21,7 @@
 #include "oauth_request.h"
 #include "smtp_dialog.h"
 #include "smtp_result.h"
+#include "utf8.h"
 
 /* Upload is the message being handed to libcurl by read_cb. */
 struct Upload {
@@ -410,8 +411,10 @@ scrub_error(struct DeliveryResult *r, const struct SmtpDialog *d)
 	struct Buf e = BUF_INIT;
 	bool ok = buf_puts(&e, r->error) && buf_redact(&e, d->secrets, SMTP_DIALOG_SECRETS);
 
-	if (ok)
+	if (ok) {
 		snprintf(r->error, sizeof(r->error), "%s", e.data);
+		utf8_trim_cut(r->error);
+	}
 	buf_free(&e);
 	return ok;
 }

@@ -15,6 +15,7 @@
  *   anything else       DS_TRANSIENT: network, timeout, TLS handshake
  */
 #include "smtp_result.h"
+#include "utf8.h"
 
 #include <curl/curl.h>
 #include <stdarg.h>
@@ -72,6 +73,8 @@ explain(struct DeliveryResult *r, const char *fmt, ...)
 	va_start(ap, fmt);
 	vsnprintf(r->error, sizeof(r->error), fmt, ap);
 	va_end(ap);
+	/* a long server reply is cut to fit: never inside a character (the error is stored as text) */
+	utf8_trim_cut(r->error);
 }
 
 /* text_of returns a reply's text for messages ("" when none). */

@@ -72,6 +72,11 @@ static const struct Statement statements[] = {
 		{"pgrelay_defer",
 		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
 		 false},
+	[STMT_WEBHOOK_CLAIM] =
+		{"pgrelay_webhook_claim",
+		 "SELECT payload, attempt, event_id, endpoint::text FROM pgrelay._webhook_claim($1)", 1, true},
+	[STMT_WEBHOOK_GONE] = {"pgrelay_webhook_gone", "SELECT pgrelay._webhook_gone($1, $2::integer, $3)", 3,
+						   false},
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"
@@ -83,6 +88,49 @@ static const struct Statement statements[] = {
 	[STMT_HA_STOP] = {"pgrelay_ha_stop", "SELECT pgrelay._heartbeat_stop()", 0, false},
 	[STMT_SET_LEADER] = {"pgrelay_set_leader",
 						 "SELECT pg_catalog.set_config('pg_relay.is_leader', $1, false)", 1, false},
+	[STMT_QUEUE_STATS] = {"pgrelay_queue_stats",
+						  /* at most METRICS_MAX_CHANNELS rows: a scrape's work is bounded */
+						  "SELECT channel, action_type, queued, due, retrying,"
+						  " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused"
+						  " FROM pgrelay.queue_depth ORDER BY channel LIMIT 1000",
+						  0, false},
+	[STMT_PROCESSOR_REPORT] =
+		{"pgrelay_processor_report",
+		 "SELECT pgrelay._processor_report($1, $2::integer, $3, $4::integer, $5::integer,"
+		 " $6::timestamptz, make_interval(secs => $7::float8 / 1000))",
+		 7, false},
+	[STMT_PROCESSOR_STOP] = {"pgrelay_processor_stop", "SELECT pgrelay._processor_stop($1, $2::integer)", 2,
+							 false},
+	/* pg_relay status: only the views pgrelay_monitor may read, times as seconds from now. */
+	[STMT_STATUS_DISPATCH] = {"pgrelay_status_dispatch",
+							  "SELECT current_database(), current_user, d.paused,"
+							  " COALESCE(extract(epoch FROM now() - d.paused_at)::bigint, -1), d.in_recovery,"
+							  " d.node_id, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+							  " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay')"
+							  " FROM pgrelay.dispatch_state d",
+							  0, false},
+	[STMT_STATUS_PROCESSORS] = {"pgrelay_status_processors",
+								"SELECT host, pid, node_id, version, mode, workers, busy, leader,"
+								" extract(epoch FROM now() - started_at)::bigint,"
+								" extract(epoch FROM silent_for)::bigint, alive"
+								" FROM pgrelay.processors ORDER BY alive DESC, node_id, host, pid LIMIT 20",
+								0, false},
+	[STMT_STATUS_CLUSTER] =
+		{"pgrelay_status_cluster",
+		 "SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, COALESCE(mode, '-'),"
+		 " leader, COALESCE(extract(epoch FROM silent_for)::bigint, -1), dead"
+		 " FROM pgrelay.cluster_status WHERE beat_at IS NOT NULL OR NOT is_local"
+		 " ORDER BY node_id LIMIT 16",
+		 0, false},
+	[STMT_STATUS_CHANNELS] =
+		{"pgrelay_status_channels",
+		 "SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
+		 " COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1),"
+		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER ()"
+		 " FROM pgrelay.queue_depth d LEFT JOIN pgrelay.channel_stats s USING (channel)"
+		 " ORDER BY d.due DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
+		 " d.channel LIMIT 15",
+		 0, false},
 	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
 	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},
 	[STMT_ROLLBACK] = {"pgrelay_rollback", "ROLLBACK", 0, false},

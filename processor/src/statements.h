@@ -28,10 +28,19 @@ enum StmtId {
 	STMT_SET_STATUS,        /* the attempt, recorded in the notifier */
 	STMT_MARK_DONE,         /* the queue row finished (and the retry row queued) */
 	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
+	STMT_WEBHOOK_CLAIM,     /* a webhook event: claim its row, with the channel's endpoint */
+	STMT_WEBHOOK_GONE,      /* ... the endpoint answered 410: mark it gone, pause the channel */
 	STMT_HA_TICK,           /* each tick in multi-node and leader mode: heartbeat, decision, probe */
 	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
 	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
 	STMT_SET_LEADER,        /* pg_relay.is_leader of a worker session, between events */
+	STMT_QUEUE_STATS,       /* a scrape of --metrics: pgrelay.queue_depth, per channel */
+	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
+	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
+	STMT_STATUS_DISPATCH,   /* pg_relay status: pause, standby, node */
+	STMT_STATUS_PROCESSORS, /* ... the Processors */
+	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
+	STMT_STATUS_CHANNELS,   /* ... the channels */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,

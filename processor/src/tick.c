@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "log.h"
+#include "metrics.h"
 
 void
 ticker_init(struct Ticker *t, const struct Config *c)
@@ -193,4 +194,39 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 	pgconn_clear(res);
 	*out = head;
 	return i;
+}
+
+bool
+ticker_queue_stats(struct Ticker *t)
+{
+	struct QueueStat *rows;
+	PGresult *res = pgconn_query(&t->pg, STMT_QUEUE_STATS, NULL);
+	int i, n;
+
+	if (res == NULL) {
+		metrics_queue_update(NULL, 0, false);
+		return false;
+	}
+	n = PQntuples(res);
+	rows = calloc((size_t) (n > 0 ? n : 1), sizeof *rows);
+	if (rows == NULL) {
+		pgconn_clear(res);
+		metrics_queue_update(NULL, 0, false);
+		return true; /* out of memory: the connection is fine */
+	}
+	for (i = 0; i < n; i++) {
+		struct QueueStat *q = &rows[i];
+
+		snprintf(q->channel, sizeof q->channel, "%s", PQgetvalue(res, i, 0));
+		snprintf(q->action_type, sizeof q->action_type, "%s", PQgetvalue(res, i, 1));
+		q->queued = atoll(PQgetvalue(res, i, 2));
+		q->due = atoll(PQgetvalue(res, i, 3));
+		q->retrying = atoll(PQgetvalue(res, i, 4));
+		q->oldest_due_age = atof(PQgetvalue(res, i, 5));
+		q->paused = strcmp(PQgetvalue(res, i, 6), "t") == 0;
+	}
+	pgconn_clear(res);
+	metrics_queue_update(rows, n, true);
+	free(rows);
+	return true;
 }

@@ -52,6 +52,13 @@ void ticker_note_paused(struct Ticker *t, bool paused);
 /* ticker_fetch takes up to limit eligible ids; returns how many (jobs in *out) or -1. */
 int ticker_fetch(struct Ticker *t, int limit, struct Job **out);
 
+/*
+ * ticker_queue_stats reads pgrelay.queue_depth for a scrape of --metrics (at most
+ * METRICS_MAX_CHANNELS channels) and hands the figures to metrics.c. Returns false when the
+ * statement failed (t->pg says why; the metrics keep their last figures).
+ */
+bool ticker_queue_stats(struct Ticker *t);
+
 /* ticker_lost: the control connection failed under a statement; log it, close it, reconnect at once. */
 void ticker_lost(struct Ticker *t);
 

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "https.h"
 #include "oauth.h"
 
 /* The transports a profile may name (docs/interface.md, profile.transport). */
@@ -27,6 +28,7 @@ static const struct {
 
 struct TransportCache {
 	struct TransportSession *session[NTRANSPORTS]; /* by row of transports[]; NULL until used */
+	struct Https *http;                            /* the webhooks' client; NULL until used */
 	long generation;                               /* of the settings the sessions were made under */
 };
 
@@ -102,6 +104,8 @@ drop_sessions(struct TransportCache *tc)
 			transports[i].tr->session_free(tc->session[i]);
 		tc->session[i] = NULL;
 	}
+	https_free(tc->http);
+	tc->http = NULL;
 }
 
 void
@@ -130,6 +134,18 @@ transport_cache_session(struct TransportCache *tc, const struct Transport *t, lo
 	if (tc->session[i] == NULL)
 		tc->session[i] = t->session_new();
 	return tc->session[i];
+}
+
+struct Https *
+transport_cache_http(struct TransportCache *tc, long generation)
+{
+	if (tc->generation != generation) {
+		drop_sessions(tc);
+		tc->generation = generation;
+	}
+	if (tc->http == NULL)
+		tc->http = https_new();
+	return tc->http;
 }
 
 /* delivery_result_init makes r an empty result (no reply, no recipients, no trace). */

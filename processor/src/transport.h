@@ -46,6 +46,7 @@ struct DeliveryOptions {
 };
 
 struct TransportSession;
+struct Https;
 
 struct Transport {
 	const char *name;
@@ -95,6 +96,13 @@ void transport_cache_free(struct TransportCache *tc);
  */
 struct TransportSession *transport_cache_session(struct TransportCache *tc, const struct Transport *t,
 												 long generation);
+
+/*
+ * transport_cache_http returns tc's HTTP client for webhooks, made on first use, kept (with its
+ * connections: keep-alive per worker) and dropped with the sessions, on a reload. NULL when out
+ * of memory.
+ */
+struct Https *transport_cache_http(struct TransportCache *tc, long generation);
 
 void delivery_result_init(struct DeliveryResult *r);
 void delivery_result_free(struct DeliveryResult *r);

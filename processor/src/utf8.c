@@ -5,6 +5,8 @@
  */
 #include "utf8.h"
 
+#include <string.h>
+
 /* U+FFFD, written in place of every byte that does not start a valid UTF-8 sequence. */
 static const char replacement[] = "\xef\xbf\xbd";
 
@@ -56,6 +58,33 @@ seq_len(const unsigned char *p, size_t left)
 	if (*p < 0x80)
 		return 1;
 	return n <= left && utf8_len(p) == n ? n : 0;
+}
+
+size_t
+utf8_prefix(const char *s, size_t max)
+{
+	size_t n = strnlen(s, max);
+
+	/* s[n] is the first byte left out: a continuation byte there means n is inside a character */
+	if (n == max)
+		while (n > 0 && ((unsigned char) s[n] & 0xc0) == 0x80)
+			n--;
+	return n;
+}
+
+void
+utf8_trim_cut(char *s)
+{
+	size_t n = strlen(s), lead = n, want;
+
+	while (lead > 0 && n - lead < 3 && ((unsigned char) s[lead - 1] & 0xc0) == 0x80)
+		lead--;
+	if (lead == 0 || (unsigned char) s[lead - 1] < 0xc0)
+		return;
+	lead--;
+	want = (unsigned char) s[lead] >= 0xf0 ? 4 : (unsigned char) s[lead] >= 0xe0 ? 3 : 2;
+	if (n - lead < want)
+		s[lead] = '\0';
 }
 
 bool

@@ -24,6 +24,20 @@ size_t utf8_len(const unsigned char *s);
 bool utf8_clean(struct Buf *out, const char *s, size_t len, size_t max);
 
 /*
+ * utf8_prefix is the length of the longest prefix of s of at most max bytes that does not end
+ * inside a character: "%.*s" with it never cuts one in two, as "%.200s" may.
+ */
+size_t utf8_prefix(const char *s, size_t max);
+
+/*
+ * utf8_trim_cut drops an incomplete sequence from the end of s, where a copy into a fixed buffer
+ * (snprintf) cut the last character in two. Text that is stored as PostgreSQL text or put in JSON
+ * must be valid UTF-8 to the last byte: the database refuses the whole value otherwise (22021)
+ * and jansson makes no string of it.
+ */
+void utf8_trim_cut(char *s);
+
+/*
  * utf8_clean_line is utf8_clean that also turns CR, LF and TAB into blanks: a server's text made
  * into one line of an error message.
  */

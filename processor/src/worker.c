@@ -1,7 +1,8 @@
 /*
  * worker.c - a worker thread: keeps its connection up, takes events from the pool and runs them:
- * process_one() for a SQL action, process_batch() for several (batch.h), the held transaction of
- * notify.c for notify. It is the one place that logs what became of a worker's events.
+ * process_one() for a SQL action, process_batch() for several (batch.h), the held transactions of
+ * notify.c for notify and of webhook.c for webhook. It is the one place that logs what became of a
+ * worker's events.
  */
 #include "worker.h"
 
@@ -13,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "notify.h"
+#include "webhook.h"
 
 /*
  * error_persists: a statement failed with an error that comes back however often the event is
@@ -158,6 +160,29 @@ run_notify(struct Worker *w, struct Job *j)
 }
 
 /*
+ * run_webhook runs one webhook event's held transaction (webhook.c) and reports what it came to;
+ * an endpoint that answered 410 Gone paused its channel, and says so at warn level.
+ */
+static void
+run_webhook(struct Worker *w, struct Job *j)
+{
+	struct EventReport rep = {0};
+
+	atomic_store(&w->state, W_WEBHOOK);
+	if (w->transports == NULL)
+		w->transports = transport_cache_new(); /* NULL: webhook_run reports out of memory */
+	j->outcome = webhook_run(&w->pg, &w->settings, j, w->transports, &rep);
+	if (j->outcome == OC_LOST && rep.step != NULL)
+		statement_failed(w, j, rep.step, NULL);
+	else if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, NULL, rep.attempt, rep.error, NULL, NULL);
+	if (rep.gone && j->outcome != OC_LOST)
+		log_warn_c(&w->pg, "webhook_gone", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
+				   LOG_STR("action", "channel_paused"));
+}
+
+/*
  * unknown_action_first_time: an action type this Processor cannot run is reported once per
  * process at warn level (its rows come back every tick), then only at debug level.
  */
@@ -246,6 +271,8 @@ run_job(struct Worker *w, struct Job *j)
 		run_sql(w, j);
 	else if (strcmp(j->action_type, "notify") == 0)
 		run_notify(w, j);
+	else if (strcmp(j->action_type, "webhook") == 0)
+		run_webhook(w, j);
 	else {
 		/* Its rows come back every tick: warn once per process, then only at debug level. */
 		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),

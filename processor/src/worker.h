@@ -17,6 +17,7 @@ enum WorkerState {
 	W_IDLE,     /* connected, waiting for an event */
 	W_SQL,      /* running pgrelay.process_one() or process_batch() */
 	W_NOTIFY,   /* inside the held transaction of a notify event */
+	W_WEBHOOK,  /* inside the held transaction of a webhook event */
 	W_STOPPED   /* the thread has finished */
 };
 

@@ -180,6 +180,9 @@ test_file_edge_cases(void)
 	const char *abbrev1[] = {arg, NULL}, *abbrev2[] = {"--confi", path, NULL}, *plain[] = {"-c", path, NULL};
 	const char *dir[] = {"--config=/tmp", NULL}, *nosecrets[] = {"--secrets-dir=/nonexistent/pgrelay", NULL};
 	const char *filesecrets[] = {"--secrets-dir", path, NULL};
+	const char *brokensecrets[] = {"--secrets-dir=/nonexistent\nfake\x1b[1m", NULL};
+	const char *brokenconfig[] = {"--config=/nonexistent\nfake", NULL};
+	const char *brokenflag[] = {"--bogus\nfake", NULL}, *brokenarg[] = {"\xef\xbb\xbfworkers", NULL};
 	struct Config cf;
 	struct Buf out = BUF_INIT;
 	char err[512] = "";
@@ -225,6 +228,20 @@ test_file_edge_cases(void)
 	CHECK(load(&cf, err, sizeof err, &out, nosecrets) == 2 && strstr(err, "No such file or directory"));
 	config_free(&cf);
 	CHECK(load(&cf, err, sizeof err, &out, filesecrets) == 2 && strstr(err, "is not a directory"));
+	config_free(&cf);
+	/* paths are shown like values: a line break in one does not break the one error line */
+	CHECK(load(&cf, err, sizeof err, &out, brokensecrets) == 2 && strchr(err, '\n') == NULL &&
+		  strstr(err, "\"/nonexistent\\x0afake\\x1b[1m\": No such file or directory"));
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, brokenconfig) == 2 && strchr(err, '\n') == NULL &&
+		  strstr(err, "could not open config file \"/nonexistent\\x0afake\""));
+	config_free(&cf);
+	/* and so are unknown options and stray arguments */
+	CHECK(load(&cf, err, sizeof err, &out, brokenflag) == 2 &&
+		  strstr(err, "unknown option \"--bogus\\x0afake\""));
+	config_free(&cf);
+	CHECK(load(&cf, err, sizeof err, &out, brokenarg) == 2 &&
+		  strstr(err, "unexpected argument \"\\xef\\xbb\\xbfworkers\""));
 	config_free(&cf);
 	unlink(path);
 	buf_free(&out);

@@ -179,6 +179,8 @@ test_rejections(void)
 		{"recipients/0/address", "\"a b@example.org\"", "recipients[0].address is not a valid"},
 		{"subject", "\"Hi\\r\\nBcc: evil@example.com\"", "subject contains a control"},
 		{"subject", "42", "subject must be a string"},
+		{"subject", "\"\\t\\t\\t x\"", "subject contains a control"},
+		{"headers/0", "[\"X-A\", \"a\\tb\"]", "headers[0]: the value contains"},
 		{"body_text", NULL, NULL}, /* html alone is fine */
 		{"headers/0", "[\"X-A\", \"v\\r\\nBcc: x@y.z\"]", "headers[0]: the value contains"},
 		{"headers/0", "[\"X A\", \"v\"]", "not a valid header field name"},
@@ -195,7 +197,7 @@ test_rejections(void)
 		{"attachments/0/size", "6", "size is 6 but the content has 5 bytes"},
 		{"attachments/0/filename", "\"a\\r\\nb\"", "filename is empty or contains"},
 		{"attachments/0/content_type", "\"pdf\"", "content_type is not a MIME type"},
-		{"attachments/0/content_id", "\"<x@y>\"", "content_id must be printable ASCII"},
+		{"attachments/0/content_id", "\"<x@y>\"", "printable ASCII without <, >, quotes"},
 		{"profile", NULL, "profile is missing"},
 		{"profile/transport", "\"fax\"", "profile.transport has an unknown value"},
 		{"profile/smtp", "null", "profile.smtp must be an object"},
@@ -225,6 +227,62 @@ test_rejections(void)
 			fprintf(stderr, "  row %zu (%s): err \"%s\", want \"%s\"\n", i, rows[i].path, err, rows[i].want);
 		CHECK(!ok && strstr(err, rows[i].want) != NULL);
 		CHECK(m.rcpt == NULL && m.status == NULL); /* freed on failure */
+	}
+}
+
+/*
+ * Values longer than the notifier's limits break the contract: each would make a header line no
+ * mail server takes. At the limit they are fine.
+ */
+static void
+test_lengths(void)
+{
+	static const struct {
+		const char *path, *prefix, *unit, *suffix;
+		int limit;
+		const char *want;
+	} rows[] = {
+		{"from/address", "", "a", "@example.org", 254 - 12, "from.address is not a valid address"},
+		{"recipients/0/address", "", "b", "@example.org", 254 - 12, "recipients[0].address is not a valid"},
+		{"from/name", "", "\u00e9", "", 256, "from.name is longer than 256 characters"},
+		{"reply_to/0/name", "", "n", "", 256, "reply_to[0].name is longer than 256"},
+		{"headers/0/0", "X-", "h", "", 76 - 2, "the field name is longer than 76"},
+		{"attachments/0/filename", "", "\u00fc", "", 255, "filename is longer than 255 characters"},
+		{"attachments/0/content_type", "text/", "p", "", 255 - 5, "content_type is not a MIME type"},
+		{"attachments/0/content_id", "", "c", "@x", 250 - 2, "content_id must be at most 250"},
+		{"message_id", "<", "m", "@x>", 250 - 4, "message_id must have the form <local@domain>, at most"},
+	};
+	struct Message m;
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		int extra;
+
+		for (extra = 0; extra <= 1; extra++) {
+			struct Buf v = BUF_INIT;
+			bool ok;
+			int k;
+
+			CHECK(buf_printf(&v, "\"%s", rows[i].prefix));
+			for (k = 0; k < rows[i].limit + extra; k++)
+				CHECK(buf_puts(&v, rows[i].unit));
+			CHECK(buf_printf(&v, "%s\"", rows[i].suffix));
+			ok = parse_mutated(rows[i].path, v.data, &m, err, sizeof(err));
+			if (extra == 0) {
+				if (!ok)
+					fprintf(stderr, "  row %zu at the limit: %s\n", i, err);
+				CHECK(ok);
+				if (ok)
+					message_free(&m);
+			} else {
+				if (ok || strstr(err, rows[i].want) == NULL)
+					fprintf(stderr, "  row %zu over the limit: err \"%s\", want \"%s\"\n", i, ok ? "" : err,
+							rows[i].want);
+				CHECK(!ok && strstr(err, rows[i].want) != NULL);
+			}
+			buf_free(&v);
+		}
 	}
 }
 
@@ -380,6 +438,10 @@ test_not_json(void)
 
 	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++)
 		CHECK(!message_parse(rows[i], &m, err, sizeof(err)) && err[0] != '\0');
+	/* the bytes jansson quotes near the error come out as valid UTF-8 */
+	CHECK(!message_parse("{\"a\": \"x\\\xff\xfe\"}", &m, err, sizeof(err)));
+	CHECK(strstr(err, "invalid JSON at line 1") != NULL && strchr(err, '\xff') == NULL &&
+		  strchr(err, '\xfe') == NULL);
 	/* both bodies null */
 	{
 		json_t *doc = json_loads(base_doc, 0, NULL);
@@ -401,6 +463,7 @@ main(void)
 	RUN(test_valid_document);
 	RUN(test_defaults);
 	RUN(test_rejections);
+	RUN(test_lengths);
 	RUN(test_graph_profile);
 	RUN(test_smtp_oauth);
 	RUN(test_not_json);

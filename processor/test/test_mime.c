@@ -205,6 +205,8 @@ test_subject_encoding(void)
 		 "e aus K\xc3\xb6ln",
 		 true},
 		{"looks =?like?= a word", true},
+		{"  indented", true},
+		{"trailing  ", false},
 		{"\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
 		 "\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac\xe2\x82\xac"
@@ -246,6 +248,72 @@ test_subject_encoding(void)
 		}
 		buf_free(&b);
 	}
+}
+
+/*
+ * A run of blanks cannot be folded (a line may not hold blanks alone): text whose runs of blanks
+ * would make a line over 998 octets is written as encoded words, which can be split anywhere.
+ */
+static void
+test_long_runs_of_blanks(void)
+{
+	static const struct {
+		const char *name;
+		size_t before, blanks, after;
+		bool encoded;
+	} rows[] = {
+		{"Subject", 1, 995, 1, true},   /* "a", 995 blanks, "b": 1,005 octets on one line */
+		{"Subject", 1, 900, 1, false},  /* fits */
+		{"X-Note", 60, 930, 1, true},   /* the blanks follow a token on the first line */
+		{"X-Note", 5, 600, 600, false}, /* the long token starts a folded line of its own */
+		{"X-Note", 0, 997, 0, true},    /* blanks only */
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct Buf b = BUF_INIT, text = BUF_INIT;
+		struct Fold f;
+		bool bare, words_ok;
+		size_t k;
+
+		for (k = 0; k < rows[i].before; k++)
+			CHECK(buf_putc(&text, 'a'));
+		for (k = 0; k < rows[i].blanks; k++)
+			CHECK(buf_putc(&text, ' '));
+		for (k = 0; k < rows[i].after; k++)
+			CHECK(buf_putc(&text, 'b'));
+		CHECK(mime_fold_begin(&f, &b, rows[i].name) && mime_fold_unstructured(&f, text.data) &&
+			  mime_fold_end(&f));
+		CHECK(max_line_len(b.data, &bare) <= 998 && !bare);
+		CHECK((strstr(b.data, "=?UTF-8?B?") != NULL) == rows[i].encoded);
+		if (rows[i].encoded) {
+			char *dec = decode_words(b.data, &words_ok);
+
+			CHECK(words_ok);
+			CHECK_STR(dec, text.data);
+			free(dec);
+		}
+		buf_free(&b);
+		buf_free(&text);
+	}
+}
+
+/* However long its first word, a plain value starts on the line of its field name. */
+static void
+test_value_starts_on_the_field_line(void)
+{
+	struct Buf b = BUF_INIT, text = BUF_INIT;
+	struct Fold f;
+	bool bare;
+	int k;
+
+	for (k = 0; k < 120; k++)
+		CHECK(buf_putc(&text, 'x'));
+	CHECK(buf_puts(&text, " and more"));
+	CHECK(mime_fold_begin(&f, &b, "Subject") && mime_fold_unstructured(&f, text.data) && mime_fold_end(&f));
+	CHECK(strncmp(b.data, "Subject: xxx", 12) == 0 && max_line_len(b.data, &bare) == 9 + 120 && !bare);
+	buf_free(&b);
+	buf_free(&text);
 }
 
 static void
@@ -486,6 +554,8 @@ main(void)
 	RUN(test_qp);
 	RUN(test_qp_long_lines);
 	RUN(test_subject_encoding);
+	RUN(test_long_runs_of_blanks);
+	RUN(test_value_starts_on_the_field_line);
 	RUN(test_mailbox);
 	RUN(test_params);
 	RUN(test_date);

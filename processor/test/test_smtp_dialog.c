@@ -11,7 +11,9 @@
 
 #include "smtp_dialog.h"
 #include "smtp_result.h"
+#include "status_doc.h"
 #include "unit.h"
+#include "utf8.h"
 
 #define MAX_EVENTS 24
 
@@ -417,6 +419,68 @@ test_scrub(void)
 	}
 }
 
+/* valid: s is valid UTF-8 to its last byte. */
+static bool
+valid(const char *s)
+{
+	while (*s) {
+		size_t n = utf8_len((const unsigned char *) s);
+
+		if (n == 0)
+			return false;
+		s += n;
+	}
+	return true;
+}
+
+/*
+ * A server's refusal of 2,000 bytes of multi-byte text is cut to fit the error: never inside a
+ * character, so the reason can be stored, and the set_status document keeps it.
+ */
+static void
+test_long_reply_cut_at_a_character(void)
+{
+	static const char *const opening[] = {"S:220 mx", "C:EHLO relay",
+										  "S:250 mx", "C:MAIL FROM:<a@x.org>",
+										  "S:250 ok", "C:RCPT TO:<1@x.org>",
+										  "S:250 ok", "C:DATA",
+										  "S:354 go", "B",
+										  "E",        NULL};
+	struct Recipient r = {11, RCPT_TO, {"1@x.org", NULL}, RS_PENDING};
+	const struct Recipient *env[1] = {&r};
+	struct Buf reply = BUF_INIT;
+	int shift;
+
+	for (shift = 0; shift < 4; shift++) {
+		struct SmtpDialog d;
+		struct DeliveryResult res;
+		struct SmtpAttempt a = {CURLE_WEIRD_SERVER_REPLY, "", &d, env, 1, SEC_STARTTLS};
+		struct StatusDoc sd = {1,    OC_RETRY, "smtp", "2026-01-01T00:00:00Z", "2026-01-01T00:00:01Z",
+							   NULL, false};
+		char *doc;
+		int k;
+
+		buf_reset(&reply);
+		CHECK(buf_puts(&reply, "451 ") && buf_append(&reply, "xyz", (size_t) shift));
+		for (k = 0; k < 660; k++)
+			CHECK(buf_puts(&reply, "\xe2\x82\xac")); /* U+20AC, three bytes */
+		CHECK(buf_puts(&reply, "\r\n"));
+		smtp_dialog_init(&d, NULL);
+		delivery_result_init(&res);
+		play(&d, opening);
+		smtp_dialog_reply_line(&d, reply.data, reply.len);
+		CHECK(smtp_result_fill(&a, &res));
+		CHECK(res.status == DS_TRANSIENT && strlen(res.error) > 900 && valid(res.error));
+		doc = status_doc_json(&sd, &res);
+		CHECK(doc != NULL &&
+			  strstr(doc, "\"error\":\"the server refused the message after it was sent: 451 ") != NULL);
+		free(doc);
+		delivery_result_free(&res);
+		smtp_dialog_free(&d);
+	}
+	buf_free(&reply);
+}
+
 int
 main(void)
 {
@@ -425,5 +489,6 @@ main(void)
 	RUN(test_retry_fresh);
 	RUN(test_trace_redaction);
 	RUN(test_scrub);
+	RUN(test_long_reply_cut_at_a_character);
 	return UNIT_DONE();
 }

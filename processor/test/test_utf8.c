@@ -61,9 +61,36 @@ test_long_text_is_cut_at_a_character(void)
 	CHECK_STR(clean(NULL, 5, 10), "");
 }
 
+/* A copy into a fixed buffer, or a "%.Ns", keeps whole characters only. */
+static void
+test_cuts_never_split_a_character(void)
+{
+	char s[16];
+
+	/* "a" U+00E9 U+20AC U+1F600: 1 + 2 + 3 + 4 bytes */
+	static const char text[] = "a\xc3\xa9\xe2\x82\xac\xf0\x9f\x98\x80";
+	static const size_t whole[] = {0, 1, 1, 3, 3, 3, 6, 6, 6, 6, 10, 10};
+	size_t n;
+
+	for (n = 0; n <= 11; n++) {
+		CHECK(utf8_prefix(text, n) == whole[n]);
+		snprintf(s, n + 1, "%s", text);
+		utf8_trim_cut(s);
+		CHECK(strlen(s) == whole[n]);
+	}
+	/* what is not a cut character stays: ASCII, and a bad byte that utf8_clean would replace */
+	strcpy(s, "abc");
+	utf8_trim_cut(s);
+	CHECK_STR(s, "abc");
+	strcpy(s, "ab\x80");
+	utf8_trim_cut(s);
+	CHECK_STR(s, "ab\x80");
+}
+
 int
 main(void)
 {
+	RUN(test_cuts_never_split_a_character);
 	RUN(test_valid_text_is_unchanged);
 	RUN(test_bad_bytes_become_replacement_characters);
 	RUN(test_long_text_is_cut_at_a_character);

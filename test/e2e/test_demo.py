@@ -21,4 +21,9 @@ def test_demo_runs_and_shows_events_and_mail():
     assert "POST /v1.0/users/shop%40contoso.com/sendMail -> 202" in out
     assert "1 token request(s), 1 sendMail request(s) (1 accepted), over 1 connection(s)" in out
     assert "demo~Secret" not in out
-    assert "Stopped the cluster, the SMTP sink and the fake Graph" in out
+    # webhooks: the watched orders' inserts and updates, each signature checked by the receiver
+    assert out.count("-> 200   signature valid") == 4
+    assert "4 request(s) over " in out and "every signature checked by the receiver" in out
+    assert "insert of shop.orders: order 1001" in out and "update of shop.orders: order 1003, status confirmed" in out
+    assert "order 1002" not in out.split("The webhook receiver received")[1].split("What just happened")[0]
+    assert "Stopped the cluster, the SMTP sink, the fake Graph and the webhook receiver" in out

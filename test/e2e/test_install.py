@@ -63,6 +63,7 @@ def test_install_for_prefix_usr_then_uninstall(tmp_path):
             "usr/lib/systemd/system/pg_relay.service", "usr/lib/sysusers.d/pg_relay.conf",
             "etc/pg_relay/pg_relay.conf", "etc/pg_relay/environment"}
     want |= {"usr/share/doc/pg_relay/" + d for d in DOCS}
+    want |= {"usr/share/doc/pg_relay/monitoring/" + f for f in ("queries.yaml", "alerts.yaml", "grafana-dashboard.json")}
     for ext in ("pg_relay", "pg_relay_notifier"):
         want |= {"%s/%s" % (extdir, f) for f in os.listdir(os.path.join(testlib.ROOT, "extension", ext))
                  if f.endswith(".sql") or f.endswith(".control")}

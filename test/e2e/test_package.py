@@ -171,7 +171,8 @@ def build_install_run_purge(tmp_path, smtpd, certs):
     assert man == "man:pg_relay(1)" and doc == "file:///usr/share/doc/pg-relay/operations.md"
     assert os.path.isfile(doc[len("file://"):])
     assert run(["man", "-w", "pg_relay"]).stdout.strip() == "/usr/share/man/man1/pg_relay.1.gz"
-    for f in ("README.md", "processor.md", "security.md", "copyright"):
+    for f in ("README.md", "processor.md", "security.md", "monitoring.md", "copyright", "monitoring/queries.yaml",
+              "monitoring/grafana-dashboard.json"):
         assert os.path.isfile("/usr/share/doc/pg-relay/" + f), f
     for f in ("pg_relay.control", "pg_relay--1.2.sql", "pg_relay--1.1--1.2.sql",
               "pg_relay_notifier.control", "pg_relay_notifier--1.1.sql"):

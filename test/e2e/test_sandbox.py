@@ -1,6 +1,6 @@
 """The sandbox of pg_relay.service lets the Processor do its work. systemd does not run here, so
 the release build runs under strace through a startup, a SQL event, an email over STARTTLS with a
-login and a file: secret, a reload and a stop, and what it did is held against the unit's
+login and a file: secret, two requests to its Prometheus endpoint, a reload and a stop, and what it did is held against the unit's
 settings: every system call is allowed by its SystemCallFilter=, every socket is of a family
 RestrictAddressFamilies= allows, no memory is both writable and executable
 (MemoryDenyWriteExecute=), no file is opened for writing (ProtectSystem=strict: the Processor
@@ -10,6 +10,8 @@ import re
 import shutil
 import signal
 import subprocess
+import urllib.error
+import urllib.request
 
 import pytest
 
@@ -81,12 +83,19 @@ def test_what_the_processor_does_fits_the_units_sandbox(db, smtpd, certs, tmp_pa
 
     trace = tmp_path / "strace.out"
     notify = NotifySocket(tmp_path)  # and the notifications to systemd, watchdog included
-    p = testlib.Processor(["-d", db.dsn, "--poll-interval=50ms", "--secrets-dir", str(tmp_path / "secrets")],
+    p = testlib.Processor(["-d", db.dsn, "--poll-interval=50ms", "--secrets-dir", str(tmp_path / "secrets"),
+                           "--metrics=127.0.0.1:0"],
                           binary=testlib.PROCESSOR_RELEASE, env=notify.env(watchdog_usec=200000),
                           wrapper=("strace", "-f", "-qq", "-e", "signal=none", "-o", str(trace)))
     testlib.wait_for(lambda: db.scalar("SELECT status FROM pgrelay_notifier.get_status(%s)", (nid,)) == "sent",
                      "the email to be sent")
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "the SQL event")
+    # a scrape of the Prometheus endpoint, and a request it refuses
+    addr = p.wait_log(r" metrics_listening address=(\S+)").group(1)
+    with urllib.request.urlopen("http://%s/metrics" % addr, timeout=10) as r:
+        assert b"pgrelay_events_total" in r.read()
+    with pytest.raises(urllib.error.HTTPError):
+        urllib.request.urlopen("http://%s/" % addr, timeout=10)
     # signals go to the Processor itself, strace's child
     child = int(open("/proc/%d/task/%d/children" % (p.proc.pid, p.proc.pid)).read().split()[0])
     os.kill(child, signal.SIGHUP)

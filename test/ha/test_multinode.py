@@ -11,9 +11,11 @@ for longer than dead_after well before its link is reported down.
 """
 import re
 import time
+import urllib.request
 
 import pytest
 
+import promtext
 import testlib
 from testlib import pglogical_guard
 
@@ -230,10 +232,26 @@ def test_hung_node_is_not_dead_before_its_link_is_reported_down(pgl, processors)
 
 # ---- leader -------------------------------------------------------------------------------
 
+def scrape(p):
+    addr = p.wait_log(r" metrics_listening address=(\S+)").group(1)
+    with urllib.request.urlopen("http://%s/metrics" % addr, timeout=10) as r:
+        return promtext.parse(r.read().decode())
+
+
 def test_leader_mode_the_lowest_node_leads_and_leadership_moves_and_returns(pgl, processors):
     n1, n2 = pgl.nodes
-    p1, p2 = relay(processors, n1, "leader"), relay(processors, n2, "leader")
+    p1 = relay(processors, n1, "leader", "--metrics=127.0.0.1:0")
+    p2 = relay(processors, n2, "leader", "--metrics=127.0.0.1:0")
     wait_leader((p1, p2), 0)
+    # the metrics say who leads; each node lists its own Processor only (the table is node-local;
+    # Processors killed by earlier tests may still be listed, as not alive)
+    pids = [p1.proc.pid, p2.proc.pid]
+    for p, node, lead in ((p1, n1, 1), (p2, n2, 0)):
+        testlib.wait_for(lambda: scrape(p)["pgrelay_leader"].value() == lead, "pgrelay_leader %d" % lead)
+        assert scrape(p)["pgrelay_processor_info"].series()[0][0]["mode"] == "leader"
+        testlib.wait_for(lambda: node.sql("SELECT pid, mode, alive FROM pgrelay.processors WHERE pid = ANY(%s)",
+                                          (pids,)) == [(p.proc.pid, "leader", True)],
+                         "node %s's own Processor in pgrelay.processors" % node.name)
     acquired = len(p2.lines("leader_acquired"))
     free = {n.node_id: queue(n, "jobs", names("free-%s" % n.name, 10)) for n in pgl.nodes}
     pinned = {n.node_id: queue(n, "local_jobs", names("own-%s" % n.name, 3)) for n in pgl.nodes}

@@ -6,6 +6,7 @@ extensions, servers run as an unprivileged user when we are root). For high avai
 StandbyPair (a primary and its streaming standby) and PglogicalCluster (2 or 3 pglogical 2 nodes
 subscribed to each other), see docs/testing.md.
 """
+import base64
 import glob
 import os
 import re
@@ -476,6 +477,92 @@ class GraphServer:
 
     def state(self):
         return self.control("/state")
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+        self.log.close()
+
+
+class HookServer:
+    """One hookd.py process (test/fixtures/hookd.py): a webhook receiver over HTTPS (the throwaway
+    CA) and plain HTTP that checks Standard Webhooks signatures with Python's hmac under `secrets`,
+    spools every request and answers as scripted (script("503 retry-after=1", "hang", ...))."""
+
+    SECRET = "whsec_" + base64.b64encode(bytes(range(1, 33))).decode()
+
+    def __init__(self, tmp, certs, secrets=None, args=(), host="127.0.0.1"):
+        tmp = pathlib.Path(tmp)
+        tmp.mkdir(parents=True, exist_ok=True)
+        self.spool = tmp / "spool"
+        self.ca = str(pathlib.Path(certs) / "ca.pem")
+        self.host = host
+        ready = tmp / "ready"
+        flags = ["--host", host, "--cert", str(pathlib.Path(certs) / "server.pem"),
+                 "--key", str(pathlib.Path(certs) / "server.key")]
+        for s in (self.SECRET,) if secrets is None else secrets:
+            flags += ["--secret", s]
+        self.log = open(tmp / "hookd.log", "wb")
+        self.proc = subprocess.Popen(
+            [PYTHON, os.path.join(FIXTURES, "hookd.py"), "--ready-file", str(ready),
+             "--spool", str(self.spool)] + flags + list(args),
+            stdout=self.log, stderr=subprocess.STDOUT)
+        ports = json.loads(wait_for(lambda: self._read(ready), "hookd to listen"))
+        self.port, self.http_port, self.control_port = ports["https"], ports["http"], ports["control"]
+        netloc = "[%s]" % host if ":" in host else host
+        self.base_url = "https://%s:%d" % (netloc, self.port)
+        self.http_base_url = "http://%s:%d" % (netloc, self.http_port)
+
+    def _read(self, path):
+        if self.proc.poll() is not None:
+            raise AssertionError("hookd exited: " + open(self.log.name).read())
+        return path.read_text() if path.exists() else None
+
+    def url(self, path="/hooks"):
+        return self.base_url + path
+
+    def requests(self):
+        """The request records in arrival order."""
+        if not self.spool.exists():
+            return []
+        return [json.loads((self.spool / n).read_text())
+                for n in sorted(os.listdir(self.spool)) if re.match(r"req-\d+\.json$", n)]
+
+    def wait_requests(self, count, timeout=30.0):
+        """Poll until `count` requests are in the spool; return them all."""
+        def enough():
+            r = self.requests()
+            return r if len(r) >= count else None
+        return wait_for(enough, "%d requests at hookd" % count, timeout)
+
+    def body(self, record):
+        return (self.spool / record["body_file"]).read_bytes()
+
+    @staticmethod
+    def header(record, name):
+        for k, v in record["headers"]:
+            if k.lower() == name.lower():
+                return v
+        return None
+
+    def counters(self):
+        return json.loads((self.spool / "counters.json").read_text())
+
+    def control(self, path, doc=None):
+        data = None if doc is None else json.dumps(doc).encode()
+        netloc = "[%s]" % self.host if ":" in self.host else self.host
+        req = urllib.request.Request("http://%s:%d%s" % (netloc, self.control_port, path),
+                                     data=data, method="GET" if doc is None else "POST")
+        with urllib.request.urlopen(req, timeout=10) as r:
+            return json.loads(r.read())
+
+    def script(self, *entries):
+        return self.control("/script", {"entries": list(entries)})
 
     def stop(self):
         if self.proc.poll() is None:

@@ -18,6 +18,10 @@ SELECT node_id, node_name, description FROM pgrelay.set_node(1, 'uno');
 SELECT pgrelay.set_node(1024, 'big');
 SELECT pgrelay.set_node(3, '');
 SELECT pgrelay.set_node(3, 'two');
+-- a name no engine can have, or one with a line break or an invisible character (error)
+SELECT pgrelay.set_node(3, repeat('n', 64));
+SELECT pgrelay.set_node(3, E'three\nfour');
+SELECT pgrelay.set_node(3, E'th\u202eree');
 
 -- without a replication engine the members are pgrelay.nodes (and this node)
 SELECT * FROM pgrelay.cluster_nodes();
@@ -45,8 +49,9 @@ SELECT * FROM pgrelay._startup_queue_check();
 SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
 DELETE FROM pgrelay.queue;
 
--- _ha_tick() is for the multi-node and leader modes (error)
+-- _ha_tick() is for the multi-node and leader modes, and its flags are never NULL (errors)
 SELECT * FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT * FROM pgrelay._ha_tick(NULL, true, NULL, false);
 
 -- Static membership, nodes 1 and 2. Node 2's Processor beat once and went silent; without an
 -- engine its silence alone decides (there is no link to ask about). The ticks run with a

@@ -43,6 +43,11 @@ SET pg_relay.node_id = -1;
 SELECT pgrelay._this_node();
 SET pg_relay.node_id = 'abc';
 SELECT pgrelay._this_node();
+-- as the Processor's role, which calls it itself; a line break shows as ? (error)
+SET pg_relay.node_id = E'7\n8';
+SET ROLE pgrelay_processor;
+SELECT pgrelay._this_node();
+RESET ROLE;
 SET pg_relay.node_id = 1023;
 SELECT pgrelay._this_node(), (pgrelay._next_id() >> 12) & 1023 AS node;
 RESET pg_relay.node_id;

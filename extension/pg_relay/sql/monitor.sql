@@ -34,6 +34,10 @@ SET ROLE regress_monitor;
 SELECT channel, action_type, done_5m, retried_5m, failed_5m, done_1h, failed_1h, error_rate_1h,
        avg_ms_1h >= 0 AS timed, last_done_at IS NOT NULL AS has_last_done
 FROM pgrelay.channel_stats WHERE channel = 'm_jobs';
+-- throughput (events done per second) and the error rate of the last 5 minutes
+SELECT error_rate_5m, throughput_5m, throughput_1h FROM pgrelay.channel_stats WHERE channel = 'm_jobs';
+-- the global pause, whether this is a standby, this node
+SELECT paused, in_recovery, node_id FROM pgrelay.dispatch_state;
 SELECT channel, queued, paused FROM pgrelay.queue_depth WHERE channel = 'm_jobs';
 SELECT channel, payload, error_kind FROM pgrelay.failed WHERE channel = 'm_jobs';
 -- but nothing else (error)
@@ -58,6 +62,58 @@ SELECT outcome FROM pgrelay.process_one(:id);
 -- an unknown channel (error)
 SELECT pgrelay.pause('m_nonesuch');
 SELECT pgrelay.resume('m_nonesuch');
+
+-- pgrelay.processors: each Processor reports itself (_processor_report, at start and every
+-- report_every); the monitor reads the view, alive while the reports keep coming
+CREATE ROLE regress_mproc IN ROLE pgrelay_processor;
+SET ROLE regress_mproc;
+SELECT pgrelay._processor_report('host-a', 4242, '9.9.9', 4, 1, '2026-03-01 10:00:00+00', '10 seconds') AS reported;
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = on;
+SELECT pgrelay._processor_report('host-b', 7, '9.9.9', 2, 0, '2026-03-01 11:00:00+00', '1 minute') AS reported;
+RESET pg_relay.is_leader;
+RESET pg_relay.mode;
+-- a second report of the same Processor updates its row
+SELECT pgrelay._processor_report('host-a', 4242, '9.9.9', 4, 3, '2026-03-01 10:00:00+00', '10 seconds') AS reported;
+-- but it cannot read the table, nor change it otherwise (error)
+SELECT count(*) FROM pgrelay.processor_reports;
+DELETE FROM pgrelay.processor_reports;
+RESET ROLE;
+SET ROLE regress_monitor;
+SELECT host, pid, node_id, version, mode, workers, busy, leader, started_at, silent_for < '1 minute' AS recent,
+       alive, backend_pid = pg_backend_pid() AS this_session
+FROM pgrelay.processors ORDER BY host;
+-- the monitor may not report (error)
+SELECT pgrelay._processor_report('host-x', 1, '9.9.9', 1, 0, now(), '10 seconds');
+RESET ROLE;
+-- three missed reports: not alive; silent for a day: deleted by the next report of any Processor
+UPDATE pgrelay.processor_reports SET last_tick_at = now() - interval '31 seconds' WHERE host = 'host-a';
+SELECT host, alive FROM pgrelay.processors ORDER BY host;
+UPDATE pgrelay.processor_reports SET last_tick_at = now() - interval '25 hours' WHERE host = 'host-a';
+SET ROLE regress_mproc;
+SELECT pgrelay._processor_report('host-b', 7, '9.9.9', 2, 0, '2026-03-01 11:00:00+00', '1 minute') AS reported;
+-- a clean stop removes the row
+SELECT pgrelay._processor_stop('host-b', 7) AS removed, pgrelay._processor_stop('host-b', 7) AS again;
+-- a report needs its identity, sane counts, a finite start and an interval up to a day (error)
+SELECT pgrelay._processor_report(NULL, 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('', 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report(E'host\n' || repeat('x', 300), 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 0, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 3, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, 'infinity', '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '0 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '2 days');
+SELECT pgrelay._processor_stop(NULL, 1);
+RESET ROLE;
+SELECT count(*) AS left FROM pgrelay.processors;
+DROP ROLE regress_mproc;
+
+-- pause() shows in dispatch_state
+SELECT pgrelay.pause();
+SET ROLE regress_monitor;
+SELECT paused, paused_at IS NOT NULL AS since FROM pgrelay.dispatch_state;
+RESET ROLE;
+SELECT pgrelay.resume();
 
 DELETE FROM pgrelay.failed_events;
 DELETE FROM pgrelay.log WHERE channel = 'm_jobs';

@@ -41,6 +41,7 @@ SELECT owner_node FROM pgrelay.queue WHERE payload = 'node3';
 
 -- a channel that does not exist (error)
 SELECT pgrelay.notify('no_such_channel', 'x');
+SELECT pgrelay.notify(E'no_such\r\nchannel\u200b', 'x');
 -- an inactive channel (error)
 SELECT channel, active FROM pgrelay.register('n_orders', active => false);
 SELECT pgrelay.notify('n_orders', 'x');

@@ -168,8 +168,11 @@ FROM pgrelay._queue_claim(:mail);
 SELECT count(*) FROM pgrelay._queue_claim(:mail);
 -- mark_done before the log row (error)
 SELECT regress_error(format('SELECT pgrelay._queue_mark_done(%s)', :mail));
--- an unknown result (error)
+-- an unknown result, a time that is not finite (error)
 SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L)', :mail, 'great'));
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L, retry_at => %L)', :mail, 'transient', 'infinity'));
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L, retry_at => %L)', :mail, 'transient', '-infinity'));
+SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L, started_at => %L)', :mail, 'ok', 'infinity'));
 SELECT outcome, next_run_at FROM pgrelay._write_log(:mail, 'ok', detail => '{"reply": "250 ok"}');
 -- a second log row for the same attempt (error)
 SELECT regress_error(format('SELECT pgrelay._write_log(%s, %L)', :mail, 'ok'));
@@ -212,6 +215,8 @@ COMMIT;
 SELECT attempt, run_at > now() + interval '20 seconds' AS deferred FROM pgrelay.queue WHERE id = :mail;
 SELECT count(*) FROM pgrelay.log WHERE queue_id = :mail;
 SELECT pgrelay._queue_defer(:mail, NULL);
+SELECT pgrelay._queue_defer(:mail, 'infinity');
+SELECT pgrelay._queue_defer(:mail, '-infinity');
 SELECT pgrelay._queue_defer(-1, now());
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.failed_events;

@@ -38,10 +38,12 @@ SELECT pgrelay.register(NULL, 'sql', handler => 'regress_handler(text)');
 SELECT pgrelay.register('', 'sql', handler => 'regress_handler(text)');
 SELECT pgrelay.register('has space', 'sql', handler => 'regress_handler(text)');
 SELECT pgrelay.register(repeat('x', 129), 'sql', handler => 'regress_handler(text)');
+-- the message shows line breaks and invisible characters as ?, on one line (error)
+SELECT pgrelay.register(E'line\nbreak\u202eexe', 'sql', handler => 'regress_handler(text)');
 -- a new channel needs an action type (error)
 SELECT pgrelay.register('r_new');
 -- unknown action type (error)
-SELECT pgrelay.register('r_new', 'webhook');
+SELECT pgrelay.register('r_new', 'carrier_pigeon');
 -- a sql channel without a handler (error)
 SELECT pgrelay.register('r_new', 'sql');
 -- handler of the wrong signature (error)

@@ -52,6 +52,11 @@ SELECT pgrelay.watch_table('regress_orders', 'w_orders', operations => '{}');
 SELECT pgrelay.watch_table('regress_orders', 'w_nonesuch');
 SELECT pgrelay.watch_table('pgrelay.log', 'w_orders');
 SELECT pgrelay.watch_table(NULL, 'w_orders');
+SELECT pgrelay.watch_table(424242, 'w_orders');
+SELECT pgrelay.watch_table('regress_orders', E'w_orders\n\u202e');
+SELECT pgrelay.watch_table('regress_orders', 'w_orders', columns => ARRAY[E'id\nx']);
+SELECT pgrelay.unwatch_table(NULL, 'w_orders');
+SELECT pgrelay.unwatch_table(424242, 'w_orders');
 
 -- the caller must be able to read the table and put triggers on it: watching never shows a row
 -- to someone who could not read it (error)

@@ -24,7 +24,7 @@ BEGIN
     ELSE
         UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = pause.channel;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'channel "%" does not exist', pause.channel USING ERRCODE = 'undefined_object';
+            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(pause.channel) USING ERRCODE = 'undefined_object';
         END IF;
     END IF;
     RETURN true;
@@ -38,7 +38,8 @@ CREATE OR REPLACE FUNCTION pgrelay.resume(channel text DEFAULT NULL) RETURNS boo
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Without a channel: resumes dispatch after pause() (channels paused one by one stay paused).
- * With one: resumes that channel. Returns false, the new paused state.
+ * With one: resumes that channel, and clears the gone mark of its webhook endpoint (a 410
+ * paused it). Returns false, the new paused state.
  */
 BEGIN
     IF resume.channel IS NULL THEN
@@ -46,8 +47,11 @@ BEGIN
     ELSE
         UPDATE pgrelay.channels x SET paused = false, updated_at = now() WHERE x.channel = resume.channel;
         IF NOT FOUND THEN
-            RAISE EXCEPTION 'channel "%" does not exist', resume.channel USING ERRCODE = 'undefined_object';
+            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(resume.channel) USING ERRCODE = 'undefined_object';
         END IF;
+        -- a webhook endpoint that answered 410 Gone paused its channel: resuming it says it is back
+        UPDATE pgrelay.webhooks w SET gone_at = NULL, gone_status = NULL, gone_reason = NULL
+        WHERE w.channel = resume.channel AND w.gone_at IS NOT NULL;
     END IF;
     RETURN false;
 END
@@ -109,12 +113,12 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
  */
 BEGIN
     IF ch.concurrency_mode NOT IN ('parallel', 'channel') THEN
-        RAISE EXCEPTION 'invalid concurrency_mode "%"', ch.concurrency_mode
+        RAISE EXCEPTION 'invalid concurrency_mode "%"', pgrelay._show(ch.concurrency_mode)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use parallel (the default) or channel (one event of the channel at a time).';
     END IF;
     IF ch.retry_policy NOT IN ('all', 'strict') THEN
-        RAISE EXCEPTION 'invalid retry_policy "%"', ch.retry_policy
+        RAISE EXCEPTION 'invalid retry_policy "%"', pgrelay._show(ch.retry_policy)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use all (the default: every error is retried) or strict (only errors that can pass by themselves).';
     END IF;
@@ -177,7 +181,7 @@ BEGIN
         RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF register.channel !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
-        RAISE EXCEPTION 'invalid channel name "%"', register.channel
+        RAISE EXCEPTION 'invalid channel name "%"', pgrelay._show(register.channel)
             USING ERRCODE = 'invalid_name',
                   DETAIL = 'A channel name has 1 to 128 letters, digits or the characters _ . : / -';
     END IF;
@@ -209,7 +213,7 @@ BEGIN
 
     ch.action_type := COALESCE(register.action_type, ch.action_type);
     IF NOT EXISTS (SELECT 1 FROM pgrelay.action_types a WHERE a.action_type = ch.action_type) THEN
-        RAISE EXCEPTION 'action type "%" does not exist', ch.action_type
+        RAISE EXCEPTION 'action type "%" does not exist', pgrelay._show(ch.action_type)
             USING ERRCODE = 'undefined_object',
                   HINT = 'See pgrelay.action_types.';
     END IF;
@@ -221,6 +225,12 @@ BEGIN
         END IF;
     END IF;
 
+    -- A webhook channel's endpoint is written first, by register_webhook().
+    IF ch.action_type = 'webhook' AND NOT EXISTS (SELECT 1 FROM pgrelay.webhooks w WHERE w.channel = register.channel) THEN
+        RAISE EXCEPTION 'channel "%": a webhook channel needs an endpoint', register.channel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Register it with pgrelay.register_webhook(channel, url => ...).';
+    END IF;
     IF register.handler IS NOT NULL THEN
         ch.handler := pgrelay._register_handler(register.handler);
     END IF;
@@ -260,6 +270,9 @@ BEGIN
     ch.updated_at := now();
     PERFORM pgrelay._check_channel(ch);
 
+    IF prev.action_type = 'webhook' AND ch.action_type <> 'webhook' THEN
+        DELETE FROM pgrelay.webhooks w WHERE w.channel = register.channel;
+    END IF;
     IF prev.channel IS NULL THEN
         INSERT INTO pgrelay.channels SELECT ch.*;
     ELSE
@@ -290,7 +303,7 @@ BEGIN
     -- commit into a channel that no longer exists.
     LOCK TABLE pgrelay.queue IN SHARE MODE;
     IF NOT EXISTS (SELECT 1 FROM pgrelay.channels x WHERE x.channel = unregister.channel) THEN
-        RAISE EXCEPTION 'channel "%" does not exist', unregister.channel
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(unregister.channel)
             USING ERRCODE = 'undefined_object';
     END IF;
     SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = unregister.channel;

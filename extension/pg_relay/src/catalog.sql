@@ -13,7 +13,8 @@ COMMENT ON TABLE pgrelay.action_types IS
     'Kinds of action; lower run_order is dispatched first within a batch, NULL last';
 INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('sql', 10, 'call the channel''s handler function with the payload'),
-    ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id');
+    ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id'),
+    ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed');
 
 CREATE TABLE pgrelay.channels (
     channel          text PRIMARY KEY,
@@ -53,7 +54,7 @@ COMMENT ON COLUMN pgrelay.channels.paused IS
     'pause(channel): no event of the channel is dispatched, while notify() keeps queueing them';
 COMMENT ON COLUMN pgrelay.channels.batch IS
     'sql channels: the Processor may finish several of its events in one transaction, each handler in '
-    'its own subtransaction (register() turns it on for sql channels; notify channels never batch)';
+    'its own subtransaction (register() turns it on for sql channels; notify and webhook channels never batch)';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';
@@ -190,12 +191,81 @@ CREATE UNLOGGED TABLE pgrelay.peer_observations (
 COMMENT ON TABLE pgrelay.peer_observations IS
     'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
 
+-- Webhooks (docs/webhooks.md): the HTTP endpoint of each channel of action type webhook, chosen
+-- by an admin (register_webhook); producers only queue payloads. The foreign key is checked at
+-- commit: register_webhook() writes the endpoint, then the channel, whose registration requires
+-- the endpoint.
+CREATE TABLE pgrelay.webhooks (
+    channel     text PRIMARY KEY
+                REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    url         text NOT NULL,
+    method      text NOT NULL DEFAULT 'POST' CHECK (method IN ('POST', 'PUT', 'PATCH')),
+    allow_http  boolean NOT NULL DEFAULT false,
+    ca_file     text,
+    debug       boolean NOT NULL DEFAULT false,
+    headers     jsonb NOT NULL DEFAULT '{}',
+    signing     text,
+    gone_at     timestamptz,
+    gone_status integer,
+    gone_reason text,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (url ~ '^https://' OR (allow_http AND url ~ '^http://'))
+);
+COMMENT ON TABLE pgrelay.webhooks IS
+    'The HTTP endpoint of each webhook channel; change it with register_webhook() (header values and the '
+    'signing secret are in webhook_secrets)';
+COMMENT ON COLUMN pgrelay.webhooks.headers IS
+    'The extra request headers: each name with how its value is given (env:NAME, file:NAME or literal), never the value';
+COMMENT ON COLUMN pgrelay.webhooks.signing IS
+    'How the signing secret is given (env:NAME, file:NAME or literal); NULL: requests are not signed';
+COMMENT ON COLUMN pgrelay.webhooks.gone_at IS
+    'When the endpoint answered 410 Gone: the channel was paused; resume(channel) clears it';
+
+CREATE TABLE pgrelay.webhook_secrets (
+    channel        text PRIMARY KEY REFERENCES pgrelay.webhooks ON DELETE CASCADE,
+    headers        jsonb NOT NULL DEFAULT '[]',
+    signing_secret text
+);
+COMMENT ON TABLE pgrelay.webhook_secrets IS
+    'Webhook header values ([[name, value], ...]) and signing secrets: literal values or references '
+    '(env:NAME, file:NAME, value:TEXT) that only the Processor resolves. No role but the extension '
+    'owner has any privilege on this table.';
+
+-- One row per Processor running against this database, written by that Processor: when it
+-- starts and then every 10 s (or every tick, with a longer poll interval), deleted when it stops
+-- cleanly; the view pgrelay.processors tells the live from the silent. Node-local: each node of a
+-- multi-master cluster has its own Processors, so it is not replicated (replication_tables()).
+-- A logged table, unlike peer_observations, so that a streaming standby can show its primary's
+-- Processors, and a row outlives a server crash to show that its Processor fell silent.
+CREATE TABLE pgrelay.processor_reports (
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    node_id      integer NOT NULL,
+    version      text NOT NULL,
+    mode         text NOT NULL,
+    workers      integer NOT NULL,
+    busy         integer NOT NULL,
+    leader       boolean,
+    started_at   timestamptz NOT NULL,
+    last_tick_at timestamptz NOT NULL,
+    report_every interval NOT NULL,
+    backend_pid  integer NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+COMMENT ON TABLE pgrelay.processor_reports IS
+    'Node-local (never replicated): the Processors running against this database, as they last reported '
+    '(read pgrelay.processors)';
+COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
+    'When the Processor last reported, by this server''s clock: every report_every while it runs';
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.log', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook')$$);
 SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');

@@ -172,6 +172,16 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
+    -- A retry at infinity would never be due, one at -infinity would jump every queue; a log row
+    -- must say when its attempt started.
+    IF NOT isfinite(COALESCE(_log_attempt.retry_at, now())) THEN
+        RAISE EXCEPTION 'retry_at must be a finite time, not %', _log_attempt.retry_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT isfinite(COALESCE(started_at, now())) THEN
+        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
     l.outcome := pgrelay._outcome(result, sqlstate, q.attempt, c.max_attempts, c.retry_policy);
     IF l.outcome IN ('retry', 'timeout') THEN
@@ -359,6 +369,9 @@ BEGIN
     IF run_at IS NULL THEN
         RAISE EXCEPTION 'run_at must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
+    IF NOT isfinite(run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', run_at USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     PERFORM pgrelay._lock_claimed(queue_id);
     UPDATE pgrelay.queue x SET run_at = _queue_defer.run_at WHERE x.id = queue_id;
 END
@@ -392,30 +405,35 @@ LANGUAGE plpgsql VOLATILE AS $$
  * the settings this call began with are put back (search_path, statement_timeout, the pg_relay.*
  * settings, client_connection_check_interval and the date and time formats). The pin is set
  * here rather than with a SET clause because a SET clause would hide the caller's search_path;
- * until it is set, only the pg_catalog-qualified calls of the DECLARE section run.
+ * until it is set, only the pg_catalog-qualified calls and types of the DECLARE section are
+ * looked up.
  */
 DECLARE
-    keep_path text := pg_catalog.current_setting('search_path');
-    keep_timeout text := pg_catalog.current_setting('statement_timeout');
-    keep_mode text := pg_catalog.current_setting('pg_relay.mode', true);
-    keep_leader text := pg_catalog.current_setting('pg_relay.is_leader', true);
-    keep_check text := pg_catalog.current_setting('client_connection_check_interval');
-    keep_tz text := pg_catalog.current_setting('TimeZone');
-    keep_datestyle text := pg_catalog.current_setting('DateStyle');
-    keep_intervalstyle text := pg_catalog.current_setting('IntervalStyle');
+    -- Every type here is schema-qualified: PL/pgSQL resolves the declarations when it compiles the
+    -- function, on the caller's search_path, before the pin below. A type of that name in a schema
+    -- listed before pg_catalog (a domain public.text whose CHECK calls its owner's code, say)
+    -- would otherwise run as the caller for each value assigned.
+    keep_path pg_catalog.text := pg_catalog.current_setting('search_path');
+    keep_timeout pg_catalog.text := pg_catalog.current_setting('statement_timeout');
+    keep_mode pg_catalog.text := pg_catalog.current_setting('pg_relay.mode', true);
+    keep_leader pg_catalog.text := pg_catalog.current_setting('pg_relay.is_leader', true);
+    keep_check pg_catalog.text := pg_catalog.current_setting('client_connection_check_interval');
+    keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
+    keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
+    keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
     -- When this statement's statement_timeout timer started, or a little later (never earlier):
     -- see the cancel below. In a transaction of its own (no transaction id yet), the
     -- transaction's start: the timer starts with the statement's transaction, at the Bind of the
     -- Processor's prepared statement, before statement_timestamp() (the Execute). Later in a
     -- transaction (a batch), the statement's own start.
-    timer_start timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
+    timer_start pg_catalog.timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
                                     THEN pg_catalog.now() ELSE pg_catalog.statement_timestamp() END;
-    pinned text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    c record;
-    started timestamptz;
-    result text := 'ok';
-    state text; -- sqlstate cannot be set inside the handler: there it names the error's SQLSTATE
-    l record;
+    pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    c pg_catalog.record;
+    started pg_catalog.timestamptz;
+    result pg_catalog.text := 'ok';
+    state pg_catalog.text; -- sqlstate cannot be set inside the handler: there it names the error's SQLSTATE
+    l pg_catalog.record;
 BEGIN
     c := pgrelay._claim_event(process_one.id);
     IF c.queue_id IS NULL THEN
@@ -676,33 +694,35 @@ LANGUAGE plpgsql VOLATILE AS $$
  */
 #variable_conflict use_column
 DECLARE
-    keep_path text := pg_catalog.current_setting('search_path');
-    keep_timeout text := pg_catalog.current_setting('statement_timeout');
-    keep_mode text := pg_catalog.current_setting('pg_relay.mode', true);
-    keep_leader text := pg_catalog.current_setting('pg_relay.is_leader', true);
-    keep_check text := pg_catalog.current_setting('client_connection_check_interval');
-    keep_tz text := pg_catalog.current_setting('TimeZone');
-    keep_datestyle text := pg_catalog.current_setting('DateStyle');
-    keep_intervalstyle text := pg_catalog.current_setting('IntervalStyle');
+    -- Types schema-qualified, as in process_one: the declarations are resolved on the caller's
+    -- search_path, before the pin.
+    keep_path pg_catalog.text := pg_catalog.current_setting('search_path');
+    keep_timeout pg_catalog.text := pg_catalog.current_setting('statement_timeout');
+    keep_mode pg_catalog.text := pg_catalog.current_setting('pg_relay.mode', true);
+    keep_leader pg_catalog.text := pg_catalog.current_setting('pg_relay.is_leader', true);
+    keep_check pg_catalog.text := pg_catalog.current_setting('client_connection_check_interval');
+    keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
+    keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
+    keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
     -- as in process_one: never before the statement's timer started
-    timer_start timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
+    timer_start pg_catalog.timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
                                     THEN pg_catalog.now() ELSE pg_catalog.statement_timestamp() END;
-    pinned text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    timer interval := keep_timeout::interval;
-    c record;
-    spent boolean := false;   -- the statement's timer ended a handler: start nothing more
-    checked timestamptz;      -- when the gate was last asked
-    open_channel text;        -- ... and the channel it was open for (NULL: closed)
-    began timestamptz;
-    result text;
-    err text;
-    state text;
-    done_ids bigint[] := '{}';
-    results text[] := '{}';
-    errs text[] := '{}';
-    states text[] := '{}';
-    starts timestamptz[] := '{}';
-    ends timestamptz[] := '{}';
+    pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    timer pg_catalog.interval := keep_timeout::pg_catalog.interval;
+    c pg_catalog.record;
+    spent pg_catalog.bool := false;   -- the statement's timer ended a handler: start nothing more
+    checked pg_catalog.timestamptz;      -- when the gate was last asked
+    open_channel pg_catalog.text;        -- ... and the channel it was open for (NULL: closed)
+    began pg_catalog.timestamptz;
+    result pg_catalog.text;
+    err pg_catalog.text;
+    state pg_catalog.text;
+    done_ids pg_catalog.int8[] := '{}';
+    results pg_catalog.text[] := '{}';
+    errs pg_catalog.text[] := '{}';
+    states pg_catalog.text[] := '{}';
+    starts pg_catalog.timestamptz[] := '{}';
+    ends pg_catalog.timestamptz[] := '{}';
 BEGIN
     FOR c IN SELECT * FROM pgrelay._claim_events(process_batch.ids) LOOP
         IF c.action_type <> 'sql' THEN

@@ -41,7 +41,7 @@ BEGIN
         BEGIN
             dead_after := v::interval;
         EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow THEN
-            RAISE EXCEPTION 'invalid pg_relay.dead_after "%"', v
+            RAISE EXCEPTION 'invalid pg_relay.dead_after "%"', pgrelay._show(v)
                 USING ERRCODE = 'invalid_parameter_value',
                       DETAIL = 'A duration between 100 milliseconds and 1 day, such as 60s.';
         END;
@@ -241,6 +241,15 @@ BEGIN
     END IF;
     IF set_node.node_name IS NULL OR set_node.node_name = '' THEN
         RAISE EXCEPTION 'node_name must not be empty' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- The name is an engine's node name (a name: at most 63 bytes), and it is shown in
+    -- cluster_status and quoted in errors: a longer one could never match, and a line break or an
+    -- invisible character would make it read as something else.
+    IF octet_length(set_node.node_name) > 63 OR pgrelay._show(set_node.node_name) <> set_node.node_name THEN
+        RAISE EXCEPTION 'node_name "%" must be at most 63 bytes without control or invisible characters',
+                        pgrelay._show(set_node.node_name)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use the replication engine''s node name, or a plain name for a member.';
     END IF;
     SELECT * INTO v FROM pgrelay.nodes x WHERE x.node_name = set_node.node_name AND x.node_id <> set_node.node_id;
     IF FOUND THEN
@@ -600,8 +609,12 @@ DECLARE
     st record;
     p record;
 BEGIN
+    IF beat IS NULL OR first IS NULL OR holding IS NULL THEN
+        RAISE EXCEPTION '_ha_tick(): beat, first and holding must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     IF mode NOT IN ('multi-node', 'leader') THEN
-        RAISE EXCEPTION '_ha_tick() is for the multi-node and leader modes, not "%"', mode
+        RAISE EXCEPTION '_ha_tick() is for the multi-node and leader modes, not "%"', pgrelay._show(mode)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'The session''s pg_relay.mode says the mode.';
     END IF;
@@ -660,12 +673,20 @@ CREATE OR REPLACE FUNCTION pgrelay._cluster_status()
 RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text,
                mode text, leader boolean, beat_at timestamptz, silent_for interval, dead boolean,
                acknowledged boolean, stopped_at timestamptz)
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
     -- What this node's Processor last saw of every node, and the rule applied to it with
-    -- pg_relay.dead_after; reads only, so monitoring changes nothing.
+    -- pg_relay.dead_after; reads only, so monitoring changes nothing. On a standby there is
+    -- nothing to show, and what the node observed (an unlogged table) cannot even be read: no
+    -- rows, rather than an error for every monitoring query that reads the view.
+    IF pg_is_in_recovery() THEN
+        RETURN;
+    END IF;
+    RETURN QUERY
     SELECT v.node_id, v.node_name, v.engine, v.is_local, v.link_up, v.link, v.mode, v.leader, v.beat_at,
            v.silent_for, v.dead, v.acked, v.stopped_at
-    FROM pgrelay._verdicts(pgrelay._dead_after(NULL)) v
+    FROM pgrelay._verdicts(pgrelay._dead_after(NULL)) v;
+END
 $$;
 COMMENT ON FUNCTION pgrelay._cluster_status() IS
     'The rows of the view pgrelay.cluster_status';
@@ -685,8 +706,11 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.failed_events', true, 'failures can be seen and re-queued from any node'),
         ('pgrelay.nodes', true, 'the map from engine nodes to pg_relay node ids is the same everywhere'),
         ('pgrelay.heartbeats', true, 'how the nodes hear from each other'),
+        ('pgrelay.webhooks', true, 'a webhook endpoint registered on one node is used by the Processors of all'),
+        ('pgrelay.webhook_secrets', true, 'the header values and signing secret of a webhook endpoint, with it'),
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
         ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
+        ('pgrelay.processor_reports', false, 'node-local: the Processors running against this node, each written by its own Processor'),
         ('pgrelay._id_clock', false, 'a sequence: node-local; ids are unique across nodes because they carry the node id')
     ), own AS (
         SELECT d.objid::regclass AS rel

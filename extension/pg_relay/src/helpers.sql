@@ -6,6 +6,23 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT 2 $$;
 COMMENT ON FUNCTION pgrelay.interface_version() IS
     'Version of the Processor/notifier interface this extension implements (docs/interface.md)';
 
+-- pgrelay._show()
+CREATE OR REPLACE FUNCTION pgrelay._show(s text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- What a caller gave, made safe to quote in an error message: line breaks and other control
+    -- characters, and the invisible formatting characters that make text read otherwise than it
+    -- is (bidirectional overrides, zero-width spaces, the byte order mark, tag characters),
+    -- become ?, so that a message stays one line and shows what it names; at most 100 characters.
+    SELECT CASE WHEN s IS NULL THEN 'NULL'
+                ELSE pg_catalog.regexp_replace(
+                         CASE WHEN pg_catalog.length(s) > 100 THEN pg_catalog.left(s, 97) || '...' ELSE s END,
+                         '[\x01-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]',
+                         '?', 'g')
+           END
+$$;
+COMMENT ON FUNCTION pgrelay._show(text) IS
+    'Text a caller gave, for an error message: control and invisible formatting characters as ?, at most 100 characters';
+
 -- pgrelay._backoff()
 CREATE OR REPLACE FUNCTION pgrelay._backoff(attempt integer, base interval, cap interval,
                                  jitter double precision DEFAULT pg_catalog.random())
@@ -74,7 +91,7 @@ LANGUAGE plpgsql STABLE AS $$
 BEGIN
     mode := COALESCE(NULLIF(pg_catalog.current_setting('pg_relay.mode', true), ''), 'single');
     IF mode NOT IN ('single', 'multi-node', 'leader') THEN
-        RAISE EXCEPTION 'invalid pg_relay.mode "%"', mode
+        RAISE EXCEPTION 'invalid pg_relay.mode "%"', pgrelay._show(mode)
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use single, multi-node or leader.';
     END IF;

@@ -4,7 +4,9 @@
 CREATE OR REPLACE FUNCTION pgrelay._invalid_node_id(v text) RETURNS integer
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', v
+    -- a node id is printable ASCII: anything else is shown as ? (pgrelay._show() is for text a
+    -- caller gave; this is a setting)
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
         USING ERRCODE = 'invalid_parameter_value',
               DETAIL = 'The node id must be an integer between 0 and 1023.';
 END
@@ -39,7 +41,26 @@ COMMENT ON FUNCTION pgrelay._node_id() IS
 
 -- pgrelay._this_node()
 CREATE OR REPLACE FUNCTION pgrelay._this_node() RETURNS integer
-LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT pgrelay._node_id() $$;
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v text := pg_catalog.current_setting('pg_relay.node_id', true);
+BEGIN
+    -- What _node_id() says, spelt out: the processor and admin roles call this function themselves
+    -- (it is not SECURITY DEFINER), and the internal functions are not theirs to execute.
+    IF v IS NULL OR pg_catalog.btrim(v) = '' THEN
+        RETURN 0;
+    END IF;
+    IF v ~ '^\s*[0-9]{1,4}\s*$' THEN
+        IF v::integer <= 1023 THEN
+            RETURN v::integer;
+        END IF;
+    END IF;
+    -- a node id is printable ASCII: anything else is shown as ?
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
+        USING ERRCODE = 'invalid_parameter_value',
+              DETAIL = 'The node id must be an integer between 0 and 1023.';
+END
+$$;
 COMMENT ON FUNCTION pgrelay._this_node() IS
     'This node''s id: the pg_relay.node_id setting (0 to 1023), 0 when unset';
 

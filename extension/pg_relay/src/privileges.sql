@@ -25,6 +25,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._queue_mark_done(bigint),
     pgrelay._complete(bigint, text, text, text, timestamptz),
     pgrelay._queue_defer(bigint, timestamptz),
+    pgrelay._webhook_claim(bigint),
+    pgrelay._webhook_gone(bigint, integer, text),
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),
     pgrelay._this_node(),
@@ -37,7 +39,10 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.multi_master_watch(interval),
     pgrelay.is_lowest_live_master(interval),
     pgrelay.cluster_nodes(),
-    pgrelay._cluster_status()
+    pgrelay._cluster_status(),
+    -- monitoring: the Processor's own row of pgrelay.processors
+    pgrelay._processor_report(text, integer, text, integer, integer, timestamptz, interval),
+    pgrelay._processor_stop(text, integer)
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
@@ -54,6 +59,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.purge_log(interval),
     pgrelay.watch_table(regclass, text, text[], text[]),
     pgrelay.unwatch_table(regclass, text),
+    pgrelay.register_webhook(text, text, text, jsonb, text, text, boolean, boolean, interval, integer, interval,
+                             interval, text, boolean, boolean, text, integer, text[]),
     pgrelay.queue_probe(bigint),
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
@@ -72,14 +79,21 @@ TO pgrelay_admin;
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
                 pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
                 pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
-                pgrelay.cluster_status
+                pgrelay.cluster_status, pgrelay.webhooks, pgrelay.webhook_status, pgrelay.processor_reports,
+                pgrelay.processors, pgrelay.dispatch_state
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status TO pgrelay_processor;
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,
+                pgrelay.dispatch_state
+TO pgrelay_processor;
 
 -- The monitor role reads the views, and nothing else: no table, no function that changes anything.
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
-GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status TO pgrelay_monitor;
--- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status)
-GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status()
+GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status,
+                pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state
+TO pgrelay_monitor;
+-- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
+-- dispatch_state _this_node)
+GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
+                          pgrelay._this_node()
 TO pgrelay_monitor;

@@ -44,7 +44,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue.channel;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', _enqueue.channel
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(_enqueue.channel)
             USING ERRCODE = 'undefined_object',
                   HINT = 'Create it with pgrelay.register().';
     END IF;

@@ -47,16 +47,58 @@ SELECT c.channel, c.action_type,
        round(count(r.*) FILTER (WHERE r.outcome IN ('retry', 'timeout', 'failed'))::numeric
              / NULLIF(count(r.*), 0), 4) AS error_rate_1h,
        round((avg(date_part('epoch', r.finished_at - r.started_at)) * 1000)::numeric, 1) AS avg_ms_1h,
-       max(r.finished_at) FILTER (WHERE r.outcome IN ('ok', 'partial', 'cancelled')) AS last_done_at
+       max(r.finished_at) FILTER (WHERE r.outcome IN ('ok', 'partial', 'cancelled')) AS last_done_at,
+       round(count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes'
+                                AND r.outcome IN ('retry', 'timeout', 'failed'))::numeric
+             / NULLIF(count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes'), 0), 4) AS error_rate_5m,
+       round(count(r.*) FILTER (WHERE r.finished_at > now() - interval '5 minutes'
+                                AND r.outcome IN ('ok', 'partial', 'cancelled'))::numeric / 300, 3) AS throughput_5m,
+       round(count(r.*) FILTER (WHERE r.outcome IN ('ok', 'partial', 'cancelled'))::numeric / 3600, 3) AS throughput_1h
 FROM pgrelay.channels c
 LEFT JOIN recent r ON r.channel = c.channel
 GROUP BY c.channel, c.action_type;
 COMMENT ON VIEW pgrelay.channel_stats IS
     'Per channel, from the log of the last hour: attempts done, retried and failed in the last 5 minutes '
-    'and hour, the share of failed attempts, their mean duration, the last success';
+    'and hour, the share of failed attempts, their mean duration, the last success, events done per second';
 
 CREATE OR REPLACE VIEW pgrelay.cluster_status AS
 SELECT * FROM pgrelay._cluster_status();
 COMMENT ON VIEW pgrelay.cluster_status IS
     'Multi-node and leader mode: every node as this node''s Processor last saw it: link, heartbeat, '
     'silence by this node''s clock, dead by the rule (pg_relay.dead_after), leading, acknowledging this node';
+
+CREATE OR REPLACE VIEW pgrelay.webhook_status AS
+SELECT w.channel,
+       substring(w.url from '^[a-z]+://[^/?#]+') AS endpoint,
+       w.method,
+       CASE WHEN w.gone_at IS NOT NULL THEN 'gone'
+            WHEN c.paused THEN 'paused'
+            WHEN NOT c.active THEN 'inactive'
+            ELSE 'active' END AS state,
+       w.signing IS NOT NULL AS signed,
+       w.gone_at, w.gone_status, w.gone_reason
+FROM pgrelay.webhooks w
+JOIN pgrelay.channels c ON c.channel = w.channel;
+COMMENT ON VIEW pgrelay.webhook_status IS
+    'Per webhook channel: the endpoint''s scheme, host and port (not its path, which may hold a token), '
+    'its state (active, paused, inactive, gone: it answered 410 and its channel was paused) and why';
+
+CREATE OR REPLACE VIEW pgrelay.processors AS
+SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy, r.leader, r.started_at, r.last_tick_at,
+       now() - r.last_tick_at AS silent_for,
+       -- A running Processor reports every report_every: three missed reports and it is not alive.
+       r.last_tick_at > now() - 3 * r.report_every AS alive,
+       r.backend_pid
+FROM pgrelay.processor_reports r;
+COMMENT ON VIEW pgrelay.processors IS
+    'The Processors running against this database (this node), as they report themselves: alive while '
+    'their reports keep coming (every 10 s); a clean stop removes the row, a crashed one stays, not alive';
+
+CREATE OR REPLACE VIEW pgrelay.dispatch_state AS
+SELECT c.paused, c.paused_at, pg_catalog.pg_is_in_recovery() AS in_recovery,
+       pgrelay._this_node() AS node_id,
+       c.reload_generation, c.reload_requested_at
+FROM pgrelay.control c;
+COMMENT ON VIEW pgrelay.dispatch_state IS
+    'Whether pgrelay.pause() stopped dispatch everywhere, whether this server is a standby, its node id, '
+    'the reload generation';

@@ -11,13 +11,32 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * where there is none), txid (the changing transaction's id) and event_id (the id of this event,
  * the one a webhook sends as webhook-id, as a string: JSON numbers lose digits above 2^53).
  * SECURITY DEFINER so that whoever may change the table may queue its events, and nothing else.
+ *
+ * Note that to_jsonb() converts a value of a type that has a cast to json with that cast's
+ * function, and here it runs as the extension's owner, a superuser: the owner of an enum or range
+ * type (any role that may create types) could make a cast to json whose function then ran with
+ * superuser rights at every change of a watched table. So no row is converted while a cast to
+ * json or jsonb has a function that a role other than a superuser owns.
  */
 DECLARE
     cols text[];
     old_row jsonb;
     new_row jsonb;
     id bigint := pgrelay._next_id();
+    caster record;
 BEGIN
+    SELECT c.castsource::regtype AS source, p.oid::regprocedure AS func, r.rolname AS owner INTO caster
+    FROM pg_cast c JOIN pg_proc p ON p.oid = c.castfunc JOIN pg_roles r ON r.oid = p.proowner
+    WHERE c.casttarget IN ('json'::regtype, 'jsonb'::regtype) AND NOT r.rolsuper
+    LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'the change of a watched table is not queued while a cast to json runs code of role %',
+                        caster.owner
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = pg_catalog.format('The cast from %s uses %s, which would run with the rights of pg_relay''s owner.',
+                                             caster.source, caster.func),
+                  HINT = 'Drop the cast, or have a superuser check its function and take it over (ALTER FUNCTION ... OWNER TO).';
+    END IF;
     IF TG_NARGS > 1 THEN
         cols := ARRAY(SELECT jsonb_array_elements_text(TG_ARGV[1]::jsonb));
     END IF;
@@ -78,6 +97,11 @@ BEGIN
     END IF;
     SELECT x.oid, x.relkind, n.nspname, x.relname INTO t
     FROM pg_class x JOIN pg_namespace n ON n.oid = x.relnamespace WHERE x.oid = watch_table."table";
+    IF NOT FOUND THEN
+        -- a regclass may hold the number of a relation that is gone (or never was)
+        RAISE EXCEPTION 'relation with OID % does not exist', watch_table."table"::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     IF t.relkind NOT IN ('r', 'p') THEN
         RAISE EXCEPTION '% is not a table', watch_table."table" USING ERRCODE = 'wrong_object_type';
     END IF;
@@ -92,7 +116,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = watch_table.channel;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', watch_table.channel
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(watch_table.channel)
             USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.register().';
     END IF;
     SELECT array_agg(DISTINCT lower(o) ORDER BY lower(o)) INTO ops FROM unnest(watch_table.operations) o;
@@ -109,7 +133,8 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF bad IS NOT NULL THEN
-        RAISE EXCEPTION 'table % has no column %', watch_table."table", bad USING ERRCODE = 'undefined_column';
+        RAISE EXCEPTION 'table % has no column %', watch_table."table", pgrelay._show(bad)
+            USING ERRCODE = 'undefined_column';
     END IF;
 
     IF EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = trig) THEN
@@ -133,14 +158,21 @@ DECLARE
     t record;
     trig name := pgrelay._watch_name(unwatch_table.channel);
 BEGIN
+    IF unwatch_table."table" IS NULL OR unwatch_table.channel IS NULL THEN
+        RAISE EXCEPTION 'table and channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     SELECT n.nspname, x.relname, x.oid INTO t
     FROM pg_class x JOIN pg_namespace n ON n.oid = x.relnamespace WHERE x.oid = unwatch_table."table";
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'relation with OID % does not exist', unwatch_table."table"::oid
+            USING ERRCODE = 'undefined_table';
+    END IF;
     IF NOT has_table_privilege(session_user, t.oid, 'TRIGGER') THEN
         RAISE EXCEPTION '% may not change the triggers of table %', session_user, unwatch_table."table"
             USING ERRCODE = 'insufficient_privilege';
     END IF;
     IF NOT EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = trig) THEN
-        RAISE EXCEPTION 'table % is not watched for channel "%"', unwatch_table."table", unwatch_table.channel
+        RAISE EXCEPTION 'table % is not watched for channel "%"', unwatch_table."table", pgrelay._show(unwatch_table.channel)
             USING ERRCODE = 'undefined_object';
     END IF;
     EXECUTE format('DROP TRIGGER %I ON %I.%I', trig, t.nspname, t.relname);

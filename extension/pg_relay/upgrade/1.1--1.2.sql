@@ -25,7 +25,7 @@ COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
     'Largest payload notify() accepts on this channel, in bytes';
 COMMENT ON COLUMN pgrelay.channels.batch IS
     'sql channels: the Processor may finish several of its events in one transaction, each handler in '
-    'its own subtransaction (register() turns it on for sql channels; notify channels never batch)';
+    'its own subtransaction (register() turns it on for sql channels; notify and webhook channels never batch)';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';
@@ -120,3 +120,68 @@ CREATE UNLOGGED TABLE pgrelay.peer_observations (
 COMMENT ON TABLE pgrelay.peer_observations IS
     'Node-local (unlogged, never replicated): the peers'' heartbeats as this node saw them, by its own clock';
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
+
+-- Webhooks: the action type, each channel's endpoint and its secrets.
+CREATE TABLE pgrelay.webhooks (
+    channel     text PRIMARY KEY
+                REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    url         text NOT NULL,
+    method      text NOT NULL DEFAULT 'POST' CHECK (method IN ('POST', 'PUT', 'PATCH')),
+    allow_http  boolean NOT NULL DEFAULT false,
+    ca_file     text,
+    debug       boolean NOT NULL DEFAULT false,
+    headers     jsonb NOT NULL DEFAULT '{}',
+    signing     text,
+    gone_at     timestamptz,
+    gone_status integer,
+    gone_reason text,
+    updated_at  timestamptz NOT NULL DEFAULT now(),
+    CHECK (url ~ '^https://' OR (allow_http AND url ~ '^http://'))
+);
+COMMENT ON TABLE pgrelay.webhooks IS
+    'The HTTP endpoint of each webhook channel; change it with register_webhook() (header values and the '
+    'signing secret are in webhook_secrets)';
+COMMENT ON COLUMN pgrelay.webhooks.headers IS
+    'The extra request headers: each name with how its value is given (env:NAME, file:NAME or literal), never the value';
+COMMENT ON COLUMN pgrelay.webhooks.signing IS
+    'How the signing secret is given (env:NAME, file:NAME or literal); NULL: requests are not signed';
+COMMENT ON COLUMN pgrelay.webhooks.gone_at IS
+    'When the endpoint answered 410 Gone: the channel was paused; resume(channel) clears it';
+
+CREATE TABLE pgrelay.webhook_secrets (
+    channel        text PRIMARY KEY REFERENCES pgrelay.webhooks ON DELETE CASCADE,
+    headers        jsonb NOT NULL DEFAULT '[]',
+    signing_secret text
+);
+COMMENT ON TABLE pgrelay.webhook_secrets IS
+    'Webhook header values ([[name, value], ...]) and signing secrets: literal values or references '
+    '(env:NAME, file:NAME, value:TEXT) that only the Processor resolves. No role but the extension '
+    'owner has any privilege on this table.';
+INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
+    ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook')$$);
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');
+
+-- Monitoring: the Processors' own reports (pgrelay.processors), node-local.
+CREATE TABLE pgrelay.processor_reports (
+    host         text NOT NULL,
+    pid          integer NOT NULL,
+    node_id      integer NOT NULL,
+    version      text NOT NULL,
+    mode         text NOT NULL,
+    workers      integer NOT NULL,
+    busy         integer NOT NULL,
+    leader       boolean,
+    started_at   timestamptz NOT NULL,
+    last_tick_at timestamptz NOT NULL,
+    report_every interval NOT NULL,
+    backend_pid  integer NOT NULL,
+    PRIMARY KEY (host, pid)
+);
+COMMENT ON TABLE pgrelay.processor_reports IS
+    'Node-local (never replicated): the Processors running against this database, as they last reported '
+    '(read pgrelay.processors)';
+COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
+    'When the Processor last reported, by this server''s clock: every report_every while it runs';

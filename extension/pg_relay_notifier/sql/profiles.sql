@@ -190,6 +190,7 @@ SELECT pgrelay_notifier.alter_profile('p_smtp', reset => '{host}');
 SELECT pgrelay_notifier.alter_profile('p_graph', reset => '{client_secret}');
 SELECT pgrelay_notifier.alter_profile('p_smtp', reset => '{transport}');
 SELECT pgrelay_notifier.alter_profile('p_smtp', reset => '{colour}');
+SELECT pgrelay_notifier.alter_profile('p_smtp', reset => '{port,NULL}');
 SELECT pgrelay_notifier.alter_profile('p_smtp', debug => true, reset => '{debug}');
 SELECT pgrelay_notifier.alter_profile('p_smtp', reset => '{username}');
 SELECT pgrelay_notifier.alter_profile('p_local', username => 'u', password => 'pw');

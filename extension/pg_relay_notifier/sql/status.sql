@@ -88,9 +88,12 @@ SELECT notification_id = :r1 AS open_kept FROM pgrelay_notifier.notifications WH
 SELECT count(*) AS orphans FROM pgrelay_notifier.recipients r
 WHERE NOT EXISTS (SELECT 1 FROM pgrelay_notifier.notifications n WHERE n.notification_id = r.notification_id);
 SELECT * FROM pgrelay_notifier.purge('30 days');
--- a negative or NULL interval (error)
+-- a negative, zero, NULL or huge interval (error)
 SELECT pgrelay_notifier.purge('-1 day');
 SELECT pgrelay_notifier.purge(NULL);
+SELECT pgrelay_notifier.purge('0');
+SELECT pgrelay_notifier.purge('1001 years');
+SELECT pgrelay_notifier.purge('1000000 years');
 
 -- a channel that is gone cannot be requeued to (error)
 SELECT pgrelay_notifier.cancel(notification_id) FROM pgrelay_notifier.notifications WHERE status IN ('queued', 'retrying');

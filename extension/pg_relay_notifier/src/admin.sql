@@ -56,8 +56,11 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 DECLARE
     cutoff timestamptz;
 BEGIN
-    IF older_than IS NULL OR older_than < '0' THEN
-        RAISE EXCEPTION 'older_than must be a positive interval, not %', COALESCE(older_than::text, 'NULL')
+    -- 0 would delete every finished notification; more than 1000 years would not even make a
+    -- timestamp (pg_relay's purge_log() draws the same bounds).
+    IF older_than IS NULL OR older_than <= '0' OR older_than > '1000 years' THEN
+        RAISE EXCEPTION 'older_than must be a positive interval of at most 1000 years, not %',
+                        COALESCE(older_than::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     cutoff := now() - older_than;

@@ -162,12 +162,21 @@ CREATE OR REPLACE FUNCTION pgrelay_notifier._json_time(doc jsonb, key text) RETU
 LANGUAGE plpgsql STABLE AS $$
 DECLARE
     v text := pgrelay_notifier._json_text(doc, key);
+    t timestamptz;
 BEGIN
-    RETURN v::timestamptz;
-EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_parameter_value THEN
-    RAISE EXCEPTION 'set_status: % is not a timestamp: "%"', key, pgrelay_notifier._show(v)
-        USING ERRCODE = 'invalid_parameter_value',
-              HINT = 'Use ISO 8601 with a time zone, e.g. 2026-11-29T19:20:50.123+00.';
+    BEGIN
+        t := v::timestamptz;
+    EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR invalid_parameter_value THEN
+        RAISE EXCEPTION 'set_status: % is not a timestamp: "%"', key, pgrelay_notifier._show(v)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ISO 8601 with a time zone, e.g. 2026-11-29T19:20:50.123+00.';
+    END;
+    -- "infinity" reads as a timestamp, but no attempt starts, ends or is planned then.
+    IF NOT isfinite(t) THEN
+        RAISE EXCEPTION 'set_status: % must be a finite time, not "%"', key, pgrelay_notifier._show(v)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN t;
 END
 $$;
 COMMENT ON FUNCTION pgrelay_notifier._json_time(jsonb, text) IS

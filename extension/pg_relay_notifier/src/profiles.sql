@@ -524,6 +524,11 @@ BEGIN
 
     changes := given;
     FOREACH k IN ARRAY COALESCE(alter_profile.reset, '{}') LOOP
+        IF k IS NULL THEN
+            RAISE EXCEPTION 'profile "%": reset must not hold NULL', p.name
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = 'List the names of the settings to reset, such as ''{rate_limit_per_minute}''.';
+        END IF;
         IF given ? k THEN
             RAISE EXCEPTION 'profile "%": % is both given and reset', p.name, k
                 USING ERRCODE = 'invalid_parameter_value';

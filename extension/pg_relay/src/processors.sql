@@ -1,0 +1,84 @@
+/* extension/pg_relay/src/processors.sql: the Processors' reports of themselves (the view pgrelay.processors) */
+
+-- pgrelay._processor_report()
+CREATE OR REPLACE FUNCTION pgrelay._processor_report(host text, pid integer, version text, workers integer,
+                                                     busy integer, started_at timestamptz, report_every interval)
+RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: the Processor (host, pid) reports that it runs: when it starts and then every
+ * report_every, after a tick, on its control connection. Its mode and leadership come from the
+ * session (pg_relay.mode, pg_relay.is_leader), its node from pg_relay.node_id. Rows silent for a
+ * day (a Processor that crashed and never came back) are deleted on the way.
+ * Returns: true, or false on a standby, where nothing can be written.
+ *
+ * The report is committed asynchronously, as the heartbeat is: losing the last report in a crash
+ * costs nothing, and an idle Processor never waits for a WAL flush.
+ */
+DECLARE
+    m text := COALESCE(NULLIF(current_setting('pg_relay.mode', true), ''), 'single');
+BEGIN
+    IF host IS NULL OR pid IS NULL OR version IS NULL OR workers IS NULL OR busy IS NULL OR started_at IS NULL
+       OR report_every IS NULL THEN
+        RAISE EXCEPTION 'host, pid, version, workers, busy, started_at and report_every must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    -- What pg_relay status prints and monitoring labels carry: visible text of bounded length.
+    IF host = '' OR pgrelay._show(host) <> host OR version = '' OR length(version) > 64
+       OR pgrelay._show(version) <> version THEN
+        RAISE EXCEPTION 'host must be 1 to 100 and version 1 to 64 visible characters, not "%" and "%"',
+                        pgrelay._show(host), pgrelay._show(version)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF workers < 1 OR busy < 0 OR busy > workers THEN
+        RAISE EXCEPTION 'workers must be at least 1 and busy between 0 and workers, not % and %', workers, busy
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT isfinite(started_at) THEN
+        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF report_every <= '0' OR report_every > '1 day' THEN
+        RAISE EXCEPTION 'report_every must be more than 0 and at most 1 day, not %', report_every
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RETURN false;
+    END IF;
+    PERFORM set_config('synchronous_commit', 'off', true);
+    INSERT INTO pgrelay.processor_reports AS r
+        (host, pid, node_id, version, mode, workers, busy, leader, started_at, last_tick_at, report_every,
+         backend_pid)
+    VALUES (host, pid, pgrelay._this_node(), version, m, workers, busy,
+            CASE WHEN m = 'leader' THEN COALESCE(current_setting('pg_relay.is_leader', true), '') = 'on' END,
+            started_at, now(), report_every, pg_backend_pid())
+    ON CONFLICT ON CONSTRAINT processor_reports_pkey DO UPDATE
+    SET node_id = EXCLUDED.node_id, version = EXCLUDED.version, mode = EXCLUDED.mode,
+        workers = EXCLUDED.workers, busy = EXCLUDED.busy, leader = EXCLUDED.leader,
+        started_at = EXCLUDED.started_at, last_tick_at = EXCLUDED.last_tick_at,
+        report_every = EXCLUDED.report_every, backend_pid = EXCLUDED.backend_pid;
+    DELETE FROM pgrelay.processor_reports r WHERE r.last_tick_at < now() - interval '1 day';
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._processor_report(text, integer, text, integer, integer, timestamptz, interval) IS
+    'A Processor reports that it runs (at start, then every report_every): the row of pgrelay.processors';
+
+-- pgrelay._processor_stop()
+CREATE OR REPLACE FUNCTION pgrelay._processor_stop(host text, pid integer) RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- A Processor that stops cleanly takes its row away: only crashed ones stay, as not alive.
+    -- (On a standby there is no row of its own, and nothing can be written.)
+    IF host IS NULL OR pid IS NULL THEN
+        RAISE EXCEPTION 'host and pid must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF pg_is_in_recovery() THEN
+        RETURN false;
+    END IF;
+    DELETE FROM pgrelay.processor_reports r WHERE r.host = _processor_stop.host AND r.pid = _processor_stop.pid;
+    RETURN FOUND;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._processor_stop(text, integer) IS
+    'A Processor stopped cleanly: its row leaves pgrelay.processors';

@@ -1,0 +1,270 @@
+/*
+ * status_cmd.c - `pg_relay status`: one screen about a database's pg_relay, read from the views a
+ * pgrelay_monitor member may read (dispatch_state, processors, cluster_status, queue_depth,
+ * channel_stats), for an operator at a terminal. It connects once, prints, and exits.
+ */
+#include "status_cmd.h"
+
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "log.h"
+#include "pgconn.h"
+
+static const char status_usage[] =
+	"pg_relay status - one screen about pg_relay in a database: dispatch (pause, standby), the running\n"
+	"Processors, the nodes of a multi-master cluster, and the channels with the most due events.\n"
+	"\n"
+	"Usage: pg_relay status [-d CONNINFO]\n"
+	"\n"
+	"  -d, --dbname=CONNINFO        libpq connection string or URI (default: the PG* environment variables)\n"
+	"  -h, --help                   show this help and exit\n"
+	"\n"
+	"The role needs only pgrelay_monitor (granted to pg_monitor). Exit status: 0 shown, 1 the database\n"
+	"could not be read, 2 usage.\n";
+
+void
+status_format_age(long long secs, char *buf, size_t len)
+{
+	if (secs < 0)
+		snprintf(buf, len, "-");
+	else if (secs < 60)
+		snprintf(buf, len, "%llds", secs);
+	else if (secs < 3600)
+		snprintf(buf, len, "%lldm%02llds", secs / 60, secs % 60);
+	else if (secs < 86400)
+		snprintf(buf, len, "%lldh%02lldm", secs / 3600, secs % 3600 / 60);
+	else
+		snprintf(buf, len, "%lldd%02lldh", secs / 86400, secs % 86400 / 3600);
+}
+
+/* value is a field's text ("" for NULL); flag a boolean field (NULL is false). */
+static const char *
+value(const PGresult *res, int row, int col)
+{
+	const char *v = pgconn_value(res, row, col);
+
+	return v ? v : "";
+}
+
+static bool
+flag(const PGresult *res, int row, int col)
+{
+	return strcmp(value(res, row, col), "t") == 0;
+}
+
+/* age formats a column of seconds (NULL or negative: "-"). */
+static const char *
+age(const PGresult *res, int row, int col, char *buf, size_t len)
+{
+	const char *v = pgconn_value(res, row, col);
+
+	status_format_age(v ? atoll(v) : -1, buf, len);
+	return buf;
+}
+
+/* fit cuts s to width characters for a column, marking the cut with "~". */
+static const char *
+fit(const char *s, int width, char *buf, size_t len)
+{
+	snprintf(buf, len, "%s", s);
+	if ((int) strlen(buf) > width && width > 1) {
+		buf[width - 1] = '~';
+		buf[width] = '\0';
+	}
+	return buf;
+}
+
+static bool
+print_dispatch(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_DISPATCH, NULL);
+	char since[32];
+
+	if (res == NULL)
+		return false;
+	printf("pg_relay %s in database %s, read as %s at %s UTC\n", value(res, 0, 7), value(res, 0, 0),
+		   value(res, 0, 1), value(res, 0, 6));
+	if (flag(res, 0, 2))
+		printf("Dispatch:    PAUSED for %s by pgrelay.pause(): no Processor starts an event\n",
+			   age(res, 0, 3, since, sizeof since));
+	else
+		printf("Dispatch:    running\n");
+	printf("Server:      %s, pg_relay node %s\n",
+		   flag(res, 0, 4) ? "a standby (Processors wait)" : "a primary", value(res, 0, 5));
+	pgconn_clear(res);
+	return true;
+}
+
+static bool
+print_processors(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_PROCESSORS, NULL);
+	char host[32], up[32], tick[32];
+	int i, n, alive = 0;
+
+	if (res == NULL)
+		return false;
+	n = PQntuples(res);
+	for (i = 0; i < n; i++)
+		alive += flag(res, i, 10);
+	if (n == 0)
+		printf("Processors:  NONE reported on this node (pgrelay.processors): nothing runs the events\n");
+	else if (alive == 0)
+		printf("Processors:  NONE alive (%d silent)\n", n);
+	else
+		printf("Processors:  %d alive%s\n", alive, alive < n ? ", some silent (not alive)" : "");
+	if (n > 0)
+		printf("  %-24s %7s %4s %-8s %-10s %7s %4s %-6s %-7s %s\n", "HOST", "PID", "NODE", "VERSION", "MODE",
+			   "WORKERS", "BUSY", "LEADER", "UP", "LAST TICK");
+	for (i = 0; i < n; i++)
+		printf("  %-24s %7s %4s %-8s %-10s %7s %4s %-6s %-7s %s ago%s\n",
+			   fit(value(res, i, 0), 24, host, sizeof host), value(res, i, 1), value(res, i, 2),
+			   value(res, i, 3), value(res, i, 4), value(res, i, 5), value(res, i, 6),
+			   pgconn_value(res, i, 7) == NULL ? "-" : (flag(res, i, 7) ? "yes" : "no"),
+			   age(res, i, 8, up, sizeof up), age(res, i, 9, tick, sizeof tick),
+			   flag(res, i, 10) ? "" : "  NOT ALIVE");
+	pgconn_clear(res);
+	return true;
+}
+
+static bool
+print_cluster(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_CLUSTER, NULL);
+	char name[32], silent[32];
+	const char *state;
+	int i, n;
+
+	if (res == NULL)
+		return false;
+	n = PQntuples(res);
+	if (n > 0) {
+		printf("Cluster:     %d node(s), as this node's Processor saw them (pgrelay.cluster_status)\n", n);
+		printf("  %4s %-16s %-9s %-10s %-6s %-5s %-7s %s\n", "NODE", "NAME", "ENGINE", "MODE", "LEADER",
+			   "LINK", "SILENT", "STATE");
+	}
+	for (i = 0; i < n; i++) {
+		if (flag(res, i, 3))
+			state = "this node";
+		else
+			state = flag(res, i, 8) ? "DEAD" : "alive";
+		printf("  %4s %-16s %-9s %-10s %-6s %-5s %-7s %s\n", value(res, i, 0),
+			   fit(value(res, i, 1), 16, name, sizeof name), value(res, i, 2), value(res, i, 5),
+			   pgconn_value(res, i, 6) == NULL ? "-" : (flag(res, i, 6) ? "yes" : "no"),
+			   pgconn_value(res, i, 4) == NULL ? "-" : (flag(res, i, 4) ? "up" : "DOWN"),
+			   age(res, i, 7, silent, sizeof silent), state);
+	}
+	pgconn_clear(res);
+	return true;
+}
+
+static bool
+print_channels(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_CHANNELS, NULL);
+	char name[40], oldest[32];
+	int i, n;
+	long long total;
+
+	if (res == NULL)
+		return false;
+	n = PQntuples(res);
+	total = n > 0 ? atoll(value(res, 0, 9)) : 0;
+	if (total == 0)
+		printf("Channels:    none registered\n");
+	else if (total > n)
+		printf("Channels:    %lld, the %d with the most due events:\n", total, n);
+	else
+		printf("Channels:    %lld\n", total);
+	if (n > 0)
+		printf("  %-32s %-6s %8s %8s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "OLDEST DUE",
+			   "DONE 1H", "FAILED 1H", "STATE");
+	for (i = 0; i < n; i++)
+		printf("  %-32s %-6s %8s %8s %-10s %8s %9s %s\n", fit(value(res, i, 0), 32, name, sizeof name),
+			   value(res, i, 1), value(res, i, 4), value(res, i, 5), age(res, i, 6, oldest, sizeof oldest),
+			   value(res, i, 7), value(res, i, 8),
+			   flag(res, i, 3) ? "PAUSED" : (flag(res, i, 2) ? "active" : "inactive"));
+	pgconn_clear(res);
+	return true;
+}
+
+/* parse_args reads -d/--dbname and -h/--help; returns 0 to go on, 1 help printed, 2 usage error. */
+static int
+parse_args(int argc, char **argv, const char **conninfo)
+{
+	static const struct option lo[] = {
+		{"dbname", required_argument, NULL, 'd'}, {"help", no_argument, NULL, 'h'}, {NULL, 0, NULL, 0}};
+	int c;
+
+	optind = 0;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, ":d:h", lo, NULL)) != -1) {
+		switch (c) {
+		case 'd':
+			*conninfo = optarg;
+			break;
+		case 'h':
+			fputs(status_usage, stdout);
+			return 1;
+		case ':':
+			fprintf(stderr, "pg_relay status: option \"%s\" needs a value\n", argv[optind - 1]);
+			return 2;
+		default:
+			fprintf(stderr, "pg_relay status: unknown option \"%s\"\n", argv[optind - 1]);
+			return 2;
+		}
+	}
+	if (optind < argc) {
+		fprintf(stderr, "pg_relay status: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	return 0;
+}
+
+int
+status_main(int argc, char **argv)
+{
+	const char *conninfo = NULL;
+	struct PgConn c;
+	char err[512];
+	long wait_ms;
+	bool config;
+	int rc = parse_args(argc, argv, &conninfo);
+
+	if (rc != 0) {
+		if (rc == 2)
+			fputs("Try \"pg_relay status --help\" for more information.\n", stderr);
+		return rc == 1 ? 0 : 2;
+	}
+	if (!pgconn_check_conninfo(conninfo, err, sizeof err)) {
+		fprintf(stderr, "pg_relay status: %s\n", err);
+		return 2;
+	}
+	log_configure(LL_WARN, LF_TEXT);
+	pgconn_init(&c, "status", conninfo, "single");
+	c.one_attempt = true;
+	c.session_timeout_ms = 30000;
+	if (!pgconn_session(&c, 1000, &wait_ms)) {
+		const char *hint = pgconn_connect_hint(c.error, &config);
+
+		fprintf(stderr, "pg_relay status: could not connect: %s\n", c.error);
+		if (hint)
+			fprintf(stderr, "hint: %s\n", hint);
+		pgconn_destroy(&c);
+		return 1;
+	}
+	rc = 0;
+	if (!print_dispatch(&c) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c)) {
+		fflush(stdout);
+		fprintf(stderr, "pg_relay status: %s\n", c.error);
+		fprintf(stderr,
+				"hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay 1.2 "
+				"(ALTER EXTENSION pg_relay UPDATE)\n");
+		rc = 1;
+	}
+	pgconn_destroy(&c);
+	return rc;
+}

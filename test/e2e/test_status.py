@@ -1,0 +1,84 @@
+"""pg_relay status: one screen about a database, read with nothing but pgrelay_monitor's rights:
+dispatch (the global pause, a standby), the Processors and whether they are alive, and the
+channels with the most due events; and its errors (no rights, no server, bad usage)."""
+import re
+import subprocess
+
+import testlib
+
+
+def status(*args):
+    r = subprocess.run([testlib.PROCESSOR, "status"] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                       text=True, timeout=60)
+    assert "Sanitizer" not in r.stderr and "runtime error" not in r.stderr, r.stderr
+    return r
+
+
+def monitor_dsn(db):
+    db.sql("DO $$ BEGIN CREATE ROLE relay_watch LOGIN IN ROLE pgrelay_monitor; "
+           "EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+    return db.dsn.replace("user=postgres", "user=relay_watch")
+
+
+def test_status_as_a_monitor(db, processors):
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('orders', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.register('later', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.pause('later')")
+    db.sql("SELECT pgrelay.notify('later', 'x') FROM generate_series(1, 3)")
+    dsn = monitor_dsn(db)
+
+    r = status("-d", dsn)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert re.search(r"^pg_relay 1\.\d+ in database %s, read as relay_watch at " % db.name, out, re.M), out
+    assert re.search(r"^Dispatch: +running$", out, re.M), out
+    assert re.search(r"^Server: +a primary, pg_relay node 0$", out, re.M), out
+    assert re.search(r"^Processors: +NONE reported", out, re.M), out
+    assert re.search(r"^Channels: +2$", out, re.M), out
+    # the channel with due events comes first, and says it is paused
+    rows = [l.split() for l in out.splitlines() if re.match(r"  (later|orders) ", l)]
+    assert rows[0][0] == "later" and rows[0][2:4] == ["3", "3"] and rows[0][-1] == "PAUSED", out
+    assert rows[1][0] == "orders" and rows[1][-1] == "active", out
+    assert len(out.splitlines()) <= 24
+
+    p = processors("-d", db.dsn, "--workers=2", "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.processors") == 1, "the Processor's row")
+    db.sql("SELECT pgrelay.pause()")
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Dispatch: +PAUSED for \d+s by pgrelay.pause\(\)", out, re.M), out
+    assert re.search(r"^Processors: +1 alive$", out, re.M), out
+    line = [l for l in out.splitlines() if re.match(r"  \S+ +%d " % p.proc.pid, l)]
+    assert line and line[0].split()[3:6] == [open(testlib.ROOT + "/VERSION").read().strip(), "single", "2"], out
+    assert p.stop() == 0
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Processors: +NONE reported", out, re.M), out
+
+
+def test_status_of_a_crashed_processor(db, processors):
+    dsn = monitor_dsn(db)
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.processors") == 1, "the Processor's row")
+    p.kill()
+    db.sql("UPDATE pgrelay.processor_reports SET last_tick_at = last_tick_at - interval '2 minutes'")
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Processors: +NONE alive \(1 silent\)$", out, re.M), out
+    assert re.search(r"ago +NOT ALIVE$", out, re.M), out
+
+
+def test_status_errors(db):
+    db.sql("DO $$ BEGIN CREATE ROLE relay_nobody LOGIN; EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+    r = status("-d", db.dsn.replace("user=postgres", "user=relay_nobody"))
+    assert r.returncode == 1
+    assert "permission denied" in r.stderr and "GRANT pgrelay_monitor" in r.stderr, r.stderr
+    port = testlib.free_ports(1)[0]
+    r = status("-d", "host=127.0.0.1 port=%d dbname=x connect_timeout=2" % port)
+    assert r.returncode == 1 and "could not connect" in r.stderr and "hint: is the server running" in r.stderr
+    r = status("--nonsense")
+    assert r.returncode == 2 and 'Try "pg_relay status --help"' in r.stderr
+    r = status("-d", db.dsn, "extra")
+    assert r.returncode == 2
+    r = status("--help")
+    assert r.returncode == 0 and r.stdout.startswith("pg_relay status - ") and "--dbname=CONNINFO" in r.stdout
+    r = status("-d", "host='unterminated")
+    assert r.returncode == 2

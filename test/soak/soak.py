@@ -1,0 +1,392 @@
+#!/usr/bin/python3
+"""The fault soak (make soak, docs/testing.md): producers queue SQL events and emails on a primary
+with a synchronous streaming standby while the Processor delivers them, and the harness breaks
+everything it can, at random moments:
+
+  - SIGKILL the Processor 20 times (a new one starts at once),
+  - restart PostgreSQL with -m immediate 3 times,
+  - stop the SMTP server for 10 seconds, and hang it (SIGSTOP) for a while once,
+  - fail over: kill the primary and promote the standby, which the Processor and the producers
+    reach through a multi-host connection string.
+
+Then it waits until every event has its outcome and checks, from the database and the SMTP
+server's spools: nothing a producer saw committed is lost, no SQL handler ran twice for an
+event, no event was finished twice in pgrelay.log, no event is left without a final outcome,
+and emails were sent twice at most as many times as deliveries were in flight when something
+broke (recognised by their Message-ID). It prints a report; exit status 1 when a check fails.
+
+Knobs (environment): SOAK_SQL_EVENTS (6000), SOAK_EMAILS (4000), SOAK_SECONDS (the time the
+producers take, 90), SOAK_WORKERS (4), SOAK_RANDOM (the schedule's random number, printed with
+the report so that a schedule can be run again).
+"""
+import email
+import email.policy
+import os
+import random
+import re
+import signal
+import sys
+import threading
+import time
+
+import psycopg
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import testlib  # noqa: E402
+
+SQL_EVENTS = int(os.environ.get("SOAK_SQL_EVENTS", 6000))
+EMAILS = int(os.environ.get("SOAK_EMAILS", 4000))
+SECONDS = float(os.environ.get("SOAK_SECONDS", 90))
+WORKERS = int(os.environ.get("SOAK_WORKERS", 4))
+RANDOM = int(os.environ.get("SOAK_RANDOM", random.SystemRandom().randrange(1 << 30)))
+KILLS, RESTARTS = 20, 3
+FINAL = ("ok", "partial", "cancelled", "failed")
+
+SCHEMA = """
+CREATE EXTENSION pg_relay;
+CREATE EXTENSION pg_relay_notifier;
+CREATE TABLE public.done (token text NOT NULL, backend int, at timestamptz DEFAULT clock_timestamp());
+CREATE FUNCTION public.soak_handler(p text) RETURNS void SECURITY DEFINER SET search_path = pg_catalog
+LANGUAGE sql AS 'INSERT INTO public.done (token, backend) VALUES (p, pg_catalog.pg_backend_pid())';
+GRANT EXECUTE ON FUNCTION public.soak_handler(text) TO pgrelay_processor;
+SELECT pgrelay.register('soak_sql', 'sql', handler => 'public.soak_handler(text)', max_attempts => 1000,
+                        backoff_base => '50 ms', backoff_max => '500 ms', timeout => '10 seconds');
+"""
+
+
+def log(fmt, *args):
+    print("%8.1fs  %s" % (time.monotonic() - T0, fmt % args), flush=True)
+
+
+T0 = time.monotonic()
+
+
+class Soak:
+    def __init__(self):
+        self.rng = random.Random(RANDOM)
+        self.work = testlib.work_dir("soak-")
+        # Synchronous replication: a commit is acknowledged once the standby has it, so a failover
+        # loses nothing a producer saw committed (docs/guarantees.md says what an asynchronous one
+        # costs). The standby retries its primary quickly after each restart.
+        self.pair = testlib.StandbyPair(os.path.join(self.work, "pair"), conf=(
+            "synchronous_standby_names = '*'", "wal_retrieve_retry_interval = 100ms", "max_connections = 100"))
+        self.conninfo = self.pair.conninfo("soak")
+        with self.pair.primary.connect() as c:
+            c.execute("CREATE DATABASE soak")
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute(SCHEMA)
+        self.smtp_port = None
+        self.spools = []
+        self.smtp = self.start_smtp()
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute("SELECT pgrelay_notifier.create_profile('soak', host => '127.0.0.1', port => %s,"
+                      " security => 'none', from_address => 'soak@example.com', connect_timeout => '1 second',"
+                      " timeout => '3 seconds')", (self.smtp_port,))
+            c.execute("SELECT pgrelay_notifier.create_channel('soak_mail', 'soak', max_attempts => 1000,"
+                      " backoff_base => '100 ms', backoff_max => '1 second')")
+        self.acked = {"sql": set(), "mail": set()}
+        self.unknown = {"sql": set(), "mail": set()}
+        self.producer_errors = 0
+        self.in_flight = 0               # deliveries held open when something broke
+        self.breaks = []                 # (when, what, in flight)
+        self.processors = []
+        self.processor = None
+        self.lock = threading.Lock()
+
+    # ---- the parts ----------------------------------------------------------------------------
+
+    def start_smtp(self):
+        d = os.path.join(self.work, "smtp%d" % len(self.spools))
+        args = ["--port", str(self.smtp_port)] if self.smtp_port else []
+        s = testlib.SmtpServer(d, args)
+        self.smtp_port = s.port
+        self.spools.append(s)
+        return s
+
+    def start_processor(self):
+        # the Processor's sessions are named, so that their deliveries in flight can be counted
+        p = testlib.Processor(["-d", self.conninfo + " application_name=pg_relay_soak", "--workers=%d" % WORKERS,
+                               "--poll-interval=100ms",
+                               "--reconnect-max=500ms", "--shutdown-timeout=10s"])
+        self.processors.append(p)
+        self.processor = p
+
+    def primary(self):
+        return psycopg.connect(self.conninfo, autocommit=True)
+
+    def held_deliveries(self):
+        """Emails whose held transaction is open right now: fetch() holds a one-key advisory lock on
+        the notification id until its COMMIT or ROLLBACK."""
+        with self.primary() as c:
+            return c.execute("SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a USING (pid)"
+                             " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
+                             " AND a.application_name = 'pg_relay_soak'").fetchone()[0]
+
+    def freeze(self):
+        """SIGSTOP the Processor and count its deliveries in flight; they cannot change while it
+        is stopped, so the count is exact."""
+        self.processor.signal(signal.SIGSTOP)
+        n = self.held_deliveries()
+        self.in_flight += n
+        return n
+
+    def thaw(self):
+        self.processor.signal(signal.SIGCONT)
+
+    # ---- the producers ----------------------------------------------------------------------------
+
+    def produce(self, kind, count):
+        """Queue count events at an even pace over SECONDS, one transaction each, as an application
+        would; a commit whose outcome the connection lost is counted as unknown, never retried
+        under the same token (that could queue it twice)."""
+        conn = None
+        start = time.monotonic()
+        for i in range(count):
+            token = "%s-%05d" % (kind, i)
+            due = start + SECONDS * i / count
+            pause = due - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)       # pacing the load, not waiting for anything
+            while True:
+                if conn is None:
+                    try:
+                        conn = psycopg.connect(self.conninfo, autocommit=True)
+                    except psycopg.Error:
+                        # nothing was sent: wait for a primary and send this event again
+                        self.wait_for_primary()
+                        continue
+                try:
+                    if kind == "sql":
+                        conn.execute("SELECT pgrelay.notify('soak_sql', %s)", (token,))
+                    else:
+                        conn.execute("SELECT pgrelay_notifier.send('soak_mail', ARRAY['ann@example.org'], %s,"
+                                     " %s)", (token, "Hello " + token))
+                    with self.lock:
+                        self.acked[kind].add(token)
+                    break
+                except psycopg.Error:
+                    # the connection died under the statement: it may or may not have committed
+                    with self.lock:
+                        self.unknown[kind].add(token)
+                        self.producer_errors += 1
+                    try:
+                        conn.close()
+                    except Exception:
+                        pass
+                    conn = None
+                    self.wait_for_primary()
+                    break
+        if conn is not None:
+            conn.close()
+
+    def wait_for_primary(self):
+        def writable():
+            try:
+                with psycopg.connect(self.conninfo, autocommit=True, connect_timeout=2) as c:
+                    return not c.execute("SELECT pg_is_in_recovery()").fetchone()[0]
+            except psycopg.Error:
+                return False
+        testlib.wait_for(writable, "a writable primary", timeout=120, interval=0.1)
+
+    # ---- what breaks ---------------------------------------------------------------------------------
+
+    def kill_processor(self):
+        n = self.freeze()
+        self.processor.kill()
+        self.start_processor()
+        return n
+
+    def restart_postgres(self):
+        n = self.freeze()
+        self.pair.primary.restart("immediate")
+        self.thaw()
+        return n
+
+    def failover(self):
+        n = self.freeze()
+        self.pair.kill_primary()
+        self.pair.promote()
+        # the promoted server has no standby of its own: commit without waiting for one
+        with self.pair.primary.connect() as c:
+            c.execute("ALTER SYSTEM SET synchronous_standby_names = ''")
+            c.execute("SELECT pg_reload_conf()")
+        self.thaw()
+        return n
+
+    def stop_smtp(self):
+        n = self.held_deliveries()
+        self.in_flight += n
+        self.smtp.stop()
+        return n
+
+    def start_smtp_again(self):
+        self.smtp = self.start_smtp()
+        return 0
+
+    def hang_smtp(self):
+        n = self.held_deliveries()
+        self.in_flight += n
+        self.smtp.proc.send_signal(signal.SIGSTOP)
+        return n
+
+    def unhang_smtp(self):
+        self.smtp.proc.send_signal(signal.SIGCONT)
+        return 0
+
+    def schedule(self):
+        """(time, action) pairs spread over the production time, in order, at least a second apart."""
+        span = SECONDS + 10
+        acts = [(self.rng.uniform(3, span), self.kill_processor, "SIGKILL the Processor") for _ in range(KILLS)]
+        acts += [(self.rng.uniform(3, span), self.restart_postgres, "restart PostgreSQL -m immediate")
+                 for _ in range(RESTARTS)]
+        t = self.rng.uniform(0.2 * span, 0.5 * span)
+        acts += [(t, self.stop_smtp, "stop the SMTP server"), (t + 10, self.start_smtp_again, "start it again")]
+        t = self.rng.uniform(0.55 * span, 0.8 * span)
+        acts += [(t, self.hang_smtp, "hang the SMTP server (SIGSTOP)"), (t + 6, self.unhang_smtp, "let it go on")]
+        acts += [(self.rng.uniform(0.6 * span, 0.9 * span), self.failover, "fail over to the standby")]
+        acts.sort(key=lambda a: a[0])
+        out, last = [], 0.0
+        for when, fn, what in acts:
+            when = max(when, last + 1.0)
+            out.append((when, fn, what))
+            last = when
+        return out
+
+    # ---- the run ---------------------------------------------------------------------------------------
+
+    def run(self):
+        log("soak: %d SQL events and %d emails over %ds, %d workers, schedule SOAK_RANDOM=%d",
+            SQL_EVENTS, EMAILS, SECONDS, WORKERS, RANDOM)
+        self.start_processor()
+        producers = [threading.Thread(target=self.produce, args=("sql", SQL_EVENTS)),
+                     threading.Thread(target=self.produce, args=("mail", EMAILS))]
+        started = time.monotonic()
+        for t in producers:
+            t.start()
+        for when, fn, what in self.schedule():
+            pause = started + when - time.monotonic()
+            if pause > 0:
+                time.sleep(pause)       # the moment the schedule chose
+            n = fn()
+            self.breaks.append((time.monotonic() - started, what, n))
+            log("%s (%d deliveries in flight)", what, n)
+        for t in producers:
+            t.join()
+        produced = time.monotonic() - started
+        log("producers done; waiting for every event to finish")
+        self.wait_drained()
+        drained = time.monotonic() - started
+        self.processor.signal(signal.SIGTERM)
+        self.processor.proc.wait(timeout=120)
+        return produced, drained
+
+    def wait_drained(self):
+        def drained():
+            with self.primary() as c:
+                return c.execute("SELECT count(*) = 0 FROM pgrelay.queue").fetchone()[0]
+        testlib.wait_for(drained, "the queue to drain", timeout=900, interval=0.5)
+
+    # ---- the checks ---------------------------------------------------------------------------------------
+
+    def report(self, produced, drained):
+        with self.primary() as c:
+            done = dict(c.execute("SELECT token, count(*) FROM public.done GROUP BY token").fetchall())
+            sql_final = dict(c.execute(
+                "SELECT payload, count(*) FILTER (WHERE outcome = ANY(%s)) FROM pgrelay.log"
+                " WHERE channel = 'soak_sql' GROUP BY payload", (list(FINAL),)).fetchall())
+            twice = c.execute("SELECT count(*) FROM (SELECT event_id FROM pgrelay.log WHERE outcome = ANY(%s)"
+                              " GROUP BY event_id HAVING count(*) > 1) x", (list(FINAL),)).fetchone()[0]
+            open_events = c.execute(
+                "SELECT (SELECT count(*) FROM pgrelay.queue) + (SELECT count(*) FROM (SELECT event_id FROM pgrelay.log"
+                " GROUP BY event_id HAVING NOT bool_or(outcome = ANY(%s))) x)", (list(FINAL),)).fetchone()[0]
+            failed = c.execute("SELECT count(*) FROM pgrelay.failed").fetchone()[0]
+            notes = {subject: (status, mid) for subject, status, mid in c.execute(
+                "SELECT subject, status, message_id FROM pgrelay_notifier.notifications").fetchall()}
+            attempts = dict(c.execute("SELECT outcome, count(*) FROM pgrelay.log GROUP BY outcome").fetchall())
+            unknown_outcomes = c.execute("SELECT count(*) FROM pgrelay.log WHERE channel = 'soak_mail'"
+                                         " AND detail->>'unknown_outcome' = 'true'").fetchone()[0]
+        received = {}
+        for s in self.spools:
+            for _, raw in s.messages():
+                mid = email.message_from_bytes(raw, policy=email.policy.default)["Message-ID"]
+                received[mid] = received.get(mid, 0) + 1
+        acked_sql, acked_mail = self.acked["sql"], self.acked["mail"]
+        lost_sql = [t for t in acked_sql if done.get(t, 0) == 0 or sql_final.get(t, 0) == 0]
+        lost_mail = [t for t in acked_mail if t not in notes or notes[t][0] != "sent" or notes[t][1] not in received]
+        double_runs = [t for t, n in done.items() if n > 1]
+        unknown_sql = self.unknown["sql"]
+        unknown_found = sum(1 for t in unknown_sql if t in done) + sum(1 for t in self.unknown["mail"] if t in notes)
+        duplicates = sum(n - 1 for n in received.values() if n > 1)
+        dup_bound = self.in_flight + unknown_outcomes
+        logs = "".join(p.log() for p in self.processors)
+        sanitizer = [m for m in ("ERROR: AddressSanitizer", "runtime error:", "ERROR: LeakSanitizer") if m in logs]
+        kinds, flight, at = {}, {}, {}
+        for when, what, n in self.breaks:
+            kinds[what] = kinds.get(what, 0) + 1
+            flight[what] = flight.get(what, 0) + n
+            at[what] = when
+        stopped = at.get("start it again", 0) - at.get("stop the SMTP server", 0)
+        hung = at.get("let it go on", 0) - at.get("hang the SMTP server (SIGSTOP)", 0)
+        rows = [
+            ("events queued (acknowledged to the producers)", "%d SQL, %d emails" % (len(acked_sql), len(acked_mail))),
+            ("commits the producers lost track of (connection gone)", "%d, of which %d reached the queue"
+             % (len(unknown_sql) + len(self.unknown["mail"]), unknown_found)),
+            ("Processor SIGKILLs / PostgreSQL restarts / failovers", "%d / %d / %d" % (
+                kinds.get("SIGKILL the Processor", 0), kinds.get("restart PostgreSQL -m immediate", 0),
+                kinds.get("fail over to the standby", 0))),
+            ("SMTP server stopped / hung", "%d (%.1f s) / %d (%.1f s)" % (
+                kinds.get("stop the SMTP server", 0), stopped, kinds.get("hang the SMTP server (SIGSTOP)", 0), hung)),
+            ("deliveries in flight at the breaks", "%d: %s" % (self.in_flight, ", ".join(
+                "%d at %s" % (n, what) for what, n in sorted(flight.items()) if n))),
+            ("attempts by outcome", ", ".join("%s %d" % kv for kv in sorted(attempts.items()))),
+            ("lost (acknowledged, never done or delivered)", "%d" % (len(lost_sql) + len(lost_mail))),
+            ("SQL handler double runs", "%d" % len(double_runs)),
+            ("events finished twice in pgrelay.log", "%d" % twice),
+            ("events without a final outcome", "%d" % open_events),
+            ("events failed for good", "%d" % failed),
+            ("email duplicates (same Message-ID)", "%d, bound %d = %d in flight at the breaks + %d unknown outcomes"
+             % (duplicates, dup_bound, self.in_flight, unknown_outcomes)),
+            ("sanitizer reports in the Processors' logs", "%d" % len(sanitizer)),
+            ("wall time: producing / until every event was done", "%.0f s / %.0f s" % (produced, drained)),
+        ]
+        print("\n| soak (SOAK_RANDOM=%d) | |\n|---|---|" % RANDOM)
+        for k, v in rows:
+            print("| %s | %s |" % (k, v))
+        problems = []
+        if lost_sql or lost_mail:
+            problems.append("lost: %s" % (lost_sql + lost_mail)[:10])
+        if double_runs:
+            problems.append("double runs: %s" % double_runs[:10])
+        if twice or open_events or failed:
+            problems.append("finished twice %d, without outcome %d, failed %d" % (twice, open_events, failed))
+        if duplicates > dup_bound:
+            problems.append("%d duplicates, more than the %d deliveries in flight" % (duplicates, dup_bound))
+        if sanitizer:
+            problems.append("sanitizer reports: %s" % sanitizer)
+        if len(acked_sql) + len(self.unknown["sql"]) != SQL_EVENTS or len(acked_mail) + len(self.unknown["mail"]) != EMAILS:
+            problems.append("the producers did not produce everything")
+        for p in problems:
+            print("FAILED: " + p)
+        return not problems
+
+    def close(self):
+        for p in self.processors:
+            if p.proc.poll() is None:
+                p.kill()
+        for s in self.spools:
+            s.stop()
+        self.pair.close()
+
+
+def main():
+    soak = Soak()
+    try:
+        produced, drained = soak.run()
+        ok = soak.report(produced, drained)
+    finally:
+        soak.close()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
