@@ -585,6 +585,14 @@ SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off 
 DECLARE
     n integer := 0;
 BEGIN
+    -- parallel arrays: one element of each per id (a short one would read as NULLs)
+    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
+                                                     pg_catalog.cardinality(sqlstates), pg_catalog.cardinality(started),
+                                                     pg_catalog.cardinality(finished)]) k(n)
+               WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
+        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)
                WHERE x IS NULL OR x NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error')) THEN
         RAISE EXCEPTION 'invalid result in %', results
