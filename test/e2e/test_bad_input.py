@@ -398,15 +398,6 @@ case(WG, "processor", "SELECT pgrelay._webhook_gone(-1, 410, 'gone')", (), err("
 case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 410, 'gone')", (),
      err("42704", 'channel "c_busy" has no webhook endpoint'))
 case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 'gone', 'x')", (), err("22P02", "invalid input syntax"))
-HS = "pgrelay._handler_sql"
-case(HS, "processor", "SELECT pgrelay._handler_sql(NULL)", (), result(None))
-case(HS, "processor", "SELECT pgrelay._handler_sql('public.nope(text)')", (), err("42883", "handler public.nope(text) does not exist"))
-case(HS, "processor", "SELECT pgrelay._handler_sql('public.h_invoker(text)')", (), err("42501", "is not SECURITY DEFINER"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("public.h_ok(text); DROP TABLE x",),
-     err("22P02", "expected a right parenthesis"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("",), err("22P02", "expected a left parenthesis"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("public.nope\n(text)",),
-     err("42883", "handler public.nope?(text) does not exist"))
 case("pgrelay.should_dispatch_single", "processor", "SELECT pgrelay.should_dispatch_single('leader')", (),
      err("42883", "does not exist"))
 case("pgrelay.interface_version", "processor", "SELECT pgrelay.interface_version(1)", (), err("42883", "does not exist"))
