@@ -13,6 +13,7 @@
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
+#   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table
 #   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
 #   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
 #                   mail server, with a report (minutes; not part of make check; docs/testing.md)
@@ -97,6 +98,9 @@ demo-ha:
 bench:
 	bash bench/run
 
+bench-peers:
+	bash bench/run peers
+
 fuzz:
 	$(MAKE) -C processor fuzz
 
@@ -117,4 +121,4 @@ clean:
 
 FORCE:
 
-.PHONY: all processor install uninstall check demo demo-ha bench deb fuzz soak format-check clean FORCE
+.PHONY: all processor install uninstall check demo demo-ha bench bench-peers deb fuzz soak format-check clean FORCE

@@ -8,6 +8,7 @@ the table to stdout.
 import os
 import re
 import shutil
+import statistics
 import signal
 import smtplib
 import subprocess
@@ -22,14 +23,28 @@ import psycopg
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
 SMTPD = os.path.join(ROOT, "test", "fixtures", "smtpd.py")
+PEERS_JS = os.path.join(ROOT, "bench", "peers.mjs")
+NPM = os.environ.get("NPM", "npm")
+NODE = os.environ.get("NODE", "node")
+# The peers of `make bench-peers`, installed from npm into the work directory at these versions.
+PEERS = (("graphile-worker", os.environ.get("GRAPHILE_WORKER_VERSION", "0.18.0")),
+         ("pg-boss", os.environ.get("PG_BOSS_VERSION", "12.38.0")))
+PEER_SINK_SQL = ("CREATE TABLE bench_sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,"
+                 " at timestamptz NOT NULL DEFAULT clock_timestamp())")
+BLOAT_EVENTS = int(os.environ.get("BLOAT_EVENTS", "1000000"))
 PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
 PGBENCH = os.environ.get("PGBENCH", "/usr/lib/postgresql/15/bin/pgbench")
 PYTHON = "/usr/bin/python3"
 
 # The sizes of the runs (docs/benchmarks.md explains each).
 DRAIN_EVENTS = 20000
-DRAIN_WORKERS = (1, 4, 8)
+DRAIN_WORKERS = (4, 8)
+DRAIN_BATCHES = (1, 10, 50, 100)     # --events-per-commit: one event per transaction, ..., the default 50
+DEFAULT_BATCH = 50
+REPEATS = int(os.environ.get("REPEATS", "3"))   # every figure of the drains and the producers
 LOG_ROWS = 1000000
+PRODUCER_SESSIONS = (1, 8)
+PRODUCER_SECONDS = 5
 PROBE_SECONDS = 5
 IDLE_SECONDS = 30
 LATENCY_RATE = 200
@@ -43,14 +58,20 @@ METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
-PHASES = ("drains", "probe", "idle", "latency", "email", "metrics")
+# peers (make bench-peers) and bloat (a million events) run only when named.
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics")
+EXTRA_PHASES = ("peers", "bloat")
 
 # Durability as in production: the point is the database's real commit rate.
 CLUSTER_CONF = ("fsync = on", "synchronous_commit = on", "full_page_writes = on")
 
 TARGETS = {
-    "drain4": 0.75,     # drain rate at 4 workers >= 75% of the pgbench floor
-    "probe_us": 50.0,   # probe <= 50 us with 1M log rows
+    "single4": 0.85,    # one event per transaction, 4 workers: >= 85% of the pgbench floor
+    "batched4": 1.5,    # the default batches, 4 workers: >= 1.5 times the floor of the same run
+    "peers": 2.0,       # the default batches: >= 2 times the best peer, at 4 and at 8 workers
+    "producer8": 0.80,  # notify() from 8 sessions: >= 80% of a plain insert with the same indexes
+    "probe_server_us": 10.0,   # the probe's own cost in the server, with 1M log rows
+    "probe_us": 50.0,   # probe <= 50 us with 1M log rows, as a client sees it
     "idle_cpu": 0.1,    # idle Processor < 0.1% CPU
     "idle_tx": 1.1,     # idle: one probe per poll interval (1 s), i.e. about 1 tx/s
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
@@ -59,11 +80,25 @@ TARGETS = {
 
 # One transaction per event doing what a drained event leaves behind: the queue row gone (taken
 # in dispatch order, FOR UPDATE SKIP LOCKED), its log row, and the handler's one row.
+# A plain single-row insert into a table with the queue's columns and indexes: what notify()
+# is held against.
+PLAIN_TABLE_SQL = """\
+CREATE TABLE bench.plain (
+    id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, event_id bigint NOT NULL, channel text NOT NULL,
+    action_type text NOT NULL, payload text NOT NULL, owner_node integer NOT NULL DEFAULT 0,
+    node_restricted boolean NOT NULL DEFAULT false, attempt integer NOT NULL DEFAULT 1,
+    run_at timestamptz NOT NULL DEFAULT now(), queued_at timestamptz NOT NULL DEFAULT now(), last_error text);
+CREATE INDEX ON bench.plain (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
+CREATE INDEX ON bench.plain (node_restricted, owner_node, action_type, run_at, queued_at, id);
+"""
+NOTIFY_SQL = "SELECT pgrelay.notify('bench', 'order 42');\n"
+PLAIN_SQL = "INSERT INTO bench.plain (event_id, channel, action_type, payload) VALUES (0, 'bench', 'sql', 'order 42');\n"
+
 FLOOR_SQL = """\
 WITH d AS (
   DELETE FROM pgrelay.queue q
   WHERE q.id = (SELECT x.id FROM pgrelay.queue x
-                WHERE x.action_type = 'sql' AND x.run_at <= now()
+                WHERE NOT x.node_restricted AND x.action_type = 'sql' AND x.run_at <= now()
                 ORDER BY x.run_at, x.queued_at, x.id
                 LIMIT 1 FOR UPDATE SKIP LOCKED)
   RETURNING q.*
@@ -131,7 +166,7 @@ class Bench:
                               text=True).stdout.strip()
 
     def setup(self):
-        say("setting up a throwaway cluster in %s (fsync = on, synchronous_commit = on)" % self.work)
+        say("setting up a throwaway cluster in %s (asking for %s)" % (self.work, ", ".join(CLUSTER_CONF)))
         self.pgcluster("prefix", os.environ["PGRELAY_PG_PREFIX"])
         self.pgcluster("init", self.cluster, *CLUSTER_CONF)
         self.port = int(self.pgcluster("start", self.cluster))
@@ -140,6 +175,8 @@ class Bench:
         self.db = self.connect("bench")
         self.db.execute(SETUP_SQL)
         self.pg_version = self.db.execute("SHOW server_version").fetchone()[0]
+        self.settings = self.settings_in_effect()
+        say("cluster settings in effect: " + self.settings)
 
     def fill_log(self, rows):
         """Adds history rows to pgrelay.log until it has `rows`."""
@@ -292,18 +329,19 @@ class Bench:
 
     # ---- 1, 2, 5: drain rate against the floor, peak RSS ------------------------------------
 
-    def drain(self, workers):
+    def drain(self, workers, per_commit):
         self.refill(DRAIN_EVENTS)
         logged = self.scalar("SELECT count(*) FROM pgrelay.log")
-        p = self.start_processor("drain-%d" % workers, ["--workers=%d" % workers])
+        p = self.start_processor("drain-%d-%d" % (workers, per_commit),
+                                 ["--workers=%d" % workers, "--events-per-commit=%d" % per_commit])
         processed, ok, ms = self.wait_batches(p, DRAIN_EVENTS)
         status = self.proc_status(p.pid)   # VmHWM at the end of the drain, before it exits
         self.stop_processor(p)
         if ok != DRAIN_EVENTS or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != DRAIN_EVENTS:
             raise RuntimeError("drain with %d workers: %d processed, %d ok" % (workers, processed, ok))
         rate = DRAIN_EVENTS / (ms / 1000.0)
-        say("  Processor, %d worker(s): %d events in %d ms = %.0f events/s, VmHWM %d kB"
-            % (workers, DRAIN_EVENTS, ms, rate, status["VmHWM"]))
+        say("  Processor, %d workers, %3d events per commit: %d events in %d ms = %.0f events/s, VmHWM %d kB"
+            % (workers, per_commit, DRAIN_EVENTS, ms, rate, status["VmHWM"]))
         return rate, status
 
     def floor(self, clients):
@@ -313,22 +351,179 @@ class Bench:
         left = self.scalar("SELECT count(*) FROM pgrelay.queue")
         if left != 0:
             raise RuntimeError("the floor run left %d events" % left)
-        say("  pgbench floor, %d client(s): %.0f tx/s" % (clients, tps))
+        say("  pgbench floor, %d clients: %.0f tx/s" % (clients, tps))
         return tps
 
     def run_drains(self):
         # History first: a drain against an empty pgrelay.log is not the steady state (and an
         # ANALYZE of the empty log makes the Processor's sessions cache sequential scans of it,
-        # docs/benchmarks.md). The drains add 6 x DRAIN_EVENTS rows: the probe then sees LOG_ROWS.
-        self.fill_log(LOG_ROWS - 2 * len(DRAIN_WORKERS) * DRAIN_EVENTS)
-        say("drain: %d due events on a sql channel whose handler inserts one row" % DRAIN_EVENTS)
-        for n in DRAIN_WORKERS:
-            rate, status = self.drain(n)
-            tps = self.floor(n)
-            self.results["drain%d" % n] = rate
-            self.results["floor%d" % n] = tps
-            self.results["rss%d" % n] = status
+        # docs/benchmarks.md). The probe phase then tops the log up to LOG_ROWS.
+        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        say("drain: %d due events on a sql channel whose handler inserts one row; %d runs of each figure,"
+            " the floor of each worker count in every run" % (DRAIN_EVENTS, REPEATS))
+        r = self.results
+        r["drain"], r["floor"], r["rss"] = {}, {}, {}
+        for rep in range(REPEATS):
+            say(" run %d of %d" % (rep + 1, REPEATS))
+            for n in DRAIN_WORKERS:
+                r["floor"].setdefault(n, []).append(self.floor(n))
+                for size in DRAIN_BATCHES:
+                    rate, status = self.drain(n, size)
+                    r["drain"].setdefault((n, size), []).append(rate)
+                    if status["VmHWM"] > r["rss"].get(n, {"VmHWM": 0})["VmHWM"]:
+                        r["rss"][n] = status
         self.db.execute("TRUNCATE bench.sink")
+
+    # ---- producers: notify() against a plain insert ------------------------------------------
+
+    def producer_run(self, script, sessions):
+        self.db.execute("VACUUM ANALYZE pgrelay.queue, bench.plain")
+        self.db.execute("CHECKPOINT")
+        tps, _ = self.pgbench(script, ["-M", "prepared", "-c", str(sessions), "-j", str(sessions),
+                                       "-T", str(PRODUCER_SECONDS)])
+        return tps
+
+    def run_producers(self):
+        say("producers: one notify() per transaction against a plain insert into a table with the queue's"
+            " indexes, %s sessions, %d s each, %d runs" % (" and ".join(map(str, PRODUCER_SESSIONS)),
+                                                           PRODUCER_SECONDS, REPEATS))
+        self.db.execute(PLAIN_TABLE_SQL)
+        r = self.results
+        r["notify"], r["plain"] = {}, {}
+        for rep in range(REPEATS):
+            for n in PRODUCER_SESSIONS:
+                r["notify"].setdefault(n, []).append(self.producer_run(NOTIFY_SQL, n))
+                r["plain"].setdefault(n, []).append(self.producer_run(PLAIN_SQL, n))
+                say("  %d sessions: notify %.0f/s, plain insert %.0f/s" % (n, r["notify"][n][-1], r["plain"][n][-1]))
+                self.db.execute("DELETE FROM pgrelay.queue")
+                self.db.execute("TRUNCATE bench.plain")
+
+    # ---- peers: graphile-worker and pg-boss on the same cluster (make bench-peers) -----------
+
+    def sink_rate(self, conn, table):
+        """Events per second from the first to the last row a drain's handlers inserted."""
+        n, secs = conn.execute("SELECT count(*), extract(epoch FROM max(at) - min(at)) FROM %s" % table).fetchone()
+        return n / float(secs)
+
+    def relay_peer_run(self, workers):
+        """pg_relay's drain with the default batches, timed as the peers' are: from its sink."""
+        self.db.execute("TRUNCATE bench.sink")
+        self.drain(workers, DEFAULT_BATCH)
+        rate = self.sink_rate(self.db, "bench.sink")
+        say("    (from its handler's rows: %.0f events/s)" % rate)
+        return rate
+
+    def peer_run(self, name, workers):
+        conn, env = self.peer_db[name]
+        conn.execute("TRUNCATE bench_sink")
+        conn.execute("VACUUM ANALYZE")
+        subprocess.run([NODE, "peers.mjs", "setup", name, str(DRAIN_EVENTS)], cwd=self.peer_dir, env=env,
+                       check=True, stdout=subprocess.DEVNULL)
+        conn.execute("CHECKPOINT")
+        logf = open(os.path.join(self.work, "peer-%s-%d.log" % (name, workers)), "wb")
+        p = subprocess.Popen([NODE, "peers.mjs", "run", name, str(workers)], cwd=self.peer_dir, env=env,
+                             stdout=logf, stderr=subprocess.STDOUT)
+        p.logf = logf
+        self.children.append(p)
+        deadline = time.monotonic() + 600
+        while conn.execute("SELECT count(*) FROM bench_sink").fetchone()[0] < DRAIN_EVENTS:
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("%s did not finish its %d jobs (see %s)" % (name, DRAIN_EVENTS, logf.name))
+            time.sleep(0.05)
+        self.terminate(p, 30)
+        logf.close()
+        self.children.remove(p)
+        rate = self.sink_rate(conn, "bench_sink")
+        say("  %s, %d workers: %.0f jobs/s" % (name, workers, rate))
+        return rate
+
+    def run_peers(self):
+        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        self.peer_dir = os.path.join(self.work, "peers")
+        os.makedirs(self.peer_dir)
+        with open(os.path.join(self.peer_dir, "package.json"), "w") as f:
+            f.write('{"private": true}\n')
+        shutil.copy(PEERS_JS, self.peer_dir)
+        wanted = ["%s@%s" % p for p in PEERS] + ["pg"]
+        say("peers: npm install %s (into %s)" % (" ".join(wanted), self.peer_dir))
+        subprocess.run([NPM, "install", "--no-audit", "--no-fund", "--loglevel=error"] + wanted,
+                       cwd=self.peer_dir, check=True, stdout=subprocess.DEVNULL)
+        self.peer_db = {}
+        for name, _ in PEERS:
+            dbname = "peer_" + re.sub(r"[^a-z]", "_", name)
+            self.admin.execute('CREATE DATABASE "%s"' % dbname)
+            conn = self.connect(dbname)
+            conn.execute(PEER_SINK_SQL)
+            env = dict(os.environ, PGHOST=self.cluster, PGPORT=str(self.port), PGUSER="postgres",
+                       PGDATABASE=dbname, NO_LOG_SUCCESS="1")
+            self.peer_db[name] = (conn, env)
+        say("drain: %d jobs whose handler inserts one row, pg_relay and each peer, %d runs" % (DRAIN_EVENTS, REPEATS))
+        r = self.results
+        relay, peers = {}, {}
+        for rep in range(REPEATS):
+            for n in DRAIN_WORKERS:
+                relay.setdefault(n, []).append(self.relay_peer_run(n))
+                for name, _ in PEERS:
+                    peers.setdefault((name, n), []).append(self.peer_run(name, n))
+        how = {"graphile-worker": "concurrentJobs=N, localQueue 500, completeJobBatchDelay 0",
+               "pg-boss": "localConcurrency=N, batchSize 50, burstWhenBatchFull, poll 0.5 s"}
+        r["peers"] = [(n, "pg_relay, default batches (from its rows)", relay[n], "") for n in DRAIN_WORKERS]
+        r["peers"] += [(n, "%s %s" % (name, ver), peers[(name, n)], how[name]) for name, ver in PEERS
+                       for n in DRAIN_WORKERS]
+        r["peer_relay"] = {n: statistics.median(relay[n]) for n in DRAIN_WORKERS}
+        r["best_peer"] = {n: max(statistics.median(peers[(name, n)]) for name, _ in PEERS) for n in DRAIN_WORKERS}
+        for conn, _ in self.peer_db.values():
+            conn.close()
+
+    # ---- bloat: a million events through the queue (bench/run bloat) --------------------------
+
+    def queue_sizes(self):
+        return self.sql("SELECT pg_relation_size('pgrelay.queue'), pg_indexes_size('pgrelay.queue'),"
+                        " (SELECT count(*) FROM pgrelay.queue)")[0]
+
+    def run_bloat(self):
+        """Producers keep the queue fed while a Processor drains it, BLOAT_EVENTS events in all; the
+        queue's table and indexes are measured before, at their largest, and after the drain once
+        autovacuum has been by (it is on, at its defaults)."""
+        say("bloat: %d events through the queue, fed 5,000 at a time while a Processor (4 workers) drains it"
+            % BLOAT_EVENTS)
+        self.db.execute("VACUUM pgrelay.queue")
+        before = self.queue_sizes()
+        prod = self.connect()
+        p = self.start_processor("bloat", ["--workers=4", "--poll-interval=100ms"])
+        self.wait_log(p, r" started ")
+        made, biggest, t0 = 0, before, time.monotonic()
+        while made < BLOAT_EVENTS:
+            if self.scalar("SELECT count(*) FROM pgrelay.queue") < 20000:
+                prod.execute("SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, 5000) g")
+                made += 5000
+            else:
+                time.sleep(0.02)
+            now = self.queue_sizes()
+            if now[0] + now[1] > biggest[0] + biggest[1]:
+                biggest = now
+        while self.scalar("SELECT count(*) FROM pgrelay.queue") > 0:
+            time.sleep(0.1)
+        secs = time.monotonic() - t0
+        self.stop_processor(p)
+        prod.close()
+        drained = self.queue_sizes()
+        # Autovacuum's next visit (naptime 1 min) reclaims the dead rows; wait for it, at most 3 min.
+        deadline = time.monotonic() + 180
+        v0 = self.scalar("SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'pgrelay.queue'::regclass")
+        while time.monotonic() < deadline and self.scalar(
+                "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'pgrelay.queue'::regclass") == v0:
+            time.sleep(1)
+        after = self.queue_sizes()
+        kb = lambda t: "%d kB table + %d kB indexes" % (t[0] // 1024, t[1] // 1024)
+        self.results["bloat"] = [
+            ("queue before %s events" % format(BLOAT_EVENTS, ","), kb(before)),
+            ("queue at its largest (%d rows queued then)" % biggest[2], kb(biggest)),
+            ("queue when drained (%.0f s, %.0f events/s)" % (secs, BLOAT_EVENTS / secs), kb(drained)),
+            ("queue after autovacuum's next visit", kb(after)),
+        ]
+        for label, value in self.results["bloat"]:
+            say("  %s: %s" % (label, value))
 
     # ---- 3: probe cost --------------------------------------------------------------------
 
@@ -339,8 +534,17 @@ class Bench:
         self.db.execute("VACUUM ANALYZE pgrelay.queue, pgrelay.log")
         self.db.execute("CHECKPOINT")
         assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
-        # The probe's own cost inside the server, without the client round trip: a loop of calls.
-        self.results["probe_server_us"] = self.scalar("SELECT bench.probe_loop(20000)")
+        # The probe's own cost inside the server, without the client round trip: a loop of calls
+        # (the median of three), with the queue empty and with 1,000 events scheduled for later.
+        self.results["probe_server_us"] = statistics.median(
+            self.scalar("SELECT bench.probe_loop(20000)") for _ in range(3))
+        self.db.execute("SELECT count(pgrelay.notify('bench', 'later', now() + interval '1 day'))"
+                        " FROM generate_series(1, 1000)")
+        self.db.execute("ANALYZE pgrelay.queue")
+        self.results["probe_sched_us"] = statistics.median(
+            self.scalar("SELECT bench.probe_loop(20000)") for _ in range(3))
+        self.db.execute("DELETE FROM pgrelay.queue")
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
         probe = "SELECT * FROM pgrelay.queue_probe();\n"
         args = ["-c", "1", "-T", str(PROBE_SECONDS)]
         for mode, suffix in (("prepared", ""), ("simple", "_simple")):
@@ -349,8 +553,9 @@ class Bench:
         for k in ("rtt_us", "probe_us", "rtt_simple_us", "probe_simple_us"):
             self.results[k] *= 1000.0
         say("  probe %.1f us (prepared), %.1f us (simple protocol); SELECT 1 %.1f us; in the server %.1f us"
+            " (%.1f us with 1,000 events scheduled for later)"
             % (self.results["probe_us"], self.results["probe_simple_us"], self.results["rtt_us"],
-               self.results["probe_server_us"]))
+               self.results["probe_server_us"], self.results["probe_sched_us"]))
 
     # ---- 4: idle cost -----------------------------------------------------------------------
 
@@ -594,25 +799,65 @@ class Bench:
         def pf(ok):
             return "PASS" if ok else "MISS"
 
-        def against_floor(key, workers, figure, unit, floor_key, floor_ref):
-            """One row per worker count: the Processor's rate against the floor of the same run,
-            with the target's verdict on the 4-worker row."""
-            for n in workers:
-                got, floor = r["%s%d" % (key, n)], r["%s%d" % (floor_key, n)]
-                tgt = verdict = ""
-                if n == 4:
-                    tgt = ">= %d%% of floor" % (TARGETS[key + "4"] * 100)
-                    verdict = pf(got / floor >= TARGETS[key + "4"])
-                plural = "s" if n > 1 else ""
-                row(figure % (n, plural), "%.0f %s" % (got, unit), floor_ref % (n, plural, floor),
-                    "%.0f%%" % (100 * got / floor), tgt, verdict)
+        def spread(values, unit="", fmt="%.0f"):
+            """The median of several runs, and their range."""
+            med = statistics.median(values)
+            if len(values) == 1:
+                return (fmt + "%s") % (med, unit)
+            return (fmt + "%s (" + fmt + "-" + fmt + ")") % (med, unit, min(values), max(values))
 
-        if "drain4" in r:
-            against_floor("drain", DRAIN_WORKERS, "1-2 drain %d events, %%d worker%%s" % DRAIN_EVENTS,
-                          "events/s", "floor", "pgbench %d client%s: %.0f tx/s")
+        def ratios(values, refs):
+            """Each run against the reference of the same run: the median ratio, and the range."""
+            q = [100.0 * v / f for v, f in zip(values, refs)]
+            return statistics.median(q), spread(q, "%")
+
+        if "drain" in r:
+            best_peer = r.get("best_peer", {})
+            for n in DRAIN_WORKERS:
+                floor = r["floor"][n]
+                row("1-2 floor, %d clients (one commit per event)" % n, "", "pgbench: " + spread(floor, " tx/s"))
+                for size in DRAIN_BATCHES:
+                    got = r["drain"][(n, size)]
+                    med, text = ratios(got, floor)
+                    tgt = verdict = ""
+                    if n == 4 and size == 1:
+                        tgt = ">= %d%% of floor" % (TARGETS["single4"] * 100)
+                        verdict = pf(med >= 100 * TARGETS["single4"])
+                    elif n == 4 and size == DEFAULT_BATCH:
+                        tgt = ">= %.1fx floor" % TARGETS["batched4"]
+                        verdict = pf(med >= 100 * TARGETS["batched4"])
+                    row("1-2 drain %d, %d workers, %d event%s/commit%s"
+                        % (DRAIN_EVENTS, n, size, "s" if size > 1 else "", " (default)" if size == DEFAULT_BATCH else ""),
+                        spread(got, " ev/s"), "", text, tgt, verdict)
+            for n in DRAIN_WORKERS:
+                s8 = r["rss"][n]
+                tgt = verdict = ""
+                if n == 8:
+                    tgt, verdict = "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"])
+                row("5   peak RSS, %d workers, end of drain (max)" % n, "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                    "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "", tgt, verdict)
+        if "peers" in r:
+            for n, name, rates, how in r["peers"]:
+                row("P   %s, %d workers" % (name, n), spread(rates, " jobs/s"), how)
+            for n in DRAIN_WORKERS:
+                mine, best = r["peer_relay"][n], r["best_peer"][n]
+                row("P   pg_relay (default batches) / best peer, %d workers" % n,
+                    "%.1fx" % (mine / best), "%.0f / %.0f ev/s (medians)" % (mine, best), "",
+                    ">= %.0fx" % TARGETS["peers"], pf(mine / best >= TARGETS["peers"]))
+        if "notify" in r:
+            for n in PRODUCER_SESSIONS:
+                med, text = ratios(r["notify"][n], r["plain"][n])
+                tgt = verdict = ""
+                if n == 8:
+                    tgt, verdict = ">= %d%% of insert" % (TARGETS["producer8"] * 100), pf(med >= 100 * TARGETS["producer8"])
+                row("P   notify(), %d session%s, one per commit" % (n, "s" if n > 1 else ""),
+                    spread(r["notify"][n], "/s"), "plain insert: " + spread(r["plain"][n], "/s"), text, tgt, verdict)
         if "probe_us" in r:
-            row("3   probe, empty queue, %s log rows" % format(r["log_rows"], ","), "%.0f us" % r["probe_us"],
-                "SELECT 1: %.0f us; in server: %.0f us" % (r["rtt_us"], r["probe_server_us"]), "",
+            row("3   probe in the server, empty queue, %s log rows" % format(r["log_rows"], ","),
+                "%.1f us" % r["probe_server_us"], "1,000 events scheduled later: %.1f us" % r["probe_sched_us"], "",
+                "<= %.0f us" % TARGETS["probe_server_us"], pf(r["probe_server_us"] <= TARGETS["probe_server_us"]))
+            row("3   probe, as a client sees it (pgbench)", "%.0f us" % r["probe_us"],
+                "SELECT 1: %.0f us" % r["rtt_us"], "",
                 "<= %.0f us" % TARGETS["probe_us"], pf(r["probe_us"] <= TARGETS["probe_us"]))
             row("    probe, simple protocol (parse+plan)", "%.0f us" % r["probe_simple_us"],
                 "SELECT 1: %.0f us" % r["rtt_simple_us"])
@@ -623,11 +868,6 @@ class Bench:
             row("4   idle transactions, %d s" % IDLE_SECONDS, "%.2f tx/s" % r["idle_tx"],
                 "probes logged: %.2f/s" % r["idle_probes"], "", "1 probe/s (poll 1 s)",
                 pf(r["idle_tx"] <= TARGETS["idle_tx"]))
-        if "rss8" in r:
-            s8 = r["rss8"]
-            row("5   peak RSS, 8 workers, end of drain", "%.1f MB" % (s8["VmHWM"] / 1024.0),
-                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
-                "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
         if "email_rss4" in r:
             se = r["email_rss4"]
             row("    peak RSS, 4 workers, after mail", "%.1f MB" % (se["VmHWM"] / 1024.0),
@@ -639,8 +879,17 @@ class Bench:
                     "p50 %.0f ms, p99 %.0f ms" % (p50, p99),
                     "max %.0f ms; %.0f events/s made" % (mx, produced))
         if "email4" in r:
-            against_floor("email", EMAIL_WORKERS, "7   email %d messages, %%d worker%%s" % EMAILS,
-                          "emails/s", "smtp_floor", "smtplib %d conn%s: %.0f msg/s")
+            for n in EMAIL_WORKERS:
+                got, floor = r["email%d" % n], r["smtp_floor%d" % n]
+                tgt = verdict = ""
+                if n == 4:
+                    tgt, verdict = ">= %d%% of floor" % (TARGETS["email4"] * 100), pf(got / floor >= TARGETS["email4"])
+                row("7   email %d messages, %d worker%s" % (EMAILS, n, "s" if n > 1 else ""), "%.0f emails/s" % got,
+                    "smtplib %d conn%s: %.0f msg/s" % (n, "s" if n > 1 else "", floor), "%.0f%%" % (100 * got / floor),
+                    tgt, verdict)
+        if "bloat" in r:
+            for label, value in r["bloat"]:
+                row("B   " + label, value)
 
         for label, what in (("empty", "empty queue"), ("queued", "%s queued" % format(METRICS_QUEUED, ","))):
             if "metrics_" + label in r:
@@ -656,14 +905,24 @@ class Bench:
         out += [line(x) for x in rows]
         return "\n".join(out)
 
+    SETTINGS = ("fsync", "synchronous_commit", "full_page_writes", "wal_level", "shared_buffers",
+                "wal_buffers", "max_wal_size", "checkpoint_timeout", "jit", "autovacuum", "max_connections")
+
+    def settings_in_effect(self):
+        """The cluster's settings as the server reports them (after its config file), not as asked."""
+        rows = dict(self.sql("SELECT name, setting || COALESCE(unit, '') FROM pg_settings WHERE name = ANY (%s)",
+                             (list(self.SETTINGS),)))
+        return ", ".join("%s=%s" % (k, rows[k]) for k in self.SETTINGS if k in rows)
+
     def header(self):
         with open("/proc/meminfo") as f:
             mem = int(f.readline().split()[1]) / 1024 / 1024
-        load = os.getloadavg()
         return ("pg_relay benchmark: %s, %d CPU(s), %.0f GiB RAM, PostgreSQL %s, load average at start %.2f\n"
                 "cluster: %s; unix socket; Processor as a pgrelay_processor login role\n"
-                % (os.uname().release, os.cpu_count(), mem, self.pg_version, self.load0,
-                   ", ".join(CLUSTER_CONF)))
+                "figures: the median of %d runs (their range in brackets); ratios are against the reference of the"
+                " same run\n"
+                % (os.uname().release, os.cpu_count(), mem, self.pg_version, self.load0, self.settings,
+                   REPEATS))
 
     # ---- driver -----------------------------------------------------------------------------
 
@@ -671,7 +930,7 @@ class Bench:
         self.load0 = os.getloadavg()[0]
         t0 = time.monotonic()
         self.setup()
-        for name in PHASES:
+        for name in PHASES + EXTRA_PHASES:
             if name in phases:
                 getattr(self, "run_" + name)()
         say("done in %.0f s" % (time.monotonic() - t0))
@@ -694,9 +953,10 @@ class Bench:
 
 def main():
     phases = sys.argv[1:] or list(PHASES)
-    unknown = [p for p in phases if p not in PHASES]
+    unknown = [p for p in phases if p not in PHASES + EXTRA_PHASES]
     if unknown:
-        say("usage: bench/run [%s ...] (default: all, in that order)" % " ".join(PHASES))
+        say("usage: bench/run [%s ...] (default: all but %s, in that order)"
+            % (" ".join(PHASES + EXTRA_PHASES), " and ".join(EXTRA_PHASES)))
         return 2
     if not os.access(PROCESSOR, os.X_OK):
         say("bench: %s is missing; run bench/run (make bench)" % PROCESSOR)

@@ -48,6 +48,8 @@ static const struct ConfParam params[] = {
 	 "most events taken from the queue per fetch"},
 	{"dbname", 'd', CT_STRING, F(dbname), "", false, NULL, 0, 0, "CONNINFO",
 	 "libpq connection string or URI (default: the PG* environment variables)"},
+	{"events-per-commit", 0, CT_INT, F(events_per_commit), "50", true, NULL, 1, 1000, "N",
+	 "most sql events one worker finishes in one transaction (1: each in its own)"},
 	{"log-format", 0, CT_ENUM, F(log_format), "text", true, format_names, 0, 0, "text|json",
 	 "log line format"},
 	{"log-level", 0, CT_ENUM, F(log_level), "info", true, level_names, 0, 0, "LEVEL",

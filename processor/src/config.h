@@ -25,7 +25,8 @@ struct Config {
 	bool once; /* drain what is due, then exit 0 */
 	enum LogFormat log_format;
 	enum LogLevel log_level;
-	int batch_size;            /* most ids taken per queue_pending_ids() call */
+	int batch_size;            /* most ids taken per fetch */
+	int events_per_commit;     /* most sql events one worker finishes in one transaction */
 	long shutdown_timeout_ms;  /* how long in-flight events may finish on SIGTERM */
 	long reconnect_max_ms;     /* cap of the reconnect backoff */
 	char *secrets_dir;         /* where file: secrets live */
@@ -49,7 +50,7 @@ int config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char 
 bool config_parse_duration(const char *s, long *ms);
 
 /* The number of settings in the table (config.c checks it at compile time). */
-#define CONFIG_NPARAMS 13
+#define CONFIG_NPARAMS 14
 
 /* The effective settings as log fields, for the "started" line. */
 struct ConfigFields {

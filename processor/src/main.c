@@ -7,8 +7,9 @@
  *   tick     one probe of the queue, every --poll-interval while idle
  *   round    one queue_pending_ids() fetch and the events it returned
  *   claim    a worker locks an event for its transaction and re-validates it (_queue_claim)
- *   drain    rounds that follow one another without waiting for a tick, while events get done
- *   batch    one drain from its first round until the pool is empty again (the "batch" log line)
+ *   drain    rounds that follow one another without waiting for a tick, while events get done;
+ *            its summary is the "batch" log line (older than batches of events, below)
+ *   batch    the events one worker finishes in one transaction, process_batch() (batch.h)
  *
  *   beat     a tick's heartbeat in multi-node and leader mode: written once per poll interval,
  *            even while every worker is busy (ha.c); drain rounds between ticks only probe
@@ -120,6 +121,7 @@ worker_settings(const struct Config *c, struct WorkerSettings *ws)
 	snprintf(ws->secrets_dir, sizeof ws->secrets_dir, "%s", c->secrets_dir ? c->secrets_dir : "");
 	ws->max_delivery_time_ms = c->max_delivery_time_ms;
 	ws->reconnect_max_ms = c->reconnect_max_ms;
+	ws->events_per_commit = c->events_per_commit;
 	ws->generation = settings_generation;
 }
 

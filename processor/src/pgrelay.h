@@ -31,6 +31,7 @@ struct Job {
 	char channel[132];
 	int timeout_ms; /* the channel's timeout */
 	int attempt;
+	bool batch;            /* a sql event of a channel that batches (batch.h) */
 	enum Outcome outcome;  /* set by the worker */
 	long long duration_us; /* set by the worker */
 	struct Job *next;
@@ -41,6 +42,7 @@ struct WorkerSettings {
 	char secrets_dir[PATH_MAX]; /* "" when none */
 	long max_delivery_time_ms;
 	long reconnect_max_ms; /* cap of the reconnect backoff */
+	int events_per_commit; /* most sql events one transaction finishes (batch.h) */
 	long generation;       /* bumped on every reload: transports drop cached connections */
 };
 

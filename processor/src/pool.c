@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "batch.h"
 #include "clock.h"
 #include "log.h"
 #include "worker.h"
@@ -49,7 +50,7 @@ static struct {
 		  NULL,
 		  0,
 		  NULL,
-		  {{0}, 0, 0, 0},
+		  {{0}, 0, 0, 0, 0},
 		  -1};
 
 bool
@@ -119,11 +120,13 @@ pool_wake(void)
 static bool
 in_flight_id(long long id)
 {
+	const struct Job *j;
 	int i;
 
 	for (i = 0; i < pool.n; i++)
-		if (pool.workers[i].job_id == id)
-			return true;
+		for (j = pool.workers[i].jobs; j; j = j->next)
+			if (j->id == id)
+				return true;
 	return false;
 }
 
@@ -135,8 +138,9 @@ pool_submit(struct Job *jobs)
 
 	pthread_mutex_lock(&pool.mu);
 	/*
-	 * A worker may have taken an event and not yet claimed it (locked its row), so a fetch can
-	 * return it again; drop such twins here rather than have a second worker skip them.
+	 * The fetch takes no row locks (the claim is the one an event takes), so it returns the
+	 * events this Processor's workers are running, whether or not they have claimed them yet:
+	 * drop such twins here rather than have a second worker skip them.
 	 */
 	for (j = jobs; j; j = next) {
 		next = j->next;
@@ -259,6 +263,7 @@ struct Job *
 pool_take(struct Worker *w)
 {
 	struct Job *j = NULL;
+	int n = 0;
 
 	pthread_mutex_lock(&pool.mu);
 	pool.idle++;
@@ -272,36 +277,40 @@ pool_take(struct Worker *w)
 		pool_wake();
 	while (!pool.stopping && pool.head == NULL)
 		pthread_cond_wait(&pool.cv, &pool.mu);
-	pool.idle--;
 	if (!pool.stopping) {
-		j = pool.head;
-		pool.head = j->next;
-		if (pool.head == NULL)
-			pool.tail = NULL;
-		j->next = NULL;
-		pool.queued--;
-		pool.in_flight++;
-		w->job_id = j->id;
+		int limit = batch_limit(pool.settings.events_per_commit, pool.queued, pool.idle);
+
+		j = batch_take(&pool.head, &pool.tail, limit, &n);
+		pool.queued -= n;
+		pool.in_flight += n;
+		w->jobs = j;
 		w->settings = pool.settings;
 	}
+	pool.idle--;
 	pthread_mutex_unlock(&pool.mu);
 	return j;
 }
 
 void
-pool_finish(struct Worker *w, struct Job *j)
+pool_finish(struct Worker *w, struct Job *jobs)
 {
+	struct Job *last = jobs;
 	bool wake;
+	int n = 1;
 
+	while (last->next) {
+		last = last->next;
+		n++;
+	}
 	pthread_mutex_lock(&pool.mu);
-	w->job_id = 0;
+	w->jobs = NULL;
 	if (pool.done_tail)
-		pool.done_tail->next = j;
+		pool.done_tail->next = jobs;
 	else
-		pool.done_head = j;
-	pool.done_tail = j;
-	pool.done++;
-	pool.in_flight--;
+		pool.done_head = jobs;
+	pool.done_tail = last;
+	pool.done += n;
+	pool.in_flight -= n;
 	wake = pool.queued == 0; /* otherwise the workers still have work and the loop nothing to do */
 	pthread_mutex_unlock(&pool.mu);
 	if (wake)

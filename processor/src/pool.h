@@ -60,10 +60,13 @@ void pool_wake(void);
 int pool_stop(long timeout_ms);
 void pool_free(void);
 
-/* For worker.c: block until a job is available (NULL: stop); report it finished. */
+/*
+ * For worker.c: pool_take blocks until a job is available and returns the jobs the worker takes
+ * (one, or a batch: batch.h), linked by next (NULL: stop); pool_finish reports them finished.
+ */
 struct Worker;
 struct Job *pool_take(struct Worker *w);
-void pool_finish(struct Worker *w, struct Job *j);
+void pool_finish(struct Worker *w, struct Job *jobs);
 bool pool_stopping(void);
 /* pool_sleep waits up to ms, returning early when the pool stops. */
 void pool_sleep(long ms);

@@ -1,15 +1,21 @@
 /*
  * service.c - the systemd notification protocol (sd_notify): READY=1 once started, RELOADING=1
  * and READY=1 around a reload, STOPPING=1, a STATUS= line, and WATCHDOG=1 from the main loop.
- * Only the main thread calls these.
+ * Only the main thread calls these. The protocol is one datagram per message to the socket
+ * NOTIFY_SOCKET names, spoken here rather than through libsystemd: linking libsystemd maps it
+ * and five more libraries into every Processor (about 1 MB of its memory) for two functions.
  */
 #include "service.h"
 
+#include <errno.h>
+#include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#include <systemd/sd-daemon.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
@@ -22,11 +28,63 @@ static struct {
 	bool warned;              /* a failed notification was logged (once) */
 } svc;
 
+/*
+ * send_datagram sends msg to the socket NOTIFY_SOCKET names: a path, or an abstract socket when it
+ * starts with '@'. Returns 1 when sent, 0 when NOTIFY_SOCKET is not set, -errno on failure.
+ */
+static int
+send_datagram(const char *msg)
+{
+	const char *name = getenv("NOTIFY_SOCKET");
+	struct sockaddr_un sa;
+	size_t len;
+	int fd, r = 1;
+
+	if (name == NULL || name[0] == '\0')
+		return 0;
+	len = strlen(name);
+	if ((name[0] != '/' && name[0] != '@') || len >= sizeof sa.sun_path)
+		return -EAFNOSUPPORT;
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path, name, len);
+	if (name[0] == '@')
+		sa.sun_path[0] = '\0'; /* an abstract name is not NUL-terminated: its length says where it ends */
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -errno;
+	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *) &sa,
+			   (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len + (name[0] == '/'))) < 0)
+		r = -errno;
+	close(fd);
+	return r;
+}
+
+/*
+ * watchdog_usec is the watchdog interval systemd asks for (WATCHDOG_USEC), when it asks this
+ * process (WATCHDOG_PID, when set, is ours); 0 without one.
+ */
+static uint64_t
+watchdog_usec(void)
+{
+	const char *usec = getenv("WATCHDOG_USEC"), *pid = getenv("WATCHDOG_PID");
+	unsigned long long v;
+	char *end;
+
+	if (usec == NULL || (pid != NULL && strtol(pid, NULL, 10) != (long) getpid()))
+		return 0;
+	errno = 0;
+	v = strtoull(usec, &end, 10);
+	if (errno != 0 || end == usec || *end != '\0')
+		return 0;
+	return (uint64_t) v;
+}
+
 /* notify sends one message; a failure is logged once, as systemd will act on the silence. */
 static void
 notify(const char *msg)
 {
-	int r = sd_notify(0, msg);
+	int r = send_datagram(msg);
 
 	if (r < 0 && !svc.warned) {
 		svc.warned = true;
@@ -37,10 +95,10 @@ notify(const char *msg)
 void
 service_init(void)
 {
-	uint64_t usec = 0;
+	uint64_t usec = watchdog_usec();
 
 	memset(&svc, 0, sizeof svc);
-	if (sd_watchdog_enabled(0, &usec) > 0 && usec > 0) {
+	if (usec > 0) {
 		svc.watchdog_us = (long long) (usec / 2);
 		svc.next_ping_us = now_us();
 	}

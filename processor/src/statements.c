@@ -30,8 +30,9 @@ static const struct Statement statements[] = {
 		{"pgrelay_privileges",
 		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay.queue_pending_ids(integer)', 'EXECUTE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')",
+		 " AND pg_catalog.has_function_privilege('pgrelay._queue_fetch(integer)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')",
 		 0, false},
 	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
 	[STMT_PROBE] = {"pgrelay_probe",
@@ -40,14 +41,19 @@ static const struct Statement statements[] = {
 					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
 					1, true},
 	[STMT_PENDING_IDS] = {"pgrelay_pending_ids",
-						  "SELECT id, action_type, channel, timeout_ms, attempt"
-						  " FROM pgrelay.queue_pending_ids($1::integer)",
-						  1, false},
+						  "SELECT id, action_type, channel, timeout_ms, attempt, batch"
+						  " FROM pgrelay._queue_fetch($1::integer)",
+						  1, true},
 	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
 						  "SELECT outcome, error, sqlstate,"
 						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
 						  " FROM pgrelay.process_one($1)",
 						  1, true},
+	[STMT_PROCESS_BATCH] = {"pgrelay_process_batch",
+							"SELECT id, outcome, error, sqlstate,"
+							" to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+							" FROM pgrelay.process_batch($1::bigint[])",
+							1, true},
 	[STMT_CLAIM_FETCH] = {"pgrelay_claim_fetch",
 						  "SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload, c.event_id)::text"
 						  " FROM pgrelay._queue_claim($1) c",

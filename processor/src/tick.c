@@ -187,6 +187,7 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 		snprintf(j->channel, sizeof j->channel, "%s", PQgetvalue(res, i, 2));
 		j->timeout_ms = atoi(PQgetvalue(res, i, 3));
 		j->attempt = atoi(PQgetvalue(res, i, 4));
+		j->batch = strcmp(PQgetvalue(res, i, 5), "t") == 0;
 		*tail = j;
 		tail = &j->next;
 	}

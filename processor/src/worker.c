@@ -1,7 +1,8 @@
 /*
- * worker.c - a worker thread: keeps its connection up, takes one event at a time from the pool
- * and runs it: process_one() for SQL actions, the held transactions of notify.c for notify and of
- * webhook.c for webhook. It is the one place that logs what became of a worker's event.
+ * worker.c - a worker thread: keeps its connection up, takes events from the pool and runs them:
+ * process_one() for a SQL action, process_batch() for several (batch.h), the held transactions of
+ * notify.c for notify and of webhook.c for webhook. It is the one place that logs what became of a
+ * worker's events.
  */
 #include "worker.h"
 
@@ -9,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "batch.h"
 #include "clock.h"
 #include "log.h"
 #include "notify.h"
@@ -226,22 +228,50 @@ publish_leader(struct Worker *w)
 	return true;
 }
 
+/*
+ * leader_failed: publishing this node's leadership failed, so nothing of event j was started: it
+ * stays queued whatever the error (never failed for it).
+ */
+static void
+leader_failed(struct Worker *w, struct Job *j)
+{
+	j->outcome = OC_LOST;
+	if (w->pg.lost)
+		statement_failed(w, j, "is_leader", NULL);
+	else
+		log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", "not_finished"), LOG_STR("step", "is_leader"),
+					LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+}
+
+/*
+ * event_done: the trace line of each event of a run (one event, or a batch of n in one transaction,
+ * whose duration_us is the whole batch's).
+ */
+static void
+event_done(struct Worker *w, struct Job *jobs, int n, long long t0)
+{
+	long long us = now_us() - t0;
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next) {
+		/* an event of a batch counts its share of the batch's transaction (the metrics' histogram) */
+		j->duration_us = us / n;
+		log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", us),
+					LOG_INT("events", n));
+	}
+}
+
 /* run_job dispatches on the action type; an action this Processor does not know is skipped. */
 static void
 run_job(struct Worker *w, struct Job *j)
 {
 	long long t0 = now_us();
 
-	if (!publish_leader(w)) {
-		/* Nothing was started: the event stays queued whatever the error (never failed for it). */
-		j->outcome = OC_LOST;
-		if (w->pg.lost)
-			statement_failed(w, j, "is_leader", NULL);
-		else
-			log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-						LOG_STR("outcome", "not_finished"), LOG_STR("step", "is_leader"),
-						LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
-	} else if (strcmp(j->action_type, "sql") == 0)
+	if (!publish_leader(w))
+		leader_failed(w, j);
+	else if (strcmp(j->action_type, "sql") == 0)
 		run_sql(w, j);
 	else if (strcmp(j->action_type, "notify") == 0)
 		run_notify(w, j);
@@ -254,9 +284,117 @@ run_job(struct Worker *w, struct Job *j)
 			   LOG_STR("outcome", "skipped"), LOG_STRF("error", "unknown action type %s", j->action_type));
 		j->outcome = OC_SKIPPED;
 	}
-	j->duration_us = now_us() - t0;
-	log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-				LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", j->duration_us));
+	event_done(w, j, 1, t0);
+}
+
+/*
+ * batch_lost: the batch statement failed and its transaction rolled back, so none of its events
+ * was finished; they are offered again later. One line for the batch: a lost session
+ * ("reconnecting", then replaced at once) or a cancel while stopping.
+ */
+static void
+batch_lost(struct Worker *w, struct Job *jobs, int n)
+{
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next)
+		j->outcome = OC_LOST;
+	if (w->pg.lost) {
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", jobs->id), LOG_INT("events", n),
+				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
+				   LOG_STR("error", w->pg.error));
+		pgconn_lost(&w->pg);
+		atomic_store(&w->state, W_DOWN);
+		return;
+	}
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", jobs->id), LOG_STR("channel", jobs->channel),
+				LOG_INT("events", n), LOG_STR("outcome", "not_finished"), LOG_STR("step", "process_batch"),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+}
+
+/*
+ * batch_results gives each event of the batch its row of process_batch()'s result (one row per
+ * id, in the order of the ids) and reports its failed attempts. An event without its row (which
+ * process_batch() never does) is left as lost: offered again.
+ */
+static void
+batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
+{
+	int i = 0, rows = PQntuples(res);
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next, i++) {
+		const char *id = i < rows ? pgconn_value(res, i, 0) : NULL;
+
+		if (id == NULL || atoll(id) != j->id) {
+			j->outcome = OC_LOST;
+			continue;
+		}
+		j->outcome = outcome_parse(pgconn_value(res, i, 1));
+		if (outcome_failed(j->outcome))
+			log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
+							   pgconn_value(res, i, 4));
+	}
+}
+
+/*
+ * run_batch_statement runs the sql events of jobs in one transaction, process_batch(), under the
+ * statement timeout of batch_timeout_ms. Returns false, with nothing finished, when the statement
+ * failed in a way that running the events one per transaction may get past.
+ */
+static bool
+run_batch_statement(struct Worker *w, struct Job *jobs, int n)
+{
+	struct Buf ids = BUF_INIT;
+	const char *params[1];
+	PGresult *res = NULL;
+
+	atomic_store(&w->state, W_SQL);
+	if (batch_ids(jobs, &ids) && pgconn_set_timeout(&w->pg, batch_timeout_ms(jobs->timeout_ms))) {
+		params[0] = ids.data;
+		res = pgconn_query(&w->pg, STMT_PROCESS_BATCH, params);
+	}
+	buf_free(&ids);
+	if (res != NULL) {
+		batch_results(w, jobs, res);
+		pgconn_clear(res);
+		return true;
+	}
+	if (w->pg.lost || pool_stopping()) {
+		batch_lost(w, jobs, n);
+		return true;
+	}
+	/*
+	 * Anything else (a timeout that could not be told from another cancel, a cancel outside a
+	 * handler, a failure to record an outcome, out of memory here) rolled the whole batch back:
+	 * each event then gets a transaction of its own, where its timeout is exact and a failure is
+	 * its own.
+	 */
+	log_debug_c(&w->pg, "batch_split", LOG_ID("id", jobs->id), LOG_INT("events", n),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+	return false;
+}
+
+/* run_batch runs several sql events (batch.h): in one transaction, or one by one when that fails. */
+static void
+run_batch(struct Worker *w, struct Job *jobs)
+{
+	long long t0 = now_us();
+	struct Job *j;
+	int n = 0;
+
+	for (j = jobs; j; j = j->next)
+		n++;
+	if (!publish_leader(w)) {
+		for (j = jobs; j; j = j->next)
+			leader_failed(w, j);
+	} else if (!run_batch_statement(w, jobs, n)) {
+		for (j = jobs; j; j = j->next)
+			run_sql(w, j);
+	}
+	event_done(w, jobs, n, t0);
 }
 
 /*
@@ -311,7 +449,10 @@ worker_main(void *arg)
 		if (j == NULL)
 			break;
 		fresh_session(w);
-		run_job(w, j);
+		if (j->next == NULL)
+			run_job(w, j);
+		else
+			run_batch(w, j);
 		pool_finish(w, j);
 	}
 	transport_cache_free(w->transports);

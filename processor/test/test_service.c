@@ -4,6 +4,7 @@
  * nothing at all without NOTIFY_SOCKET.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -148,9 +149,41 @@ test_watchdog(void)
 	setenv("WATCHDOG_PID", "1", 1);
 	service_init();
 	CHECK(service_watchdog_interval_us() == 0);
+	/* an interval that is not a number of microseconds is no watchdog */
+	unsetenv("WATCHDOG_PID");
+	setenv("WATCHDOG_USEC", "2s", 1);
+	service_init();
+	CHECK(service_watchdog_interval_us() == 0);
 	unsetenv("WATCHDOG_USEC");
 	unsetenv("WATCHDOG_PID");
 	close_notify();
+}
+
+/* An abstract socket (NOTIFY_SOCKET=@name, as systemd may pass): its name has no NUL and no file. */
+static void
+test_abstract_socket(void)
+{
+	struct sockaddr_un sa;
+	char name[64], recvbuf[64];
+	int fd;
+	ssize_t n;
+	socklen_t len;
+
+	snprintf(name, sizeof name, "@pgrelay-test-notify-%ld", (long) getpid());
+	memset(&sa, 0, sizeof sa);
+	sa.sun_family = AF_UNIX;
+	memcpy(sa.sun_path + 1, name + 1, strlen(name) - 1);
+	len = (socklen_t) (offsetof(struct sockaddr_un, sun_path) + strlen(name));
+	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	CHECK(fd >= 0 && bind(fd, (struct sockaddr *) &sa, len) == 0);
+	setenv("NOTIFY_SOCKET", name, 1);
+	service_init();
+	service_ready();
+	n = recv(fd, recvbuf, sizeof recvbuf - 1, MSG_DONTWAIT);
+	recvbuf[n > 0 ? n : 0] = '\0';
+	CHECK_STR(recvbuf, "READY=1\nSTATUS=idle");
+	unsetenv("NOTIFY_SOCKET");
+	close(fd);
 }
 
 static void
@@ -181,6 +214,7 @@ main(void)
 	RUN(test_without_notify_socket_nothing_happens);
 	RUN(test_messages_in_order);
 	RUN(test_watchdog);
+	RUN(test_abstract_socket);
 	RUN(test_unreachable_socket_is_logged_once);
 	return UNIT_DONE();
 }

@@ -113,6 +113,11 @@ case(R, "admin", "SELECT pgrelay.register('new_one', 'notify', handler => 'publi
      err("22023", "notify channels take no handler"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', concurrency_mode => 'serial')", (),
      err("22023", 'invalid concurrency_mode "serial"'))
+case(R, "admin", "SELECT pgrelay.register('c_mail', batch => true)", (),
+     err("22023", 'channel "c_mail": notify channels finish one event per transaction; batch applies to sql channels'))
+case(R, "admin", "SELECT pgrelay.register('c_hook', batch => true)", (),
+     err("22023", 'channel "c_hook": webhook channels finish one event per transaction; batch applies to sql channels'))
+case(R, "admin", "SELECT pgrelay.register('c_sql', batch => 'perhaps')", (), err("22P02", "invalid input syntax for type boolean"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', retry_policy => 'sometimes')", (),
      err("22023", 'invalid retry_policy "sometimes"'))
 for v in (0, -1, 1001, 2147483647):
@@ -308,6 +313,48 @@ case("pgrelay.process_one", "processor", "SELECT outcome FROM pgrelay.process_on
 case("pgrelay.process_one", "processor", "SELECT outcome FROM pgrelay.process_one({q_mail_due})", (),
      err("42809", "process_one() runs sql actions only"))
 case("pgrelay.process_one", "processor", "SELECT outcome FROM pgrelay.process_one('one')", (), err("22P02", "invalid input syntax"))
+PB = "pgrelay.process_batch"
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch(NULL)", (), result(0))
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch('{{}}')", (), result(0))
+case(PB, "processor", "SELECT string_agg(outcome, ',') FROM pgrelay.process_batch(ARRAY[NULL]::bigint[])", (),
+     result("skipped"))
+case(PB, "processor", "SELECT string_agg(outcome, ',') FROM pgrelay.process_batch(ARRAY[-1, {q_future}, {q_off}, -1])",
+     (), result("skipped,skipped,skipped,skipped"))
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch(ARRAY[{q_mail_due}])", (),
+     err("42809", "process_batch() runs sql actions only"))
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch('one')", (), err("22P02", "malformed array literal"))
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch(42)", (), err("42883", "does not exist"))
+case(PB, "processor", "SELECT count(*) FROM pgrelay.process_batch(ARRAY[[1, 2], [3, 4]])", (), result(4))
+CE = "pgrelay._claim_event"
+case(CE, "processor", "SELECT queue_id FROM pgrelay._claim_event(NULL)", (), result(None))
+case(CE, "processor", "SELECT queue_id FROM pgrelay._claim_event({q_future})", (), result(None))
+case(CE, "processor", "SELECT queue_id FROM pgrelay._claim_event({q_off})", (), result(None))
+case(CE, "processor", "SELECT queue_id FROM pgrelay._claim_event('one')", (), err("22P02", "invalid input syntax"))
+CES = "pgrelay._claim_events"
+case(CES, "processor", "SELECT count(*) FROM pgrelay._claim_events(NULL)", (), result(0))
+case(CES, "processor", "SELECT count(*) FROM pgrelay._claim_events(ARRAY[-1, {q_future}, {q_off}])", (), result(0))
+case(CES, "processor", "SELECT count(*) FROM pgrelay._claim_events('{{1,x}}')", (), err("22P02", "invalid input syntax"))
+GO = "pgrelay._gate_open"
+case(GO, "processor", "SELECT pgrelay._gate_open(NULL)", (), result(False))
+case(GO, "processor", "SELECT pgrelay._gate_open('nope')", (), result(False))
+case(GO, "processor", "SELECT pgrelay._gate_open('c_off')", (), result(False))
+case(GO, "processor", "SELECT pgrelay._gate_open(%s)", ("c_sql\u202e",), result(False))
+CEV = "pgrelay._complete_events"
+ONE = "ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[now()], ARRAY[now()]"
+case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(NULL, NULL, NULL, NULL, NULL, NULL)", (), result(0))
+case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[-1], ARRAY['ok'], %s)" % ONE, (),
+     err("P0002", "only 0 of the 1 claimed queue rows of the batch are there"))
+for r in ("nonsense", "OK", None):
+    case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_busy}], ARRAY[%s]::text[], " + ONE + ")",
+         (r,), err("22023", "invalid result in"))
+case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_busy}], ARRAY[]::text[], %s)" % ONE, (),
+     err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
+case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_busy}, -1], ARRAY['ok', 'ok'], %s)" % ONE,
+     (), err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
+QF = "pgrelay._queue_fetch"
+for v in (0, -1, None):
+    case(QF, "processor", "SELECT count(*) FROM pgrelay._queue_fetch(%s)", (v,), err("22023", "max_rows must be positive"))
+case(QF, "processor", "SELECT count(*) FROM pgrelay._queue_fetch(4294967296)", (), err("42883", "does not exist"))
 case("pgrelay._queue_claim", "processor", "SELECT count(*) FROM pgrelay._queue_claim(NULL)", (), result(0))
 case("pgrelay._queue_claim", "processor", "SELECT count(*) FROM pgrelay._queue_claim(-42)", (), result(0))
 case("pgrelay._queue_claim", "processor", "SELECT count(*) FROM pgrelay._queue_claim({q_future})", (), result(0))
@@ -351,15 +398,6 @@ case(WG, "processor", "SELECT pgrelay._webhook_gone(-1, 410, 'gone')", (), err("
 case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 410, 'gone')", (),
      err("42704", 'channel "c_busy" has no webhook endpoint'))
 case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 'gone', 'x')", (), err("22P02", "invalid input syntax"))
-HS = "pgrelay._handler_sql"
-case(HS, "processor", "SELECT pgrelay._handler_sql(NULL)", (), result(None))
-case(HS, "processor", "SELECT pgrelay._handler_sql('public.nope(text)')", (), err("42883", "handler public.nope(text) does not exist"))
-case(HS, "processor", "SELECT pgrelay._handler_sql('public.h_invoker(text)')", (), err("42501", "is not SECURITY DEFINER"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("public.h_ok(text); DROP TABLE x",),
-     err("22P02", "expected a right parenthesis"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("",), err("22P02", "expected a left parenthesis"))
-case(HS, "processor", "SELECT pgrelay._handler_sql(%s)", ("public.nope\n(text)",),
-     err("42883", "handler public.nope?(text) does not exist"))
 case("pgrelay.should_dispatch_single", "processor", "SELECT pgrelay.should_dispatch_single('leader')", (),
      err("42883", "does not exist"))
 case("pgrelay.interface_version", "processor", "SELECT pgrelay.interface_version(1)", (), err("42883", "does not exist"))
@@ -1098,6 +1136,10 @@ SETTINGS_CASES = [
     ("metrics", "::1:9471", "IPv6 address goes in brackets"), ("metrics", "[::1]9471", "expected [IPv6 address]:PORT"),
     ("metrics", "127.0.0.1:http", "port must be a number"), ("metrics", "127.0.0.1:-1", "port must be a number"),
     ("metrics", "127.0.0.1:9471\nx", "\\x0ax"), ("metrics", "\u202e127.0.0.1", "\\xe2\\x80\\xae127.0.0.1"),
+    ("events-per-commit", "0", "expected an integer from 1 to 1000"), ("events-per-commit", "1001", "from 1 to 1000"),
+    ("events-per-commit", "-1", "from 1 to 1000"), ("events-per-commit", "5e1", "from 1 to 1000"),
+    ("events-per-commit", "", "from 1 to 1000"), ("events-per-commit", "fifty", "from 1 to 1000"),
+    ("events-per-commit", "\u200b50", "\\xe2\\x80\\x8b50"),
     ("workers", "0", "expected an integer from 1 to 64"), ("workers", "65", "from 1 to 64"),
     ("workers", "abc", "from 1 to 64"), ("workers", "-1", "from 1 to 64"), ("workers", "4.5", "from 1 to 64"),
     ("workers", "\u200b4", "\\xe2\\x80\\x8b4"),

@@ -56,6 +56,29 @@ def scrape(addr):
     return families
 
 
+
+def test_events_finished_in_batches_are_counted_one_by_one(db, processors):
+    """A batch finishes several events in one transaction: each is counted under its own outcome,
+    and each is one observation of the duration histogram (its share of the batch)."""
+    db.conn.execute(HANDLERS)
+    db.sql("SELECT pgrelay.notify('good', 'g' || n) FROM generate_series(1, 40) n")
+    db.sql("SELECT pgrelay.notify('bad:one', 'b' || n) FROM generate_series(1, 5) n")
+    p = processors("-d", db.dsn, "--workers=1", "--events-per-commit=20", "--metrics=127.0.0.1:0")
+    addr = metrics_address(p)
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.log") == 45, "45 attempts")
+    # fewer transactions than events: they were batched
+    assert db.scalar("SELECT count(DISTINCT xmin::text) FROM pgrelay.log") < 45
+
+    def settled():
+        f = scrape(addr)
+        ev = f["pgrelay_events_total"]
+        done = (ev.value(channel="good", outcome="ok") or 0) + (ev.value(channel="bad:one", outcome="failed") or 0)
+        return f if done == 45 else None
+    f = testlib.wait_for(settled, "45 events counted")
+    ev, h = f["pgrelay_events_total"], f["pgrelay_attempt_duration_seconds"]
+    assert (ev.value(channel="good", outcome="ok"), ev.value(channel="bad:one", outcome="failed")) == (40, 5)
+    assert (h.value("_count", channel="good"), h.value("_count", channel="bad:one")) == (40, 5)
+
 def test_scrape_reports_events_queue_and_state(db, processors):
     db.conn.execute(HANDLERS)
     db.sql("SELECT pgrelay.pause('held')")

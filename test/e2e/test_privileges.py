@@ -329,10 +329,15 @@ def test_every_statement_as_every_role(fresh, matrix):
 # ---- search_path and look-alikes ---------------------------------------------------------------
 
 
+# The functions that pin search_path in their bodies: they must first read the caller's path to
+# give it back.
+IN_BODY = ("pgrelay.process_one(bigint)", "pgrelay.process_batch(bigint[])")
+
+
 def test_security_definer_functions_pin_search_path(cluster):
     """Every SECURITY DEFINER function of both schemas, and every function any role may execute,
-    runs with search_path = pg_catalog, pg_temp (process_one() pins it in its body, because it
-    must first read the caller's path to give it back)."""
+    runs with search_path = pg_catalog, pg_temp (process_one() and process_batch() pin it in their
+    bodies)."""
     d = testlib.Database(cluster, extensions=("pg_relay", "pg_relay_notifier"))
     try:
         rows = d.sql("""
@@ -342,14 +347,15 @@ def test_security_definer_functions_pin_search_path(cluster):
               AND (p.prosecdef OR EXISTS (SELECT 1 FROM aclexplode(COALESCE(p.proacl, acldefault('f', p.proowner))) a
                                            WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'))
             ORDER BY 1""")
-        body = d.scalar("SELECT prosrc FROM pg_proc WHERE oid = 'pgrelay.process_one(bigint)'::regprocedure")
+        bodies = [d.scalar("SELECT prosrc FROM pg_proc WHERE oid = %s::regprocedure", (f,)) for f in IN_BODY]
     finally:
         d.close()
     assert len(rows) > 40
     unpinned = [name for name, _, config in rows
-                if "search_path=pg_catalog, pg_temp" not in (config or []) and name != "pgrelay.process_one(bigint)"]
+                if "search_path=pg_catalog, pg_temp" not in (config or []) and name not in IN_BODY]
     assert unpinned == []
-    assert "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)" in body
+    for body in bodies:
+        assert "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)" in body
 
 
 # Look-alikes of what the extensions' functions use, made by an ordinary role in public before
@@ -475,6 +481,9 @@ def test_look_alikes_in_public_and_pg_temp_never_run(cluster, processors, smtpd)
         r.execute("SELECT * FROM pgrelay.queue_probe(0)")
         [(qid,)] = r.execute("SELECT id FROM pgrelay.queue_pending_ids(10)").fetchall()
         r.execute("SELECT * FROM pgrelay.process_one(%s)", (qid,))
+        m.execute("SELECT pgrelay.notify('proof_jobs', 'batch ' || g) FROM generate_series(1, 2) g")
+        batch = [i for (i,) in r.execute("SELECT id FROM pgrelay.queue_pending_ids(10)").fetchall()]
+        assert [o for (o,) in r.execute("SELECT outcome FROM pgrelay.process_batch(%s)", (batch,))] == ["ok", "ok"]
         nid = m.execute("SELECT pgrelay_notifier.send('proof_mail', ARRAY['bob@example.org'], 'Hi', 'Body')").fetchone()[0]
         [(qid,)] = r.execute("SELECT id FROM pgrelay.queue_pending_ids(10)").fetchall()
         with r.transaction():

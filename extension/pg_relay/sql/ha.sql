@@ -128,13 +128,20 @@ SELECT id AS gate_id FROM pgrelay.queue_pending_ids() \gset
 SET pg_relay.is_leader = off;
 SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
 SELECT outcome FROM pgrelay.process_one(:gate_id);
+-- a batch applies the same rule at its claim
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:gate_id]);
 SET pg_relay.mode = 'multi-node';
 SELECT count(*) FROM pgrelay.queue_pending_ids();
 UPDATE pgrelay.queue SET owner_node = 2 WHERE id = :gate_id;
 SELECT outcome FROM pgrelay.process_one(:gate_id);
-UPDATE pgrelay.queue SET owner_node = 1 WHERE id = :gate_id;
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:gate_id]);
+-- restricted to its owner: another node's batch never takes it
+UPDATE pgrelay.queue SET owner_node = 2, node_restricted = true WHERE id = :gate_id;
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:gate_id]);
+UPDATE pgrelay.queue SET owner_node = 1, node_restricted = false WHERE id = :gate_id;
 SELECT pgrelay.pause();
 SELECT count(*) FROM pgrelay._queue_claim(:gate_id);
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:gate_id]);
 SELECT pgrelay.resume();
 SELECT outcome FROM pgrelay.process_one(:gate_id);
 RESET pg_relay.mode;

@@ -12,14 +12,15 @@ CREATE TABLE regress_app.seen (payload text, who name, path text, leader text);
 ALTER TABLE regress_app.seen OWNER TO regress_owner;
 
 -- Every function any role may execute is immune to the caller's search_path: it pins its own.
--- process_one pins it in its body (it must read the caller's first, to give it back).
+-- process_one and process_batch pin it in their bodies (they must read the caller's first, to give
+-- it back).
 SELECT p.oid::regprocedure AS unpinned_entry_point
 FROM pg_proc p
 WHERE p.pronamespace = 'pgrelay'::regnamespace
   AND EXISTS (SELECT 1 FROM aclexplode(COALESCE(p.proacl, acldefault('f', p.proowner))) a
               WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE')
   AND NOT COALESCE('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
-  AND p.oid <> 'pgrelay.process_one(bigint)'::regprocedure
+  AND p.oid NOT IN ('pgrelay.process_one(bigint)'::regprocedure, 'pgrelay.process_batch(bigint[])'::regprocedure)
 ORDER BY 1;
 
 -- A handler must be SECURITY DEFINER: it runs with its owner's rights, never the Processor's (error)
@@ -71,6 +72,18 @@ SET ROLE regress_proc;
 SELECT outcome FROM pgrelay.process_one(:id);
 RESET ROLE;
 SELECT payload, who, path, leader FROM regress_app.seen ORDER BY payload;
+-- and so does each event of a batch: the second handler starts from the state the first found,
+-- and the session is as it was afterwards
+SELECT set_config('pg_relay.is_leader', 'off', false);
+SELECT pgrelay.notify('s_sec', 'batch 1') AS b1, pgrelay.notify('s_sec', 'batch 2') AS b2 \gset
+SET statement_timeout = '70s';
+SET ROLE regress_proc;
+SELECT outcome, error FROM pgrelay.process_batch(ARRAY[:b1, :b2]);
+RESET ROLE;
+SELECT payload, who, path, leader FROM regress_app.seen WHERE payload LIKE 'batch%' ORDER BY payload;
+SELECT current_setting('search_path') AS search_path, current_setting('statement_timeout') AS statement_timeout,
+       current_setting('work_mem') AS work_mem_reset, current_setting('TimeZone') AS timezone,
+       current_setting('pg_relay.is_leader') AS is_leader, current_setting('pg_relay.mode') AS mode;
 RESET statement_timeout;
 RESET TimeZone;
 
@@ -97,11 +110,14 @@ CREATE FUNCTION public.regress_trap_ne(a text, b text) RETURNS boolean LANGUAGE 
 BEGIN INSERT INTO public.regress_trap VALUES ('text <> text'); RETURN a OPERATOR(pg_catalog.<>) b; END $$;
 CREATE OPERATOR public.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.regress_trap_ne);
 SELECT pgrelay.notify('s_sec', 'four') AS id \gset
+SELECT pgrelay.notify('s_sec', 'five') AS id5 \gset
 SET ROLE regress_proc;
 SET search_path = public, pg_catalog;
 SELECT count(*) >= 0 AS probed FROM pgrelay.queue_probe();
 SELECT outcome FROM pgrelay.process_one(:id);
 SELECT count(*) FROM pgrelay.queue_pending_ids();
+SELECT count(*) FROM pgrelay._queue_fetch(10);
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:id5]);
 RESET search_path;
 RESET ROLE;
 SELECT count(*) AS trap_fired FROM public.regress_trap;

@@ -163,7 +163,8 @@ CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAU
                                  active boolean DEFAULT NULL,
                                  description text DEFAULT NULL,
                                  max_payload_bytes integer DEFAULT NULL,
-                                 retry_policy text DEFAULT NULL)
+                                 retry_policy text DEFAULT NULL,
+                                 batch boolean DEFAULT NULL)
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -203,6 +204,7 @@ BEGIN
         ch.max_payload_bytes := 1048576;
         ch.retry_policy := 'all';
         ch.paused := false;
+        ch.batch := false;
         ch.registered_by := session_user;
         ch.registered_at := now();
     ELSE
@@ -251,6 +253,18 @@ BEGIN
     ch.backoff_max := COALESCE(register.backoff_max, ch.backoff_max);
     ch.max_payload_bytes := COALESCE(register.max_payload_bytes, ch.max_payload_bytes);
     ch.retry_policy := COALESCE(register.retry_policy, ch.retry_policy);
+    -- Batching is for sql actions only, and on unless asked otherwise (a new channel, or one that
+    -- becomes a sql channel); a notify event is always its own held transaction.
+    IF ch.action_type = 'sql' THEN
+        ch.batch := COALESCE(register.batch,
+                             CASE WHEN prev.channel IS NULL OR prev.action_type <> 'sql' THEN true ELSE ch.batch END);
+    ELSIF register.batch THEN
+        RAISE EXCEPTION 'channel "%": % channels finish one event per transaction; batch applies to sql channels',
+                        register.channel, ch.action_type
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSE
+        ch.batch := false;
+    END IF;
     ch.active := COALESCE(register.active, ch.active);
     ch.description := COALESCE(register.description, ch.description);
     ch.updated_at := now();
@@ -268,7 +282,7 @@ BEGIN
             max_attempts = ch.max_attempts, timeout = ch.timeout,
             backoff_base = ch.backoff_base, backoff_max = ch.backoff_max,
             description = ch.description, updated_at = ch.updated_at,
-            max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy
+            max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy, batch = ch.batch
         WHERE x.channel = register.channel;
     END IF;
     PERFORM pgrelay.request_reload();
@@ -276,7 +290,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval,
-                                     interval, boolean, text, integer, text) IS
+                                     interval, boolean, text, integer, text, boolean) IS
     'Creates or updates a channel (named arguments; NULL keeps the current value) and asks the Processors to reload';
 
 -- pgrelay.unregister()

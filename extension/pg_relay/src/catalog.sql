@@ -41,7 +41,8 @@ CREATE TABLE pgrelay.channels (
     max_payload_bytes integer NOT NULL DEFAULT 1048576
                       CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
     retry_policy     text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict')),
-    paused           boolean NOT NULL DEFAULT false
+    paused           boolean NOT NULL DEFAULT false,
+    batch            boolean NOT NULL DEFAULT false
 );
 COMMENT ON TABLE pgrelay.channels IS 'Named event channels; change them with pgrelay.register()';
 COMMENT ON COLUMN pgrelay.channels.handler IS
@@ -51,6 +52,9 @@ COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
     'Largest payload notify() accepts on this channel, in bytes';
 COMMENT ON COLUMN pgrelay.channels.paused IS
     'pause(channel): no event of the channel is dispatched, while notify() keeps queueing them';
+COMMENT ON COLUMN pgrelay.channels.batch IS
+    'sql channels: the Processor may finish several of its events in one transaction, each handler in '
+    'its own subtransaction (register() turns it on for sql channels; notify and webhook channels never batch)';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';

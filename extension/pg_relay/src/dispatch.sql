@@ -68,6 +68,7 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
  *
  * has_work looks only at the events the session's dispatch rule offers (settings pg_relay.mode,
  * pg_relay.node_id, pg_relay.is_leader; every event in single mode, which skips reading them).
+ * An empty queue (the idle case) is answered by the first statement alone.
  */
 DECLARE
     scope_free boolean := true;
@@ -77,6 +78,18 @@ DECLARE
     scope_node integer := 0;
     ctx record;
 BEGIN
+    -- First the flags, and whether the queue holds any row at all: an idle queue is empty, and
+    -- then this one statement is the whole probe (half the cost of the statement below).
+    SELECT EXISTS (SELECT 1 FROM pgrelay.queue q),
+           queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
+           c.paused,
+           c.reload_generation
+    INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
+         queue_probe.reload_generation
+    FROM pgrelay.control c;
+    IF NOT queue_probe.has_work THEN
+        RETURN;
+    END IF;
     IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
         SELECT * INTO ctx FROM pgrelay._dispatch_context();
         SELECT s.free_any, s.restricted_any, s.own_free, s.own_restricted
@@ -84,15 +97,9 @@ BEGIN
         FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader) s;
         scope_node := ctx.node;
     END IF;
-    SELECT (SELECT d.has_work
-            FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
-                                       scope_node) d),
-           queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
-           c.paused,
-           c.reload_generation
-    INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
-         queue_probe.reload_generation
-    FROM pgrelay.control c;
+    has_work := (SELECT d.has_work
+                 FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
+                                            scope_node) d);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
@@ -210,3 +217,107 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_pending_ids(integer) IS
     'Eligible (id, action_type, channel, timeout_ms, attempt) rows in dispatch order, locked FOR UPDATE SKIP LOCKED';
+
+-- pgrelay._queue_fetch()
+CREATE OR REPLACE FUNCTION pgrelay._queue_fetch(max_rows integer)
+RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, attempt integer, batch boolean)
+LANGUAGE plpgsql STABLE SECURITY DEFINER
+-- jit off: as queue_pending_ids
+SET search_path = pg_catalog, pg_temp SET jit = off AS $$
+/*
+ * The Processor's fetch: the rows queue_pending_ids() offers, in the same order and under the
+ * same rule, but read without row locks, and with whether each event may be finished in a batch
+ * (its channel's batch setting; sql events only). The claim is the one row lock an event takes:
+ * a fetch that locked its rows too (for the length of its statement) would take a second, and
+ * write it, for every event. So a row in flight is offered again: the Processor leaves out the
+ * ids its own workers hold, and the claim skips a row another Processor holds. A channel that
+ * runs one event at a time offers its first row even while that row is in flight (and so
+ * nothing until it is done).
+ */
+#variable_conflict use_column
+DECLARE
+    ctx record;
+    s record;
+BEGIN
+    IF max_rows IS NULL OR max_rows < 1 THEN
+        RAISE EXCEPTION 'max_rows must be positive, not %', max_rows
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF (SELECT c.paused FROM pgrelay.control c) THEN
+        RETURN;
+    END IF;
+    SELECT * INTO ctx FROM pgrelay._dispatch_context();
+    SELECT * INTO s FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader);
+
+    RETURN QUERY
+    WITH cand AS (
+        -- unrestricted rows of any owner (queue_free_idx)
+        SELECT f.*
+        FROM pgrelay.action_types a
+        CROSS JOIN LATERAL (
+            SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+            FROM pgrelay.queue q
+            JOIN pgrelay.channels c ON c.channel = q.channel
+            WHERE NOT q.node_restricted
+              AND q.action_type = a.action_type
+              AND q.run_at <= now()
+              AND c.active AND NOT c.paused
+            ORDER BY q.run_at, q.queued_at, q.id
+            LIMIT max_rows
+        ) f
+        WHERE s.free_any
+        UNION ALL
+        -- restricted rows of any owner (queue_node_idx): single mode only
+        SELECT r.*
+        FROM pgrelay.action_types a
+        CROSS JOIN LATERAL (
+            SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+            FROM pgrelay.queue q
+            JOIN pgrelay.channels c ON c.channel = q.channel
+            WHERE q.node_restricted
+              AND q.action_type = a.action_type
+              AND q.run_at <= now()
+              AND c.active AND NOT c.paused
+            ORDER BY q.run_at, q.queued_at, q.id
+            LIMIT max_rows
+        ) r
+        WHERE s.restricted_any
+        UNION ALL
+        -- this node's rows, unrestricted and restricted as the scope says (queue_node_idx)
+        SELECT o.*
+        FROM (VALUES (false, s.own_free), (true, s.own_restricted)) k(restricted, wanted)
+        CROSS JOIN pgrelay.action_types a
+        CROSS JOIN LATERAL (
+            SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+            FROM pgrelay.queue q
+            JOIN pgrelay.channels c ON c.channel = q.channel
+            WHERE q.node_restricted = k.restricted
+              AND q.owner_node = ctx.node
+              AND q.action_type = a.action_type
+              AND q.run_at <= now()
+              AND c.active AND NOT c.paused
+            ORDER BY q.run_at, q.queued_at, q.id
+            LIMIT max_rows
+        ) o
+        WHERE k.wanted
+    ), ranked AS (
+        SELECT cand.*,
+               row_number() OVER (PARTITION BY cand.channel
+                                  ORDER BY cand.run_at, cand.queued_at, cand.id) AS rn
+        FROM cand
+    )
+    SELECT r.id, r.action_type, r.channel,
+           (date_part('epoch', r.timeout) * 1000)::integer,
+           r.attempt,
+           r.batch AND r.action_type = 'sql'
+    FROM ranked r
+    WHERE r.concurrency_mode = 'parallel' OR r.rn = 1
+    ORDER BY r.run_order NULLS LAST, r.run_at, r.queued_at, r.id
+    LIMIT max_rows;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._queue_fetch(integer) IS
+    'The Processor''s fetch: queue_pending_ids() without row locks, with whether each event may batch';

@@ -1,5 +1,81 @@
 /* extension/pg_relay/src/finish.sql: finishing an event: claim, log, mark done, and process_one for sql actions */
 
+-- pgrelay._claim_event()
+CREATE OR REPLACE FUNCTION pgrelay._claim_event(id bigint,
+                                     OUT queue_id bigint, OUT event_id bigint, OUT channel text,
+                                     OUT action_type text, OUT payload text, OUT attempt integer,
+                                     OUT max_attempts integer, OUT timeout_ms integer, OUT handler text,
+                                     OUT queued_at timestamptz, OUT run_at timestamptz,
+                                     OUT call text, OUT refusal text, OUT refusal_sqlstate text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Locks the row until the caller's transaction ends and re-validates it; queue_id is NULL (the
+ * event is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone
+ * else, not yet due, its channel is missing, inactive or paused, the dispatch rule no longer
+ * offers it to this node (its ownership or this node's leadership changed since it was fetched),
+ * or its channel runs one event at a time and another transaction holds that channel. So an
+ * event the gate no longer allows is never started, whatever a Processor fetched before the gate
+ * closed.
+ *
+ * For a sql event it also looks the handler up again, in the same statement (the function may
+ * have been dropped, replaced or altered since it was registered): call is its quoted, qualified
+ * name for EXECUTE, or NULL with refusal and refusal_sqlstate saying why it must not run (gone,
+ * or no longer SECURITY DEFINER: a handler runs with its owner's rights, never the Processor's,
+ * so whoever owns or replaces a handler cannot run code as the Processor). The name comes from
+ * the signature register() stored, resolved once when the channel was registered.
+ *
+ * One statement on the common path, and a scalar result (no set to materialise): process_one()
+ * calls it once per event.
+ */
+#variable_conflict use_column
+DECLARE
+    owner integer;
+    restricted boolean;
+    serial boolean;
+    ctx record;
+BEGIN
+    SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, c.max_attempts,
+           (pg_catalog.date_part('epoch', c.timeout) * 1000)::integer, c.handler, q.queued_at, q.run_at,
+           -- register() stores format('%I.%I(text)', schema, name): the quoted, qualified name
+           -- is the signature without "(text)", and resolves to the function looked up here.
+           CASE WHEN p.prosecdef THEN pg_catalog.left(c.handler, -6) END,
+           CASE WHEN c.handler IS NULL THEN NULL
+                WHEN p.oid IS NULL THEN pg_catalog.format('handler %s does not exist', c.handler)
+                WHEN NOT p.prosecdef THEN pg_catalog.format('handler %s is not SECURITY DEFINER', c.handler)
+           END,
+           CASE WHEN c.handler IS NULL THEN NULL WHEN p.oid IS NULL THEN '42883'
+                WHEN NOT p.prosecdef THEN '42501' END,
+           q.owner_node, q.node_restricted, c.concurrency_mode = 'channel'
+    INTO queue_id, event_id, channel, action_type, payload, attempt, max_attempts, timeout_ms, handler,
+         queued_at, run_at, call, refusal, refusal_sqlstate, owner, restricted, serial
+    FROM pgrelay.queue q
+    JOIN pgrelay.channels c ON c.channel = q.channel
+    JOIN pgrelay.control k ON NOT k.paused
+    LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
+    WHERE q.id = _claim_event.id AND q.run_at <= pg_catalog.now() AND c.active AND NOT c.paused
+    FOR UPDATE OF q SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
+    IF COALESCE(pg_catalog.current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
+        SELECT * INTO ctx FROM pgrelay._dispatch_context();
+        IF NOT pgrelay._dispatch_allowed(owner, restricted, ctx.mode, ctx.node, ctx.is_leader) THEN
+            queue_id := NULL;
+        END IF;
+    END IF;
+    -- One event of the channel in flight across every session of this database: the lock is
+    -- transaction-scoped, so it covers process_one() and the Processor's held transaction alike
+    -- (and a batch: its events of the channel run one after another in it).
+    IF serial AND queue_id IS NOT NULL
+       AND NOT pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(channel)) THEN
+        queue_id := NULL;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._claim_event(bigint) IS
+    'Claims a queue row for this transaction after re-validating it (queue_id NULL: skipped), with its handler checked';
+
 -- pgrelay._queue_claim()
 CREATE OR REPLACE FUNCTION pgrelay._queue_claim(id bigint)
 RETURNS TABLE (queue_id bigint, event_id bigint, channel text, action_type text, payload text,
@@ -7,46 +83,19 @@ RETURNS TABLE (queue_id bigint, event_id bigint, channel text, action_type text,
                queued_at timestamptz, run_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Locks the row until the caller's transaction ends and re-validates it. Returns no row (the event
- * is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone else,
- * not yet due, its channel is missing, inactive or paused, the dispatch rule no longer offers it
- * to this node (its ownership or this node's leadership changed since it was fetched), or its
- * channel runs one event at a time and another transaction holds that channel. So an event the
- * gate no longer allows is never started, whatever a Processor fetched before the gate closed.
+ * _claim_event() as a set: the claimed row, or no row when the event is skipped (the step the
+ * Processor's held transaction of a notify event starts with).
  */
 #variable_conflict use_column
 DECLARE
-    q pgrelay.queue;
-    c pgrelay.channels;
-    ctx record;
+    c record;
 BEGIN
-    IF (SELECT k.paused FROM pgrelay.control k) THEN
+    c := pgrelay._claim_event(_queue_claim.id);
+    IF c.queue_id IS NULL THEN
         RETURN;
     END IF;
-    SELECT * INTO q FROM pgrelay.queue x WHERE x.id = _queue_claim.id FOR UPDATE SKIP LOCKED;
-    IF NOT FOUND OR q.run_at > now() THEN
-        RETURN;
-    END IF;
-    SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
-    IF NOT FOUND OR NOT c.active OR c.paused THEN
-        RETURN;
-    END IF;
-    -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
-    IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
-        SELECT * INTO ctx FROM pgrelay._dispatch_context();
-        IF NOT pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, ctx.mode, ctx.node, ctx.is_leader) THEN
-            RETURN;
-        END IF;
-    END IF;
-    -- One event of the channel in flight across every session of this database: the lock is
-    -- transaction-scoped, so it covers process_one() and the Processor's held transaction alike.
-    IF c.concurrency_mode = 'channel'
-       AND NOT pg_try_advisory_xact_lock(1885827585, hashtext(q.channel)) THEN
-        RETURN;
-    END IF;
-    RETURN QUERY SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt,
-                        c.max_attempts, (date_part('epoch', c.timeout) * 1000)::integer,
-                        c.handler, q.queued_at, q.run_at;
+    RETURN QUERY SELECT c.queue_id, c.event_id, c.channel, c.action_type, c.payload, c.attempt,
+                        c.max_attempts, c.timeout_ms, c.handler, c.queued_at, c.run_at;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_claim(bigint) IS
@@ -79,17 +128,40 @@ $$;
 COMMENT ON FUNCTION pgrelay._lock_claimed(bigint) IS
     'Internal: the queue row, locked by this transaction; a clear error if it is gone or held by another';
 
+-- pgrelay._outcome()
+CREATE OR REPLACE FUNCTION pgrelay._outcome(result text, sqlstate text, attempt integer, max_attempts integer,
+                                 retry_policy text)
+RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal: the outcome of an attempt (the retry decision, once, for everybody). ok, partial
+    -- and cancelled finish the event; permanent fails it; transient and timeout retry it until
+    -- max_attempts, then fail it; error is a handler's error, classified from its SQLSTATE by the
+    -- channel's retry_policy. A plain expression, inlined into its callers' statements
+    -- (operators schema-qualified: an inlined body is read with the caller's search_path).
+    SELECT CASE
+        WHEN result OPERATOR(pg_catalog.=) ANY ('{ok,partial,cancelled}'::text[]) THEN result
+        WHEN result OPERATOR(pg_catalog.=) 'permanent'
+          OR (result OPERATOR(pg_catalog.=) 'error'
+              AND pgrelay._classify_error(sqlstate, retry_policy) OPERATOR(pg_catalog.=) 'permanent') THEN 'failed'
+        WHEN attempt OPERATOR(pg_catalog.>=) COALESCE(max_attempts, 1) THEN 'failed'
+        WHEN result OPERATOR(pg_catalog.=) 'timeout'
+          OR (result OPERATOR(pg_catalog.=) 'error'
+              AND pgrelay._classify_error(sqlstate, retry_policy) OPERATOR(pg_catalog.=) 'timeout') THEN 'timeout'
+        ELSE 'retry'
+    END
+$$;
+COMMENT ON FUNCTION pgrelay._outcome(text, text, integer, integer, text) IS
+    'Internal: what an attempt''s result makes of the event: ok, partial, cancelled, retry, timeout or failed';
+
 -- pgrelay._log_attempt()
 CREATE OR REPLACE FUNCTION pgrelay._log_attempt(q pgrelay.queue, result text, error text, sqlstate text,
                                      started_at timestamptz, detail jsonb, retry_at timestamptz)
 RETURNS pgrelay.log
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal: writes the one audit row of an attempt on the locked row q and takes the retry
- * decision, once, for everybody: result ok/partial/cancelled finish the event; permanent fails
- * it; transient and timeout retry it until the channel's max_attempts, then fail it; error is a
- * handler's error, classified from its SQLSTATE by the channel's retry_policy. The row's
- * retry_at is the caller's (a provider's Retry-After) or now + the channel's backoff.
+ * Internal: writes the one audit row of an attempt on the locked row q, with its outcome
+ * (_outcome). The row's retry_at is the caller's (a provider's Retry-After) or now + the
+ * channel's backoff.
  */
 DECLARE
     c pgrelay.channels;
@@ -111,17 +183,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
-    IF result = 'error' THEN
-        result := pgrelay._classify_error(sqlstate, c.retry_policy);
-    END IF;
-
-    l.outcome := CASE
-        WHEN result IN ('ok', 'partial', 'cancelled') THEN result
-        WHEN result = 'permanent' THEN 'failed'
-        WHEN q.attempt >= COALESCE(c.max_attempts, 1) THEN 'failed'
-        WHEN result = 'timeout' THEN 'timeout'
-        ELSE 'retry'
-    END;
+    l.outcome := pgrelay._outcome(result, sqlstate, q.attempt, c.max_attempts, c.retry_policy);
     IF l.outcome IN ('retry', 'timeout') THEN
         l.retry_at := COALESCE(_log_attempt.retry_at,
                                clock_timestamp() + pgrelay._backoff(q.attempt, c.backoff_base, c.backoff_max));
@@ -129,7 +191,7 @@ BEGIN
     INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                              error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
     VALUES (pgrelay._next_id(), q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt,
-            l.outcome, error, sqlstate, detail, pgrelay._this_node(), q.queued_at,
+            l.outcome, error, sqlstate, detail, pgrelay._node_id(), q.queued_at,
             COALESCE(started_at, clock_timestamp()), clock_timestamp(), l.retry_at)
     RETURNING * INTO l;
     RETURN l;
@@ -240,19 +302,57 @@ CREATE OR REPLACE FUNCTION pgrelay._complete(queue_id bigint, result text, error
                                   OUT retry_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Steps 2 and 3 at once, for a caller that claimed the row in this same statement
- * (process_one): the row is locked and read once, and nothing has to be looked up again.
+ * Steps 2 and 3 at once (_write_log, _queue_mark_done), for a caller that claimed the row in this
+ * transaction (process_one): the row is deleted and read with its channel in one statement (a
+ * row another transaction holds is waited for, not taken), then its log row is written and its
+ * retry row queued or its failure recorded. Nothing is looked up twice.
  */
 DECLARE
-    q pgrelay.queue;
-    l pgrelay.log;
+    q record;
+    finished timestamptz;
 BEGIN
-    q := pgrelay._lock_claimed(queue_id);
-    l := pgrelay._log_attempt(q, result, error, sqlstate, started_at, NULL, NULL);
-    log_id := l.id;
-    outcome := l.outcome;
-    retry_id := pgrelay._settle(q, l);
-    retry_at := l.retry_at;
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
+        RAISE EXCEPTION 'invalid result "%"', result
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
+    END IF;
+    DELETE FROM pgrelay.queue x USING pgrelay.channels c
+    WHERE x.id = _complete.queue_id AND c.channel = x.channel
+    RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
+              x.attempt, x.queued_at, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
+    INTO q;
+    IF NOT FOUND THEN
+        -- the clear error: gone, or claimed by another transaction; else its channel is gone
+        PERFORM pgrelay._lock_claimed(_complete.queue_id);
+        RAISE EXCEPTION 'the channel of queue row % does not exist', _complete.queue_id
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    outcome := pgrelay._outcome(result, _complete.sqlstate, q.attempt, q.max_attempts, q.retry_policy);
+    finished := clock_timestamp();
+    IF outcome IN ('retry', 'timeout') THEN
+        retry_at := finished + pgrelay._backoff(q.attempt, q.backoff_base, q.backoff_max);
+    END IF;
+    log_id := pgrelay._next_id();
+    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                             error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
+    VALUES (log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome,
+            _complete.error, _complete.sqlstate, pgrelay._node_id(), q.queued_at,
+            COALESCE(_complete.started_at, finished), finished, retry_at);
+    IF outcome IN ('retry', 'timeout') THEN
+        retry_id := pgrelay._next_id();
+        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
+                                   node_restricted, attempt, run_at, queued_at, last_error)
+        VALUES (retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
+                q.node_restricted, q.attempt + 1, retry_at, q.queued_at, _complete.error);
+    ELSIF outcome = 'failed' THEN
+        INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
+                                                error, sqlstate, log_id, node_id, queued_at, failed_at)
+        VALUES (q.event_id, q.channel, q.action_type, q.payload, q.attempt, _complete.error,
+                _complete.sqlstate, log_id, pgrelay._node_id(), q.queued_at, finished)
+        ON CONFLICT (event_id) DO UPDATE
+            SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
+                log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at;
+    END IF;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
@@ -288,18 +388,21 @@ LANGUAGE plpgsql VOLATILE AS $$
  * Claims the row, runs the channel's handler with the payload inside a subtransaction (so a
  * failing handler cannot take the bookkeeping with it), writes the log row and finishes the row.
  * outcome is skipped when the claim fails, else the log row's outcome; a failed attempt also
- * returns its error and SQLSTATE, and retry_at when it will run again.
+ * returns its error and SQLSTATE, and retry_at when it will run again. It works in the caller's
+ * transaction: the Processor runs it alone (one event per transaction) or several times in one
+ * transaction (a batch), one statement per event.
  *
  * The channel timeout reaches the handler through statement_timeout: the Processor sets it to the
  * channel's timeout before this statement, the cancel lands inside the handler, is caught here and
  * logged as a timeout; the connection stays usable. Any other cancel ends the statement with the
- * event unfinished (no attempt spent).
+ * event unfinished (no attempt spent). Since statement_timeout is per statement, each event of a
+ * batch has its own.
  *
- * Security. The handler is SECURITY DEFINER (checked by _handler_sql on every call), so it runs
- * with its owner's rights; this function is SECURITY INVOKER so that it adds none of its own. It
- * runs with search_path pinned to pg_catalog, pg_temp, and so does the handler unless it sets its
- * own. Nothing the handler does to the session survives it: RESET ALL afterwards, then the
- * settings this call began with are put back (search_path, statement_timeout, the pg_relay.*
+ * Security. The handler must be SECURITY DEFINER (checked by _claim_event on every call), so it
+ * runs with its owner's rights; this function is SECURITY INVOKER so that it adds none of its
+ * own. It runs with search_path pinned to pg_catalog, pg_temp, and so does the handler unless it
+ * sets its own. Nothing the handler does to the session survives it: RESET ALL afterwards, then
+ * the settings this call began with are put back (search_path, statement_timeout, the pg_relay.*
  * settings, client_connection_check_interval and the date and time formats). The pin is set
  * here rather than with a SET clause because a SET clause would hide the caller's search_path;
  * until it is set, only the pg_catalog-qualified calls and types of the DECLARE section are
@@ -318,6 +421,13 @@ DECLARE
     keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
     keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
     keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
+    -- When this statement's statement_timeout timer started, or a little later (never earlier):
+    -- see the cancel below. In a transaction of its own (no transaction id yet), the
+    -- transaction's start: the timer starts with the statement's transaction, at the Bind of the
+    -- Processor's prepared statement, before statement_timestamp() (the Execute). Later in a
+    -- transaction (a batch), the statement's own start.
+    timer_start pg_catalog.timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
+                                    THEN pg_catalog.now() ELSE pg_catalog.statement_timestamp() END;
     pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     c pg_catalog.record;
     started pg_catalog.timestamptz;
@@ -325,8 +435,8 @@ DECLARE
     state pg_catalog.text; -- sqlstate cannot be set inside the handler: there it names the error's SQLSTATE
     l pg_catalog.record;
 BEGIN
-    SELECT * INTO c FROM pgrelay._queue_claim(process_one.id);
-    IF NOT FOUND THEN
+    c := pgrelay._claim_event(process_one.id);
+    IF c.queue_id IS NULL THEN
         outcome := 'skipped';
         PERFORM set_config('search_path', keep_path, true);
         RETURN;
@@ -338,26 +448,34 @@ BEGIN
     END IF;
 
     started := clock_timestamp();
-    BEGIN
-        EXECUTE format('SELECT %s($1)', pgrelay._handler_sql(c.handler)) USING c.payload;
-    EXCEPTION WHEN query_canceled THEN
-        -- The channel's timeout is statement_timeout; a cancel before it ran out is someone else's
-        -- (the Processor stopping after its shutdown timeout, an admin's pg_cancel_backend), not
-        -- the handler's failure: re-raised, it rolls the event back unfinished, and it is offered
-        -- again later without spending an attempt. Note that the timer starts with the
-        -- statement's transaction (the Bind of the Processor's prepared statement, whose planning
-        -- comes before statement_timestamp(), the Execute): measured from statement_timestamp(),
-        -- a real timeout looked a little short of statement_timeout and was re-raised.
-        IF keep_timeout::interval = interval '0'
-           OR clock_timestamp() - now() < keep_timeout::interval THEN
-            RAISE;
-        END IF;
-        GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+    IF c.call IS NULL THEN
+        -- the handler is gone or no longer SECURITY DEFINER: an error of the attempt
+        error := c.refusal;
+        state := c.refusal_sqlstate;
         result := 'error';
-    WHEN OTHERS OR assert_failure THEN
-        GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-        result := 'error';
-    END;
+    ELSE
+        BEGIN
+            EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
+        EXCEPTION WHEN query_canceled THEN
+            -- The channel's timeout is statement_timeout; a cancel before it ran out is someone
+            -- else's (the Processor stopping after its shutdown timeout, an admin's
+            -- pg_cancel_backend), not the handler's failure: re-raised, it rolls the event back
+            -- unfinished, and it is offered again later without spending an attempt. Measured
+            -- from timer_start, which is never before the timer's start, a timeout is never
+            -- taken for someone else's cancel in a transaction of its own; in a batch it may look
+            -- a few microseconds short and be re-raised, and the Processor then runs the batch's
+            -- events one per transaction.
+            IF keep_timeout::interval = interval '0'
+               OR clock_timestamp() - timer_start < keep_timeout::interval THEN
+                RAISE;
+            END IF;
+            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+            result := 'error';
+        WHEN OTHERS OR assert_failure THEN
+            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+            result := 'error';
+        END;
+    END IF;
     sqlstate := state;
     RESET ALL;
     PERFORM set_config('search_path', 'pg_catalog, pg_temp', true),
@@ -369,7 +487,7 @@ BEGIN
             set_config('DateStyle', keep_datestyle, false),
             set_config('IntervalStyle', keep_intervalstyle, false);
 
-    SELECT * INTO l FROM pgrelay._complete(c.queue_id, result, error, sqlstate, started);
+    l := pgrelay._complete(c.queue_id, result, error, sqlstate, started);
     outcome := l.outcome;
     log_id := l.log_id;
     retry_id := l.retry_id;
@@ -379,3 +497,317 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
     'Runs one sql event end to end; returns skipped, ok, retry, timeout or failed';
+
+-- pgrelay._claim_events()
+CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
+RETURNS TABLE (ord integer, queue_id bigint, channel text, action_type text, payload text, timeout interval,
+               call text, refusal text, refusal_sqlstate text)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
+-- No sequential scans: the plan is kept for the session, and one made while the queue was empty
+-- (or its statistics said so) must not read the whole queue once it holds a million rows. (jit off:
+-- a sequential scan that remains, of the one-row control table, then costs more than jit_above_cost.)
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+/*
+ * _claim_event() for the events of a batch (process_batch), in two statements whatever their
+ * number: the rows that can be claimed now, locked until the caller's transaction ends, in the
+ * order of ids (ord is the position in ids); the others are left out (skipped). Each handler is
+ * looked up once per batch.
+ */
+#variable_conflict use_column
+DECLARE
+    m text := COALESCE(NULLIF(pg_catalog.current_setting('pg_relay.mode', true), ''), 'single');
+    node integer := 0;
+    leader boolean := false;
+    ctx record;
+BEGIN
+    IF (SELECT k.paused FROM pgrelay.control k) THEN
+        RETURN;
+    END IF;
+    IF m <> 'single' THEN
+        SELECT * INTO ctx FROM pgrelay._dispatch_context();
+        m := ctx.mode;
+        node := ctx.node;
+        leader := ctx.is_leader;
+    END IF;
+    RETURN QUERY
+    WITH claimed AS MATERIALIZED (
+        SELECT i.ord::integer AS ord, q.id, q.action_type, q.payload, q.channel
+        FROM pgrelay.queue q
+        JOIN (SELECT u.id, pg_catalog.min(u.ord) AS ord
+              FROM pg_catalog.unnest(ids) WITH ORDINALITY u(id, ord) GROUP BY u.id) i ON i.id = q.id
+        JOIN pgrelay.channels c ON c.channel = q.channel
+        WHERE q.id = ANY (_claim_events.ids) AND q.run_at <= pg_catalog.now() AND c.active AND NOT c.paused
+          AND (m = 'single' OR pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, m, node, leader))
+        FOR UPDATE OF q SKIP LOCKED
+    ), handlers AS MATERIALIZED (
+        SELECT c.channel, c.timeout, c.handler, c.concurrency_mode, p.oid AS fn, p.prosecdef
+        FROM pgrelay.channels c
+        LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
+        WHERE c.channel IN (SELECT x.channel FROM claimed x)
+    )
+    SELECT x.ord, x.id, x.channel, x.action_type, x.payload, h.timeout,
+           CASE WHEN h.fn IS NOT NULL AND h.prosecdef THEN pg_catalog.left(h.handler, -6) END,
+           CASE WHEN h.handler IS NULL THEN NULL
+                WHEN h.fn IS NULL THEN pg_catalog.format('handler %s does not exist', h.handler)
+                WHEN NOT h.prosecdef THEN pg_catalog.format('handler %s is not SECURITY DEFINER', h.handler)
+           END,
+           CASE WHEN h.handler IS NULL THEN NULL WHEN h.fn IS NULL THEN '42883'
+                WHEN NOT h.prosecdef THEN '42501' END
+    FROM claimed x
+    JOIN handlers h ON h.channel = x.channel
+    -- one event of a channel-mode channel in flight across every session: as _claim_event
+    WHERE h.concurrency_mode = 'parallel'
+       OR pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(x.channel))
+    ORDER BY x.ord;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._claim_events(bigint[]) IS
+    'Claims the queue rows of a batch that can run now (the others are skipped), in the given order, with their handlers checked';
+
+-- pgrelay._complete_events()
+CREATE OR REPLACE FUNCTION pgrelay._complete_events(ids bigint[], results text[], errors text[], sqlstates text[],
+                                         started timestamptz[], finished timestamptz[])
+RETURNS TABLE (queue_id bigint, outcome text, log_id bigint, retry_id bigint, retry_at timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
+-- No sequential scans: the plan is kept for the session, and one made while the queue was empty
+-- (or its statistics said so) must not read the whole queue once it holds a million rows. (jit off:
+-- a sequential scan that remains, of the one-row control table, then costs more than jit_above_cost.)
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+/*
+ * _complete() for the events of a batch, in one statement whatever their number: each claimed
+ * row is deleted, its log row written with the attempt's result (the arrays are parallel, one
+ * element per event), and its retry row queued or its failure recorded. A row that is not there
+ * any more is an error (the caller claimed every one of them in this transaction).
+ */
+#variable_conflict use_column
+DECLARE
+    n integer := 0;
+BEGIN
+    -- parallel arrays: one element of each per id (a short one would read as NULLs)
+    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
+                                                     pg_catalog.cardinality(sqlstates), pg_catalog.cardinality(started),
+                                                     pg_catalog.cardinality(finished)]) k(n)
+               WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
+        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)
+               WHERE x IS NULL OR x NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error')) THEN
+        RAISE EXCEPTION 'invalid result in %', results
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
+    END IF;
+    RETURN QUERY
+    WITH r AS (
+        SELECT * FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(results), pg_catalog.unnest(errors),
+                                 pg_catalog.unnest(sqlstates), pg_catalog.unnest(started),
+                                 pg_catalog.unnest(finished))
+                 AS r(id, result, error, sqlstate, started_at, finished_at)
+    ), d AS (
+        -- by = ANY: an index scan of the primary key, whatever the generic plan guesses of r
+        DELETE FROM pgrelay.queue x USING pgrelay.channels c
+        WHERE x.id = ANY (_complete_events.ids) AND c.channel = x.channel
+        RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
+                  x.attempt, x.queued_at, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
+    ), o AS MATERIALIZED (
+        SELECT d.*, r.error, r.sqlstate, r.started_at, r.finished_at, e.outcome, pgrelay._next_id() AS log_id,
+               CASE WHEN e.outcome IN ('retry', 'timeout') THEN pgrelay._next_id() END AS retry_id,
+               CASE WHEN e.outcome IN ('retry', 'timeout')
+                    THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base, d.backoff_max) END AS retry_at
+        FROM d
+        JOIN r ON r.id = d.id
+        CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
+                                                     d.retry_policy) AS outcome) e
+    ), l AS (
+        INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                                 error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
+        SELECT o.log_id, o.id, o.event_id, o.channel, o.action_type, o.payload, o.attempt, o.outcome,
+               o.error, o.sqlstate, pgrelay._node_id(), o.queued_at, o.started_at, o.finished_at, o.retry_at
+        FROM o
+    ), q AS (
+        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
+                                   node_restricted, attempt, run_at, queued_at, last_error)
+        SELECT o.retry_id, o.event_id, o.channel, o.action_type, o.payload, o.owner_node,
+               o.node_restricted, o.attempt + 1, o.retry_at, o.queued_at, o.error
+        FROM o WHERE o.retry_id IS NOT NULL
+    ), f AS (
+        INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
+                                                error, sqlstate, log_id, node_id, queued_at, failed_at)
+        SELECT o.event_id, o.channel, o.action_type, o.payload, o.attempt, o.error, o.sqlstate,
+               o.log_id, pgrelay._node_id(), o.queued_at, o.finished_at
+        FROM o WHERE o.outcome = 'failed'
+        ON CONFLICT (event_id) DO UPDATE
+            SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
+                log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at
+    )
+    SELECT o.id, o.outcome, o.log_id, o.retry_id, o.retry_at FROM o;
+    GET DIAGNOSTICS n = ROW_COUNT;
+    IF n <> COALESCE(pg_catalog.cardinality(ids), 0) THEN
+        RAISE EXCEPTION 'only % of the % claimed queue rows of the batch are there', n, pg_catalog.cardinality(ids)
+            USING ERRCODE = 'no_data_found';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]) IS
+    'Writes the log rows of a batch''s attempts and finishes its claimed queue rows, in one statement';
+
+-- pgrelay._gate_open()
+CREATE OR REPLACE FUNCTION pgrelay._gate_open(channel text) RETURNS boolean
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * May an event of the channel start now? Not while dispatch is paused, or the channel is paused,
+ * inactive or gone: what the claim checks, asked again by a batch between its events. PL/pgSQL,
+ * which keeps the plan (a SQL function would be planned on every call).
+ */
+BEGIN
+    RETURN (SELECT NOT k.paused AND COALESCE((SELECT c.active AND NOT c.paused FROM pgrelay.channels c
+                                              WHERE c.channel = _gate_open.channel), false)
+            FROM pgrelay.control k);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._gate_open(text) IS
+    'Internal (process_batch): may an event of the channel start now (dispatch and the channel not paused, the channel active)?';
+
+-- pgrelay.process_batch()
+CREATE OR REPLACE FUNCTION pgrelay.process_batch(ids bigint[])
+RETURNS TABLE (id bigint, outcome text, log_id bigint, retry_id bigint, error text, sqlstate text,
+               retry_at timestamptz)
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * process_one() for several sql events in the caller's transaction: one result row per id, in
+ * the order of ids. Each handler runs in a subtransaction of its own, so a failure or a timeout
+ * is that event's outcome only, and after each handler the session is put back as it was (as in
+ * process_one). The events are claimed together at the start and finished together at the end
+ * (two statements each, whatever the number of events), so a rollback anywhere finishes none of
+ * them: they are offered again, and since a handler's work commits with its event, nothing runs
+ * twice. outcome is skipped for an event that could not be claimed, or was not started (below).
+ *
+ * Timeouts. statement_timeout is one timer for the whole statement, so each handler's channel
+ * timeout is kept in two ways: an event is started only while the statement has at least its
+ * channel's timeout left, so the timer can only end a handler that has run for its whole timeout
+ * (that event is logged as a timeout, and the batch starts no more events: the timer is spent);
+ * and a handler that returns after running longer than its timeout is rolled back and logged as
+ * a timeout too. The Processor sets statement_timeout to the channel's timeout plus a window (the
+ * time the batch may keep starting events). A cancel before the timer ran out is someone else's
+ * (the Processor stopping, an admin): re-raised, it rolls the batch back unfinished, as in
+ * process_one.
+ *
+ * The gate. The events are claimed at the start; before starting each one the batch asks again
+ * (_gate_open: before the first event of each channel, and at least every 10 ms) whether
+ * dispatch or the event's channel has been paused, or the channel made inactive, since, and
+ * leaves the events it may no longer start queued (skipped): no event starts more than 10 ms
+ * after pause() has committed.
+ */
+#variable_conflict use_column
+DECLARE
+    -- Types schema-qualified, as in process_one: the declarations are resolved on the caller's
+    -- search_path, before the pin.
+    keep_path pg_catalog.text := pg_catalog.current_setting('search_path');
+    keep_timeout pg_catalog.text := pg_catalog.current_setting('statement_timeout');
+    keep_mode pg_catalog.text := pg_catalog.current_setting('pg_relay.mode', true);
+    keep_leader pg_catalog.text := pg_catalog.current_setting('pg_relay.is_leader', true);
+    keep_check pg_catalog.text := pg_catalog.current_setting('client_connection_check_interval');
+    keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
+    keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
+    keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
+    -- as in process_one: never before the statement's timer started
+    timer_start pg_catalog.timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
+                                    THEN pg_catalog.now() ELSE pg_catalog.statement_timestamp() END;
+    pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    timer pg_catalog.interval := keep_timeout::pg_catalog.interval;
+    c pg_catalog.record;
+    spent pg_catalog.bool := false;   -- the statement's timer ended a handler: start nothing more
+    checked pg_catalog.timestamptz;      -- when the gate was last asked
+    open_channel pg_catalog.text;        -- ... and the channel it was open for (NULL: closed)
+    began pg_catalog.timestamptz;
+    result pg_catalog.text;
+    err pg_catalog.text;
+    state pg_catalog.text;
+    done_ids pg_catalog.int8[] := '{}';
+    results pg_catalog.text[] := '{}';
+    errs pg_catalog.text[] := '{}';
+    states pg_catalog.text[] := '{}';
+    starts pg_catalog.timestamptz[] := '{}';
+    ends pg_catalog.timestamptz[] := '{}';
+BEGIN
+    FOR c IN SELECT * FROM pgrelay._claim_events(process_batch.ids) LOOP
+        IF c.action_type <> 'sql' THEN
+            RAISE EXCEPTION 'event % is a "%" event; process_batch() runs sql actions only', c.queue_id, c.action_type
+                USING ERRCODE = 'wrong_object_type',
+                      HINT = 'notify events are delivered by the Processor.';
+        END IF;
+        -- not started (skipped, its row stays queued): the timer is spent, or could end this
+        -- handler before its own timeout
+        CONTINUE WHEN spent
+            OR (timer > interval '0' AND clock_timestamp() - timer_start + c.timeout > timer);
+        -- The gate may have closed since the claim (pause(), pause(channel), the channel made
+        -- inactive): asked again before an event of another channel, and at least every 10 ms,
+        -- so that no event starts later than that after it closed.
+        IF c.channel IS DISTINCT FROM open_channel OR clock_timestamp() - checked >= interval '10 ms' THEN
+            checked := clock_timestamp();
+            open_channel := CASE WHEN pgrelay._gate_open(c.channel) THEN c.channel END;
+        END IF;
+        CONTINUE WHEN open_channel IS NULL;
+        began := clock_timestamp();
+        result := 'ok';
+        err := NULL;
+        state := NULL;
+        IF c.call IS NULL THEN
+            result := 'error';
+            err := c.refusal;
+            state := c.refusal_sqlstate;
+        ELSE
+            BEGIN
+                EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
+                IF clock_timestamp() - began > c.timeout THEN
+                    -- too late: undone (this subtransaction), and a timeout like any other
+                    RAISE EXCEPTION 'the handler ran longer than the channel''s timeout of %', c.timeout
+                        USING ERRCODE = 'PGTMO';
+                END IF;
+            EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
+                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
+                result := 'error';
+                state := '57014';
+            WHEN query_canceled THEN
+                IF timer = interval '0' OR clock_timestamp() - timer_start < timer THEN
+                    RAISE;
+                END IF;
+                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+                result := 'error';
+                spent := true;
+            WHEN OTHERS OR assert_failure THEN
+                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+                result := 'error';
+            END;
+            RESET ALL;
+            PERFORM set_config('search_path', 'pg_catalog, pg_temp', true),
+                    set_config('statement_timeout', keep_timeout, false),
+                    set_config('pg_relay.mode', COALESCE(keep_mode, ''), false),
+                    set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false),
+                    set_config('client_connection_check_interval', keep_check, false),
+                    set_config('TimeZone', keep_tz, false),
+                    set_config('DateStyle', keep_datestyle, false),
+                    set_config('IntervalStyle', keep_intervalstyle, false);
+        END IF;
+        done_ids := done_ids || c.queue_id;
+        results := results || result;
+        errs := errs || err;
+        states := states || state;
+        starts := starts || began;
+        ends := ends || clock_timestamp();
+    END LOOP;
+
+    RETURN QUERY
+    SELECT i.id, COALESCE(f.outcome, 'skipped'), f.log_id, f.retry_id, e.err, e.state, f.retry_at
+    FROM pg_catalog.unnest(process_batch.ids) WITH ORDINALITY i(id, ord)
+    LEFT JOIN pgrelay._complete_events(done_ids, results, errs, states, starts, ends) f ON f.queue_id = i.id
+    LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errs), pg_catalog.unnest(states))
+              AS e(id, err, state) ON e.id = i.id
+    ORDER BY i.ord;
+    PERFORM set_config('search_path', keep_path, false);
+END
+$$;
+COMMENT ON FUNCTION pgrelay.process_batch(bigint[]) IS
+    'Runs several sql events in the caller''s transaction, each handler isolated; one result row per id';

@@ -41,7 +41,7 @@ COMMENT ON FUNCTION pgrelay._backoff(integer, interval, interval, double precisi
 -- pgrelay._classify_error()
 CREATE OR REPLACE FUNCTION pgrelay._classify_error(sqlstate text, retry_policy text DEFAULT 'all')
 RETURNS text
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE sql IMMUTABLE AS $$
     -- What a handler's error means for its event: timeout (the channel's timeout cancelled it),
     -- transient (retry after the backoff) or permanent (fail at once). SQLSTATE PGSTP is a
     -- handler's way to say "never retry"; PGRTY always asks for a retry. Under the channel's
@@ -49,12 +49,14 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     -- every job queue: the handler may be fixed and redeployed meanwhile. Under 'strict' only
     -- errors that can pass by themselves are retried: serialization failures and deadlocks,
     -- lost connections, lack of resources, lock timeouts, a server shutting down.
+    -- Internal and inlined into its callers (no SET clause), so every operator is qualified.
     SELECT CASE
-        WHEN sqlstate = 'PGSTP' THEN 'permanent'
-        WHEN sqlstate = '57014' THEN 'timeout'
-        WHEN sqlstate = 'PGRTY' OR retry_policy IS DISTINCT FROM 'strict' THEN 'transient'
-        WHEN left(sqlstate, 2) IN ('40', '08', '53')
-          OR sqlstate IN ('55P03', '57P03', '58000', '58030') THEN 'transient'
+        WHEN sqlstate OPERATOR(pg_catalog.=) 'PGSTP' THEN 'permanent'
+        WHEN sqlstate OPERATOR(pg_catalog.=) '57014' THEN 'timeout'
+        WHEN sqlstate OPERATOR(pg_catalog.=) 'PGRTY'
+          OR NOT COALESCE(retry_policy OPERATOR(pg_catalog.=) 'strict', false) THEN 'transient'
+        WHEN pg_catalog.left(sqlstate, 2) OPERATOR(pg_catalog.=) ANY ('{40,08,53}'::text[])
+          OR sqlstate OPERATOR(pg_catalog.=) ANY ('{55P03,57P03,58000,58030}'::text[]) THEN 'transient'
         ELSE 'permanent'
     END
 $$;
@@ -93,7 +95,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use single, multi-node or leader.';
     END IF;
-    node := pgrelay._this_node();
+    node := pgrelay._node_id();
     is_leader := COALESCE(NULLIF(pg_catalog.current_setting('pg_relay.is_leader', true), ''), 'off')::boolean;
 END
 $$;
@@ -136,36 +138,3 @@ CREATE OR REPLACE FUNCTION pgrelay.should_dispatch_single() RETURNS boolean
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT NOT pg_catalog.pg_is_in_recovery() $$;
 COMMENT ON FUNCTION pgrelay.should_dispatch_single() IS
     'Mode gate of --mode=single: true on a writable primary, false on a standby';
-
--- pgrelay._handler_sql()
-CREATE OR REPLACE FUNCTION pgrelay._handler_sql(handler text) RETURNS text
-LANGUAGE plpgsql STABLE STRICT SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-/*
- * Resolves the stored signature afresh (the function may have been dropped, replaced or altered
- * since it was registered) and returns its quoted, schema-qualified name for EXECUTE. A handler
- * runs with its owner's rights, never with the caller's: one that is not SECURITY DEFINER (any
- * more) is refused here, so whoever owns or replaces a handler cannot run code as the Processor.
- * PL/pgSQL rather than SQL because it runs once per event and PL/pgSQL keeps the lookup's plan.
- */
-DECLARE
-    p record;
-BEGIN
-    SELECT format('%I.%I', n.nspname, x.proname) AS call, x.prosecdef, x.oid INTO p
-    FROM pg_proc x JOIN pg_namespace n ON n.oid = x.pronamespace
-    WHERE x.oid = to_regprocedure(handler);
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'handler % does not exist', pgrelay._show(handler)
-            USING ERRCODE = 'undefined_function',
-                  HINT = 'Create it again, or register the channel with another handler.';
-    END IF;
-    IF NOT p.prosecdef THEN
-        RAISE EXCEPTION 'handler % is not SECURITY DEFINER', pgrelay._show(handler)
-            USING ERRCODE = 'insufficient_privilege',
-                  DETAIL = 'A handler runs with its owner''s rights, never with the Processor''s.',
-                  HINT = pg_catalog.format('ALTER FUNCTION %s SECURITY DEFINER SET search_path = ...', p.oid::regprocedure);
-    END IF;
-    RETURN p.call;
-END
-$$;
-COMMENT ON FUNCTION pgrelay._handler_sql(text) IS
-    'Quoted qualified name of a handler given as regprocedure text; errors if it is gone or not SECURITY DEFINER';

@@ -1,11 +1,52 @@
 /* extension/pg_relay/src/ids.sql: node identity and the ids of queue, log and notification rows */
 
+-- pgrelay._invalid_node_id()
+CREATE OR REPLACE FUNCTION pgrelay._invalid_node_id(v text) RETURNS integer
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- a node id is printable ASCII: anything else is shown as ? (pgrelay._show() is for text a
+    -- caller gave; this is a setting)
+    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
+        USING ERRCODE = 'invalid_parameter_value',
+              DETAIL = 'The node id must be an integer between 0 and 1023.';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._invalid_node_id(text) IS
+    'Internal: the error of a pg_relay.node_id that is not an integer between 0 and 1023';
+
+-- pgrelay._node_id()
+CREATE OR REPLACE FUNCTION pgrelay._node_id() RETURNS integer
+LANGUAGE sql STABLE AS $$
+    -- Internal: this node's id, as _this_node() says it, for the extension's own statements. A
+    -- plain SQL expression (no SET clause, no FROM) that the planner inlines into the calling
+    -- statement: ids, queue rows and log rows ask for it on every insert, and a call of a
+    -- function with a SET clause costs a few microseconds (docs/benchmarks.md). Operators are
+    -- schema-qualified: an inlined body is read with the caller's search_path.
+    SELECT CASE
+        WHEN pg_catalog.current_setting('pg_relay.node_id', true) IS NULL
+          OR pg_catalog.btrim(pg_catalog.current_setting('pg_relay.node_id', true)) OPERATOR(pg_catalog.=) ''
+            THEN 0
+        WHEN pg_catalog.current_setting('pg_relay.node_id', true) OPERATOR(pg_catalog.~) '^\s*[0-9]{1,4}\s*$'
+            THEN CASE
+                WHEN CAST(pg_catalog.current_setting('pg_relay.node_id', true) AS pg_catalog.int4)
+                     OPERATOR(pg_catalog.<=) 1023
+                    THEN CAST(pg_catalog.current_setting('pg_relay.node_id', true) AS pg_catalog.int4)
+                ELSE pgrelay._invalid_node_id(pg_catalog.current_setting('pg_relay.node_id', true))
+            END
+        ELSE pgrelay._invalid_node_id(pg_catalog.current_setting('pg_relay.node_id', true))
+    END
+$$;
+COMMENT ON FUNCTION pgrelay._node_id() IS
+    'Internal: this node''s id (pg_relay.node_id, 0 when unset), inlined into the extension''s statements';
+
 -- pgrelay._this_node()
 CREATE OR REPLACE FUNCTION pgrelay._this_node() RETURNS integer
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     v text := pg_catalog.current_setting('pg_relay.node_id', true);
 BEGIN
+    -- What _node_id() says, spelt out: the processor and admin roles call this function themselves
+    -- (it is not SECURITY DEFINER), and the internal functions are not theirs to execute.
     IF v IS NULL OR pg_catalog.btrim(v) = '' THEN
         RETURN 0;
     END IF;
@@ -14,8 +55,7 @@ BEGIN
             RETURN v::integer;
         END IF;
     END IF;
-    -- The processor and admin roles call this function themselves (it is not SECURITY DEFINER),
-    -- so it cannot use the internal pgrelay._show(); a node id is printable ASCII anyway.
+    -- a node id is printable ASCII: anything else is shown as ?
     RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
         USING ERRCODE = 'invalid_parameter_value',
               DETAIL = 'The node id must be an integer between 0 and 1023.';
@@ -46,7 +86,7 @@ LANGUAGE plpgsql VOLATILE AS $$
  * ahead of the wall clock for a moment instead of repeating.
  */
 DECLARE
-    node   bigint := pgrelay._this_node();
+    node   bigint := pgrelay._node_id();
     v      bigint := pg_catalog.nextval('pgrelay._id_clock');
     wall   bigint := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
                       - 1767225600000) * 4096;

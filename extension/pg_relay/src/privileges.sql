@@ -13,8 +13,14 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.queue_probe(bigint),
     pgrelay.queue_has_work(),
     pgrelay.queue_pending_ids(integer),
+    pgrelay._queue_fetch(integer),
     pgrelay.process_one(bigint),
+    pgrelay.process_batch(bigint[]),
+    pgrelay._claim_events(bigint[]),
+    pgrelay._gate_open(text),
+    pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]),
     pgrelay._queue_claim(bigint),
+    pgrelay._claim_event(bigint),
     pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz),
     pgrelay._queue_mark_done(bigint),
     pgrelay._complete(bigint, text, text, text, timestamptz),
@@ -24,7 +30,6 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),
     pgrelay._this_node(),
-    pgrelay._handler_sql(text),
     pgrelay.decode_id(bigint),
     pgrelay.error_kind(text),
     -- high availability (docs/ha.md): the tick of multi-node and leader mode and its parts
@@ -42,7 +47,7 @@ TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
-                     integer, text),
+                     integer, text, boolean),
     pgrelay.unregister(text),
     pgrelay.pause(text),
     pgrelay.resume(text),

@@ -17,11 +17,15 @@ ALTER TABLE pgrelay.channels
     ADD COLUMN max_payload_bytes integer NOT NULL DEFAULT 1048576
                CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
     ADD COLUMN retry_policy text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict')),
-    ADD COLUMN paused boolean NOT NULL DEFAULT false;
+    ADD COLUMN paused boolean NOT NULL DEFAULT false,
+    ADD COLUMN batch boolean NOT NULL DEFAULT false;
 COMMENT ON COLUMN pgrelay.channels.paused IS
     'pause(channel): no event of the channel is dispatched, while notify() keeps queueing them';
 COMMENT ON COLUMN pgrelay.channels.max_payload_bytes IS
     'Largest payload notify() accepts on this channel, in bytes';
+COMMENT ON COLUMN pgrelay.channels.batch IS
+    'sql channels: the Processor may finish several of its events in one transaction, each handler in '
+    'its own subtransaction (register() turns it on for sql channels; notify and webhook channels never batch)';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';
@@ -29,6 +33,8 @@ COMMENT ON COLUMN pgrelay.channels.retry_policy IS
 -- Channels that existed before keep the retry behaviour they had (strict); new ones retry every
 -- error. Handlers must now be SECURITY DEFINER: say which are not, before their events fail.
 UPDATE pgrelay.channels SET retry_policy = 'strict';
+-- sql channels batch, as new ones do (docs/processor.md: a handler's work commits with its event)
+UPDATE pgrelay.channels SET batch = true WHERE action_type = 'sql';
 DO $$
 DECLARE
     r record;
@@ -59,6 +65,8 @@ DROP FUNCTION pgrelay.process_one(bigint);
 DROP FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz);
 DROP FUNCTION pgrelay.pause();
 DROP FUNCTION pgrelay.resume();
+-- process_one() checks its handler in the claim (_claim_event) since 1.2
+DROP FUNCTION pgrelay._handler_sql(text);
 
 -- The queue's indexes serve every dispatch mode (one for unrestricted rows of any owner, one by
 -- restriction and owner); the probe's helper takes the dispatch scope.

@@ -1,0 +1,217 @@
+-- process_batch(): several sql events in one transaction, each handler in its own subtransaction;
+-- _claim_events() and _complete_events(); the channel setting batch; _queue_fetch()
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+SET timezone = 'UTC';
+DELETE FROM pgrelay.queue;
+CREATE TABLE regress_batch_calls (n integer GENERATED ALWAYS AS IDENTITY, payload text, path text, work_mem text);
+CREATE FUNCTION regress_batch_work(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO regress_batch_calls (payload, path, work_mem)
+    VALUES (payload, current_setting('search_path'), current_setting('work_mem'));
+    -- what a handler may do to the session: the next handler of the batch must not see it
+    PERFORM set_config('work_mem', '77MB', false);
+    CASE payload
+        WHEN 'fail' THEN RAISE EXCEPTION 'bad payload %', payload;
+        WHEN 'stop' THEN RAISE EXCEPTION 'not worth retrying' USING ERRCODE = 'PGSTP';
+        WHEN 'slow' THEN PERFORM pg_sleep(0.3);
+        WHEN 'hang' THEN PERFORM pg_sleep(30);
+        WHEN 'cancel' THEN PERFORM pg_cancel_backend(pg_backend_pid()); PERFORM pg_sleep(5);
+        ELSE NULL;
+    END CASE;
+END
+$$;
+-- the rows of a batch's result, with their payloads (from the log, or the queue when skipped)
+CREATE FUNCTION regress_batch(ids bigint[]) RETURNS TABLE (payload text, outcome text, has_log boolean,
+                                                          has_retry boolean, error text, sqlstate text)
+LANGUAGE sql AS $$
+    SELECT COALESCE(l.payload, q.payload, '(no such event)'), r.outcome, r.log_id IS NOT NULL,
+           r.retry_id IS NOT NULL, r.error, r.sqlstate
+    FROM pgrelay.process_batch(ids) WITH ORDINALITY r
+    LEFT JOIN pgrelay.log l ON l.id = r.log_id
+    LEFT JOIN pgrelay.queue q ON q.id = r.id
+    ORDER BY r.ordinality
+$$;
+
+-- The channel setting batch: on for a sql channel unless asked otherwise; a notify channel never
+-- batches (error)
+SELECT channel, batch FROM pgrelay.register('b_work', 'sql', handler => 'regress_batch_work(text)',
+                                            backoff_base => '1 hour', backoff_max => '1 hour');
+SELECT channel, batch FROM pgrelay.register('b_alone', 'sql', handler => 'regress_batch_work(text)', batch => false);
+SELECT batch FROM pgrelay.register('b_alone', max_attempts => 2);
+SELECT channel, batch FROM pgrelay.register('b_mail', 'notify');
+SELECT pgrelay.register('b_mail', batch => true);
+
+-- _queue_fetch(): what queue_pending_ids() offers, in its order, and whether each event may batch
+SELECT pgrelay.notify('b_work', 'w1') AS w1, pgrelay.notify('b_alone', 'alone') AS alone,
+       pgrelay.notify('b_mail', '42') AS mail, pgrelay.notify('b_work', 'w2') AS w2 \gset
+SELECT q.payload, f.action_type, f.channel, f.timeout_ms, f.attempt, f.batch
+FROM pgrelay._queue_fetch(100) f JOIN pgrelay.queue q USING (id);
+SELECT count(*) FROM pgrelay._queue_fetch(2);
+SELECT * FROM pgrelay._queue_fetch(0);
+
+-- Success: one row per id, in the order given, one log row per event; the handlers ran in that
+-- order, each in a session as clean as the first (work_mem and search_path as they were)
+SHOW work_mem;
+SELECT * FROM regress_batch(ARRAY[:w2, :w1]);
+SELECT payload, path, work_mem FROM regress_batch_calls ORDER BY n;
+SELECT count(*) AS log_rows FROM pgrelay.log WHERE event_id IN (:w1, :w2);
+SHOW work_mem;
+SELECT current_setting('search_path') AS search_path;
+-- an event that batching is off for still runs when given (process_batch does what it is asked)
+SELECT * FROM regress_batch(ARRAY[:alone]);
+-- a notify event is not a sql action (error)
+SELECT regress_error(format('SELECT pgrelay.process_batch(ARRAY[%s])', :mail));
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+
+-- A failing handler fails only its own event: retried (its own retry row) or, with SQLSTATE
+-- PGSTP, failed at once; the other events are done
+SELECT pgrelay.notify('b_work', 'ok 1') AS a, pgrelay.notify('b_work', 'fail') AS b,
+       pgrelay.notify('b_work', 'stop') AS c, pgrelay.notify('b_work', 'ok 2') AS d \gset
+SELECT * FROM regress_batch(ARRAY[:a, :b, :c, :d]);
+SELECT payload, attempt, last_error, run_at > now() + interval '20 minutes' AS backoff FROM pgrelay.queue;
+SELECT l.payload, l.outcome, l.retry_at = q.run_at AS logged_retry_at
+FROM pgrelay.log l LEFT JOIN pgrelay.queue q ON q.event_id = l.event_id
+WHERE l.event_id IN (:a, :b, :c, :d) ORDER BY l.id;
+SELECT payload, attempts, sqlstate, error_kind FROM pgrelay.failed;
+SELECT payload FROM regress_batch_calls ORDER BY n;
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.failed_events;
+DELETE FROM regress_batch_calls;
+
+-- Skipped, and left as they were: an id that is not queued, an event not yet due, an event of a
+-- paused channel; an id given twice runs once; no ids, no rows
+SELECT pgrelay.notify('b_work', 'due') AS due, pgrelay.notify('b_work', 'later', now() + interval '1 hour') AS later,
+       pgrelay.notify('b_alone', 'paused channel') AS held \gset
+SELECT pgrelay.pause('b_alone');
+SELECT * FROM regress_batch(ARRAY[-1, :due, :later, :held, :due]);
+SELECT pgrelay.resume('b_alone');
+SELECT payload FROM regress_batch_calls;
+SELECT count(*) FROM pgrelay.process_batch('{}');
+SELECT count(*) FROM pgrelay.process_batch(NULL);
+-- dispatch paused: nothing is claimed
+SELECT pgrelay.pause();
+SELECT * FROM regress_batch(ARRAY[:held]);
+SELECT pgrelay.resume();
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+
+-- The gate closing during a batch (here a handler pauses its own channel, as an admin would from
+-- another session): the events it has not started yet stay queued
+CREATE FUNCTION regress_batch_pauser(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO regress_batch_calls (payload) VALUES (payload);
+    IF payload = 'pause' THEN
+        PERFORM pgrelay.pause('b_gate');
+        PERFORM pg_sleep(0.02);  -- longer than the batch goes without asking the gate again
+    END IF;
+END
+$$;
+SELECT channel FROM pgrelay.register('b_gate', 'sql', handler => 'regress_batch_pauser(text)');
+SELECT pgrelay.notify('b_gate', 'pause') AS g1, pgrelay.notify('b_gate', 'not started') AS g2,
+       pgrelay.notify('b_work', 'other channel') AS g3 \gset
+SELECT * FROM regress_batch(ARRAY[:g1, :g2, :g3]);
+SELECT payload FROM regress_batch_calls ORDER BY n;
+SELECT pgrelay.resume('b_gate');
+SELECT * FROM regress_batch(ARRAY[:g2]);
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+
+-- The batch is one transaction: rolled back, none of its events is finished and no handler's
+-- work stays; they are all offered again
+SELECT pgrelay.notify('b_work', 'x1') AS x1, pgrelay.notify('b_work', 'x2') AS x2 \gset
+BEGIN;
+SELECT count(*) FROM pgrelay.process_batch(ARRAY[:x1, :x2]);
+ROLLBACK;
+SELECT payload, attempt FROM pgrelay.queue ORDER BY id;
+SELECT count(*) AS log_rows, (SELECT count(*) FROM regress_batch_calls) AS calls
+FROM pgrelay.log WHERE event_id IN (:x1, :x2);
+-- A cancel that is not the statement's timeout (the Processor stopping, an admin) is not an
+-- attempt: the statement fails, and every event of the batch stays queued as it was (error)
+SELECT pgrelay.notify('b_work', 'cancel') AS x3 \gset
+SET statement_timeout = '60s';
+SELECT * FROM regress_batch(ARRAY[:x1, :x3, :x2]);
+RESET statement_timeout;
+SELECT payload, attempt FROM pgrelay.queue ORDER BY id;
+SELECT count(*) AS log_rows, (SELECT count(*) FROM regress_batch_calls) AS calls
+FROM pgrelay.log WHERE event_id IN (:x1, :x2, :x3);
+DELETE FROM pgrelay.queue;
+
+-- Timeouts. A handler that returns after running longer than its channel's timeout is undone and
+-- logged as a timeout (retried); the next event runs
+SELECT timeout FROM pgrelay.register('b_work', timeout => '200 ms');
+SELECT pgrelay.notify('b_work', 'slow') AS s1, pgrelay.notify('b_work', 'quick') AS s2 \gset
+SELECT * FROM regress_batch(ARRAY[:s1, :s2]);
+SELECT payload FROM regress_batch_calls ORDER BY n;
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+-- A handler that does not return is ended by the statement's timeout, which it cannot reach
+-- before its own has passed: logged as a timeout; the timer is spent, so the events after it
+-- are not started (skipped, still queued); the session stays usable
+SELECT pgrelay.notify('b_work', 'quick') AS h1, pgrelay.notify('b_work', 'hang') AS h2,
+       pgrelay.notify('b_work', 'after') AS h3 \gset
+SET statement_timeout = '1s';
+SELECT * FROM regress_batch(ARRAY[:h1, :h2, :h3]);
+RESET statement_timeout;
+SELECT payload, attempt FROM pgrelay.queue ORDER BY id;
+SELECT 1 AS still_usable;
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+-- An event is started only while the statement has its channel's whole timeout left: with
+-- statement_timeout no longer than the channel's, none is
+SELECT pgrelay.notify('b_work', 'quick') AS t1 \gset
+SET statement_timeout = '200ms';
+SELECT * FROM regress_batch(ARRAY[:t1]);
+RESET statement_timeout;
+SELECT count(*) AS calls FROM regress_batch_calls;
+SELECT timeout FROM pgrelay.register('b_work', timeout => '30 seconds');
+DELETE FROM pgrelay.queue;
+
+-- A channel that runs one event at a time: its events in one batch run one after the other, in
+-- order, in the batch's transaction (which holds the channel until it ends)
+SELECT channel FROM pgrelay.register('b_serial', 'sql', handler => 'regress_batch_work(text)',
+                                     concurrency_mode => 'channel');
+SELECT pgrelay.notify('b_serial', 'first') AS f1, pgrelay.notify('b_serial', 'second') AS f2 \gset
+SELECT * FROM regress_batch(ARRAY[:f1, :f2]);
+SELECT payload FROM regress_batch_calls ORDER BY n;
+DELETE FROM regress_batch_calls;
+
+-- A handler dropped, or made SECURITY INVOKER, after registration: an error of its own events
+CREATE FUNCTION regress_batch_doomed(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE sql AS $$ SELECT $$;
+SELECT channel FROM pgrelay.register('b_doomed', 'sql', handler => 'regress_batch_doomed(text)');
+SELECT pgrelay.notify('b_doomed', 'doomed') AS d1, pgrelay.notify('b_work', 'fine') AS d2 \gset
+DROP FUNCTION regress_batch_doomed(text);
+SELECT * FROM regress_batch(ARRAY[:d1, :d2]);
+ALTER FUNCTION regress_batch_work(text) SECURITY INVOKER;
+SELECT pgrelay.notify('b_work', 'invoker') AS i1 \gset
+SELECT * FROM regress_batch(ARRAY[:i1]);
+ALTER FUNCTION regress_batch_work(text) SECURITY DEFINER;
+SELECT count(*) AS ran FROM regress_batch_calls WHERE payload = 'invoker';
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.failed_events;
+
+-- _claim_events() claims what can run now, in order; _complete_events() finishes claimed rows,
+-- and refuses an unknown result or a row that is not there (error)
+SELECT pgrelay.notify('b_work', 'c1') AS c1, pgrelay.notify('b_work', 'c2') AS c2 \gset
+BEGIN;
+SELECT ord, queue_id = ANY (ARRAY[:c1, :c2]) AS claimed, action_type, payload, timeout, call, refusal
+FROM pgrelay._claim_events(ARRAY[:c2, -5, :c1]);
+SELECT regress_error(format('SELECT pgrelay._complete_events(ARRAY[%s], ''{great}'', ''{NULL}'', ''{NULL}'', ARRAY[now()], ARRAY[now()])', :c1));
+SELECT regress_error('SELECT pgrelay._complete_events(''{-5}'', ''{ok}'', ''{NULL}'', ''{NULL}'', ARRAY[now()], ARRAY[now()])');
+SELECT outcome, retry_id IS NOT NULL AS has_retry FROM pgrelay._complete_events(ARRAY[:c1, :c2], '{ok,transient}', '{NULL,"try again"}',
+                                                        '{NULL,NULL}', ARRAY[now(), now()], ARRAY[now(), now()]);
+COMMIT;
+SELECT payload, outcome, error FROM pgrelay.log WHERE event_id IN (:c1, :c2) ORDER BY id;
+SELECT payload, attempt, last_error FROM pgrelay.queue;
+DELETE FROM pgrelay.queue;
+
+DELETE FROM pgrelay.log WHERE channel LIKE 'b\_%';
+DELETE FROM pgrelay.failed_events WHERE channel LIKE 'b\_%';
+DELETE FROM pgrelay.channels WHERE channel LIKE 'b\_%';
+DROP FUNCTION regress_batch(bigint[]);
+DROP FUNCTION regress_batch_work(text), regress_batch_pauser(text);
+DROP TABLE regress_batch_calls;

@@ -1,0 +1,169 @@
+"""Batches: several sql events finished in one transaction (--events-per-commit, the channel
+setting batch), each handler in its own subtransaction: failures and timeouts stay the event's
+own, a rollback or a crash finishes none of them and loses none, and what cannot be decided in a
+batch is decided one event per transaction."""
+import signal
+
+import testlib
+
+SETUP = """
+CREATE TABLE done (p text, at timestamptz DEFAULT clock_timestamp());
+-- A handler that records its payload; 'fail' raises, 'nap:S' sleeps S seconds first, 'wait'
+-- waits for the advisory lock 42 (which a test holds) first.
+CREATE FUNCTION work(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+BEGIN
+    IF p = 'fail' THEN RAISE EXCEPTION 'no good: %', p; END IF;
+    IF p LIKE 'nap:%' THEN PERFORM pg_sleep(split_part(p, ':', 2)::float8); END IF;
+    IF p = 'wait' THEN PERFORM pg_advisory_xact_lock(42); END IF;
+    INSERT INTO done (p) VALUES (p);
+END $$;
+"""
+
+
+def channel(db, name="jobs", **opts):
+    if not db.scalar("SELECT to_regclass('done') IS NOT NULL"):
+        db.conn.execute(SETUP)
+    args = "".join(", %s => %s" % (k, v if isinstance(v, bool) else "'%s'" % v) for k, v in opts.items())
+    db.sql("SELECT pgrelay.register(%%s, 'sql', handler => 'work(text)'%s)" % args, (name,))
+
+
+def transactions(db, channel="jobs"):
+    """How many transactions wrote the channel's log rows."""
+    return db.scalar("SELECT count(DISTINCT xmin::text) FROM pgrelay.log WHERE channel = %s", (channel,))
+
+
+def handlers_in(db, wait_event):
+    return db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                     " AND state = 'active' AND wait_event = %s", (wait_event,))
+
+
+def test_a_burst_is_finished_events_per_commit_at_a_time(db, processors):
+    channel(db)
+    db.sql("SELECT count(pgrelay.notify('jobs', n::text)) FROM generate_series(1, 200) n")
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--events-per-commit=50", "--log-level=trace")
+    assert p.wait_exit() == 0
+    assert db.scalar("SELECT count(DISTINCT p) FROM done") == 200
+    assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 200
+    assert transactions(db) == 4
+    assert "processed=200 ok=200 " in p.lines("batch")[0]
+    done = p.lines("event_done")
+    assert len(done) == 200 and all(" outcome=ok " in l and l.endswith(" events=50") for l in done)
+
+
+def test_one_event_per_transaction_when_asked(db, processors):
+    """--events-per-commit=1 for the Processor, batch => false for a channel."""
+    channel(db)
+    channel(db, "alone", batch=False)
+    db.sql("SELECT count(pgrelay.notify(c, n::text)) FROM generate_series(1, 20) n, unnest(ARRAY['jobs', 'alone']) c")
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--events-per-commit=1")
+    assert p.wait_exit() == 0
+    assert (transactions(db, "jobs"), transactions(db, "alone")) == (20, 20)
+    db.sql("SELECT count(pgrelay.notify(c, n::text)) FROM generate_series(21, 40) n, unnest(ARRAY['jobs', 'alone']) c")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert (transactions(db, "jobs"), transactions(db, "alone")) == (21, 40)
+
+
+def test_a_burst_is_spread_over_the_workers(db, processors):
+    """A small burst is not run by one worker in one batch while the others idle."""
+    channel(db)
+    p = processors("-d", db.dsn, "--workers=4", "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                       " AND application_name = 'pg_relay'") == 5, "every worker connected")
+    db.sql("SELECT count(pgrelay.notify('jobs', 'nap:0.05')) FROM generate_series(1, 16) n")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 16, "the burst")
+    assert p.stop() == 0
+    assert transactions(db) == 4
+
+
+def test_a_failing_handler_fails_only_its_event(db, processors):
+    channel(db, max_attempts=3, backoff_base="1 hour", backoff_max="1 hour")
+    db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['a', 'fail', 'b']) p")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT payload, outcome, sqlstate FROM pgrelay.log ORDER BY id") == \
+        [("a", "ok", None), ("fail", "retry", "P0001"), ("b", "ok", None)]
+    assert transactions(db) == 1
+    assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["a", "b"]
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("fail", 2)]
+    [line] = p.lines("attempt_failed")
+    assert " outcome=retry sqlstate=P0001 retry_at=20" in line and 'error="no good: fail"' in line
+
+
+def test_a_timeout_in_a_batch_is_that_events_alone(db, processors):
+    """The batch's statement timeout (the channel's timeout plus the window) ends the handler that
+    hangs, which had its whole timeout: a timeout, retried; the event before it is done, the
+    one after it waits for the next batch; the worker's session stays."""
+    channel(db, timeout="300 ms", backoff_base="1 hour", backoff_max="1 hour")
+    db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['first', 'nap:30', 'after']) p")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT payload, outcome, sqlstate FROM pgrelay.log ORDER BY id") == \
+        [("first", "ok", None), ("nap:30", "timeout", "57014"), ("after", "ok", None)]
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("nap:30", 2)]
+    assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["after", "first"]
+    assert p.lines("reconnecting") == []
+    assert " outcome=timeout sqlstate=57014 " in p.lines("attempt_failed")[0]
+
+
+def test_shutdown_cancels_a_batch_and_its_events_wait_unspent(db, processors):
+    """A cancel after --shutdown-timeout rolls the whole batch back: no event of it is finished,
+    none spends an attempt, no handler's work stays."""
+    channel(db, timeout="1 hour")
+    db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['first', 'nap:60', 'after']) p")
+    p = processors("-d", db.dsn, "--workers=1", "--shutdown-timeout=200ms")
+    testlib.wait_for(lambda: handlers_in(db, "PgSleep") == 1, "the batch to reach the long handler")
+    p.signal(signal.SIGTERM)
+    assert p.wait_exit(timeout=30) == 0
+    assert db.scalar("SELECT count(*) FROM pgrelay.log") == 0
+    assert db.sql("SELECT payload, attempt FROM pgrelay.queue ORDER BY id") == \
+        [("first", 1), ("nap:60", 1), ("after", 1)]
+    assert db.scalar("SELECT count(*) FROM done") == 0
+    [line] = p.lines("attempt_failed")
+    assert "outcome=not_finished step=process_batch" in line and " events=3 " in line
+    assert "sqlstate=57014" in line
+
+
+def test_a_crash_mid_batch_loses_nothing_and_runs_nothing_twice(db, processors):
+    """The Processor dies in the middle of a batch: the server rolls the batch back (the
+    connection check the Processor sets), and the next Processor runs every event once."""
+    channel(db, timeout="1 hour")
+    db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['first', 'wait', 'after']) p")
+    holder = db.cluster.connect(db.name)
+    holder.execute("SELECT pg_advisory_lock(42)")
+    p = processors("-d", db.dsn, "--workers=1")
+    testlib.wait_for(lambda: handlers_in(db, "advisory") == 1, "the batch to wait in its handler")
+    p.kill()
+    testlib.wait_for(lambda: handlers_in(db, "advisory") == 0, "the server to roll the batch back")
+    holder.execute("SELECT pg_advisory_unlock(42)")
+    holder.close()
+    assert db.scalar("SELECT count(*) FROM done") == 0
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue WHERE attempt = 1") == 3
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert db.sql("SELECT p, count(*) FROM done GROUP BY p ORDER BY p") == \
+        [("after", 1), ("first", 1), ("wait", 1)]
+    assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 3
+
+
+def test_an_outcome_that_cannot_be_recorded_sends_the_batch_one_event_per_transaction(db, processors):
+    """Recording one event's outcome fails (a trigger refuses its log row): the batch rolls back
+    whole, and its events are run one per transaction, where only that one fails, for good."""
+    channel(db)
+    db.conn.execute("""
+        CREATE FUNCTION refuse_ok() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN RAISE EXCEPTION 'log rows of poison are refused'; END $$;
+        CREATE TRIGGER refuse_ok BEFORE INSERT ON pgrelay.log FOR EACH ROW
+            WHEN (NEW.payload = 'poison' AND NEW.outcome = 'ok') EXECUTE FUNCTION refuse_ok();""")
+    try:
+        db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['a', 'poison', 'b']) p")
+        p = processors("-d", db.dsn, "--once", "--workers=1", "--log-level=debug")
+        assert p.wait_exit() == 0
+        assert db.sql("SELECT payload, outcome FROM pgrelay.log ORDER BY payload") == \
+            [("a", "ok"), ("b", "ok"), ("poison", "failed")]
+        assert transactions(db) == 3
+        assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["a", "b"]
+        assert " events=3 sqlstate=P0001 " in p.lines("batch_split")[0]
+        assert "could not be recorded" in db.scalar("SELECT error FROM pgrelay.failed")
+    finally:
+        db.conn.execute("DROP TRIGGER refuse_ok ON pgrelay.log")
