@@ -99,7 +99,6 @@ def test_sigterm_during_once_says_signal(db, processors):
     """--once cut short by SIGTERM stops for the signal, not because the queue was drained."""
     naps(db)
     db.sql("SELECT pgrelay.notify('nap', '1:in flight')")
-    db.sql("SELECT pgrelay.notify('nap', '0:after it')")
     p = processors("-d", db.dsn, "--once", "--workers=1")
     testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
     p.signal(signal.SIGTERM)
