@@ -196,6 +196,21 @@ def test_killed_node_rows_are_adopted_and_the_node_rejoins_without_redoing_them(
     stop(p1, p2)
 
 
+def test_rows_of_an_unknown_owner_are_rehomed_at_start(pgl, processors):
+    """Pending rows whose owner is no configured node (a node removed from the cluster) move to
+    the node whose Processor starts, which says so and runs them once."""
+    n1, n2 = pgl.nodes
+    orphans = queue(n1, "jobs", names("orphan", 5))
+    n1.sql("UPDATE pgrelay.queue SET owner_node = 7 WHERE payload = ANY(%s)", (orphans,))
+    pgl.wait_replicated("SELECT count(*) = 5 FROM pgrelay.queue WHERE owner_node = 7")
+    p1 = relay(processors, n1, "multi-node")
+    p1.wait_log(r" queue_rehomed mode=multi-node owner_node=7 rows=5")
+    wait_done(pgl, orphans)
+    for node in pgl.nodes:
+        assert all(r == [1] for r in runs(node, orphans).values()), runs(node, orphans)
+    stop(p1)
+
+
 def test_hung_node_is_not_dead_before_its_link_is_reported_down(pgl, processors):
     n1, n2 = pgl.nodes
     p1, p2 = relay(processors, n1, "multi-node"), relay(processors, n2, "multi-node")
