@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""The fault soak (make soak, docs/testing.md): producers queue SQL events and emails on a primary
+"""The fault soak (make soak, docs/testing.md): producers queue SQL events, emails and webhooks on a primary
 with a synchronous streaming standby while the Processor delivers them, and the harness breaks
 everything it can, at random moments:
 
@@ -9,13 +9,16 @@ everything it can, at random moments:
   - fail over: kill the primary and promote the standby, which the Processor and the producers
     reach through a multi-host connection string.
 
-Then it waits until every event has its outcome and checks, from the database and the SMTP
-server's spools: nothing a producer saw committed is lost, no SQL handler ran twice for an
-event, no event was finished twice in pgrelay.log, no event is left without a final outcome,
-and emails were sent twice at most as many times as deliveries were in flight when something
-broke (recognised by their Message-ID). It prints a report; exit status 1 when a check fails.
+Then it waits until every event has its outcome and checks, from the database, the SMTP
+server's spools and the webhook receiver's: nothing a producer saw committed is lost, no SQL
+handler ran twice for an event, no event was finished twice in pgrelay.log, no event is left
+without a final outcome, and emails and webhooks were sent twice at most as many times as
+deliveries of their kind were in flight when something broke (recognised by their Message-ID and
+webhook-id); every webhook the receiver got carried a valid signature. It prints a report; exit
+status 1 when a check fails.
 
-Knobs (environment): SOAK_SQL_EVENTS (6000), SOAK_EMAILS (4000), SOAK_SECONDS (the time the
+Knobs (environment): SOAK_SQL_EVENTS (6000), SOAK_EMAILS (4000), SOAK_WEBHOOKS (2000),
+SOAK_SECONDS (the time the
 producers take, 90), SOAK_WORKERS (4), SOAK_RANDOM (the schedule's random number, printed with
 the report so that a schedule can be run again).
 """
@@ -23,7 +26,6 @@ import email
 import email.policy
 import os
 import random
-import re
 import signal
 import sys
 import threading
@@ -36,6 +38,7 @@ import testlib  # noqa: E402
 
 SQL_EVENTS = int(os.environ.get("SOAK_SQL_EVENTS", 6000))
 EMAILS = int(os.environ.get("SOAK_EMAILS", 4000))
+WEBHOOKS = int(os.environ.get("SOAK_WEBHOOKS", 2000))
 SECONDS = float(os.environ.get("SOAK_SECONDS", 90))
 WORKERS = int(os.environ.get("SOAK_WORKERS", 4))
 RANDOM = int(os.environ.get("SOAK_RANDOM", random.SystemRandom().randrange(1 << 30)))
@@ -84,10 +87,19 @@ class Soak:
                       " timeout => '3 seconds')", (self.smtp_port,))
             c.execute("SELECT pgrelay_notifier.create_channel('soak_mail', 'soak', max_attempts => 1000,"
                       " backoff_base => '100 ms', backoff_max => '1 second')")
-        self.acked = {"sql": set(), "mail": set()}
-        self.unknown = {"sql": set(), "mail": set()}
+        # the webhook receiver checks every request's signature with its own implementation
+        certs = os.path.join(self.work, "certs")
+        testlib.make_certs(certs)
+        self.hookd = testlib.HookServer(os.path.join(self.work, "hookd"), certs)
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute("SELECT pgrelay.register_webhook('soak_hook', %s, ca_file => %s, signing_secret => 'env:SOAK_HOOK_SECRET',"
+                      " timeout => '3 seconds', max_attempts => 1000, backoff_base => '50 ms', backoff_max => '500 ms')",
+                      (self.hookd.url(), self.hookd.ca))
+        self.acked = {"sql": set(), "mail": set(), "hook": set()}
+        self.unknown = {"sql": set(), "mail": set(), "hook": set()}
         self.producer_errors = 0
-        self.in_flight = 0               # deliveries held open when something broke
+        self.in_flight = 0               # email deliveries held open when something broke
+        self.hooks_in_flight = 0         # webhook deliveries held open when something broke
         self.breaks = []                 # (when, what, in flight)
         self.processors = []
         self.processor = None
@@ -107,7 +119,8 @@ class Soak:
         # the Processor's sessions are named, so that their deliveries in flight can be counted
         p = testlib.Processor(["-d", self.conninfo + " application_name=pg_relay_soak", "--workers=%d" % WORKERS,
                                "--poll-interval=100ms",
-                               "--reconnect-max=500ms", "--shutdown-timeout=10s"])
+                               "--reconnect-max=500ms", "--shutdown-timeout=10s"],
+                              env={"SOAK_HOOK_SECRET": testlib.HookServer.SECRET})
         self.processors.append(p)
         self.processor = p
 
@@ -122,12 +135,21 @@ class Soak:
                              " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
                              " AND a.application_name = 'pg_relay_soak'").fetchone()[0]
 
+    def held_webhooks(self):
+        """Webhook events whose held transaction is open right now: the claim holds the queue
+        row's lock until COMMIT or ROLLBACK, so they are the rows this session cannot lock."""
+        with self.primary() as c:
+            return c.execute("SELECT (SELECT count(*) FROM pgrelay.queue WHERE channel = 'soak_hook')"
+                             " - (SELECT count(*) FROM (SELECT 1 FROM pgrelay.queue WHERE channel = 'soak_hook'"
+                             " FOR UPDATE SKIP LOCKED) x)").fetchone()[0]
+
     def freeze(self):
         """SIGSTOP the Processor and count its deliveries in flight; they cannot change while it
         is stopped, so the count is exact."""
         self.processor.signal(signal.SIGSTOP)
         n = self.held_deliveries()
         self.in_flight += n
+        self.hooks_in_flight += self.held_webhooks()
         return n
 
     def thaw(self):
@@ -158,6 +180,8 @@ class Soak:
                 try:
                     if kind == "sql":
                         conn.execute("SELECT pgrelay.notify('soak_sql', %s)", (token,))
+                    elif kind == "hook":
+                        conn.execute("SELECT pgrelay.notify('soak_hook', %s)", ('{"token": "%s"}' % token,))
                     else:
                         conn.execute("SELECT pgrelay_notifier.send('soak_mail', ARRAY['ann@example.org'], %s,"
                                      " %s)", (token, "Hello " + token))
@@ -255,11 +279,12 @@ class Soak:
     # ---- the run ---------------------------------------------------------------------------------------
 
     def run(self):
-        log("soak: %d SQL events and %d emails over %ds, %d workers, schedule SOAK_RANDOM=%d",
-            SQL_EVENTS, EMAILS, SECONDS, WORKERS, RANDOM)
+        log("soak: %d SQL events, %d emails and %d webhooks over %ds, %d workers, schedule SOAK_RANDOM=%d",
+            SQL_EVENTS, EMAILS, WEBHOOKS, SECONDS, WORKERS, RANDOM)
         self.start_processor()
         producers = [threading.Thread(target=self.produce, args=("sql", SQL_EVENTS)),
-                     threading.Thread(target=self.produce, args=("mail", EMAILS))]
+                     threading.Thread(target=self.produce, args=("mail", EMAILS)),
+                     threading.Thread(target=self.produce, args=("hook", WEBHOOKS))]
         started = time.monotonic()
         for t in producers:
             t.start()
@@ -305,17 +330,28 @@ class Soak:
             attempts = dict(c.execute("SELECT outcome, count(*) FROM pgrelay.log GROUP BY outcome").fetchall())
             unknown_outcomes = c.execute("SELECT count(*) FROM pgrelay.log WHERE channel = 'soak_mail'"
                                          " AND detail->>'unknown_outcome' = 'true'").fetchone()[0]
+            hook_ok = dict(c.execute("SELECT payload::json->>'token', event_id::text FROM pgrelay.log"
+                                     " WHERE channel = 'soak_hook' AND outcome = 'ok'").fetchall())
         received = {}
         for s in self.spools:
             for _, raw in s.messages():
                 mid = email.message_from_bytes(raw, policy=email.policy.default)["Message-ID"]
                 received[mid] = received.get(mid, 0) + 1
+        hook_requests = self.hookd.requests()
+        hook_ids = {}
+        for r in hook_requests:
+            if r["status"] == 200:
+                hook_ids[r["webhook_id"]] = hook_ids.get(r["webhook_id"], 0) + 1
+        bad_signatures = sum(1 for r in hook_requests if r["signature"] != "valid")
+        hook_dups = sum(n - 1 for n in hook_ids.values() if n > 1)
+        lost_hook = [t for t in self.acked["hook"] if t not in hook_ok or hook_ok[t] not in hook_ids]
         acked_sql, acked_mail = self.acked["sql"], self.acked["mail"]
         lost_sql = [t for t in acked_sql if done.get(t, 0) == 0 or sql_final.get(t, 0) == 0]
         lost_mail = [t for t in acked_mail if t not in notes or notes[t][0] != "sent" or notes[t][1] not in received]
         double_runs = [t for t, n in done.items() if n > 1]
         unknown_sql = self.unknown["sql"]
-        unknown_found = sum(1 for t in unknown_sql if t in done) + sum(1 for t in self.unknown["mail"] if t in notes)
+        unknown_found = (sum(1 for t in unknown_sql if t in done) + sum(1 for t in self.unknown["mail"] if t in notes)
+                         + sum(1 for t in self.unknown["hook"] if t in hook_ok))
         duplicates = sum(n - 1 for n in received.values() if n > 1)
         dup_bound = self.in_flight + unknown_outcomes
         logs = "".join(p.log() for p in self.processors)
@@ -328,24 +364,29 @@ class Soak:
         stopped = at.get("start it again", 0) - at.get("stop the SMTP server", 0)
         hung = at.get("let it go on", 0) - at.get("hang the SMTP server (SIGSTOP)", 0)
         rows = [
-            ("events queued (acknowledged to the producers)", "%d SQL, %d emails" % (len(acked_sql), len(acked_mail))),
+            ("events queued (acknowledged to the producers)", "%d SQL, %d emails, %d webhooks"
+             % (len(acked_sql), len(acked_mail), len(self.acked["hook"]))),
             ("commits the producers lost track of (connection gone)", "%d, of which %d reached the queue"
-             % (len(unknown_sql) + len(self.unknown["mail"]), unknown_found)),
+             % (sum(len(u) for u in self.unknown.values()), unknown_found)),
             ("Processor SIGKILLs / PostgreSQL restarts / failovers", "%d / %d / %d" % (
                 kinds.get("SIGKILL the Processor", 0), kinds.get("restart PostgreSQL -m immediate", 0),
                 kinds.get("fail over to the standby", 0))),
             ("SMTP server stopped / hung", "%d (%.1f s) / %d (%.1f s)" % (
                 kinds.get("stop the SMTP server", 0), stopped, kinds.get("hang the SMTP server (SIGSTOP)", 0), hung)),
-            ("deliveries in flight at the breaks", "%d: %s" % (self.in_flight, ", ".join(
+            ("email deliveries in flight at the breaks", "%d: %s" % (self.in_flight, ", ".join(
                 "%d at %s" % (n, what) for what, n in sorted(flight.items()) if n))),
+            ("webhook deliveries in flight at the breaks", "%d" % self.hooks_in_flight),
             ("attempts by outcome", ", ".join("%s %d" % kv for kv in sorted(attempts.items()))),
-            ("lost (acknowledged, never done or delivered)", "%d" % (len(lost_sql) + len(lost_mail))),
+            ("lost (acknowledged, never done or delivered)", "%d" % (len(lost_sql) + len(lost_mail) + len(lost_hook))),
             ("SQL handler double runs", "%d" % len(double_runs)),
             ("events finished twice in pgrelay.log", "%d" % twice),
             ("events without a final outcome", "%d" % open_events),
             ("events failed for good", "%d" % failed),
             ("email duplicates (same Message-ID)", "%d, bound %d = %d in flight at the breaks + %d unknown outcomes"
              % (duplicates, dup_bound, self.in_flight, unknown_outcomes)),
+            ("webhook duplicates (same webhook-id answered 200)", "%d, bound %d in flight at the breaks"
+             % (hook_dups, self.hooks_in_flight)),
+            ("webhook requests without a valid signature", "%d of %d" % (bad_signatures, len(hook_requests))),
             ("sanitizer reports in the Processors' logs", "%d" % len(sanitizer)),
             ("wall time: producing / until every event was done", "%.0f s / %.0f s" % (produced, drained)),
         ]
@@ -353,17 +394,22 @@ class Soak:
         for k, v in rows:
             print("| %s | %s |" % (k, v))
         problems = []
-        if lost_sql or lost_mail:
-            problems.append("lost: %s" % (lost_sql + lost_mail)[:10])
+        if lost_sql or lost_mail or lost_hook:
+            problems.append("lost: %s" % (lost_sql + lost_mail + lost_hook)[:10])
         if double_runs:
             problems.append("double runs: %s" % double_runs[:10])
         if twice or open_events or failed:
             problems.append("finished twice %d, without outcome %d, failed %d" % (twice, open_events, failed))
         if duplicates > dup_bound:
             problems.append("%d duplicates, more than the %d deliveries in flight" % (duplicates, dup_bound))
+        if hook_dups > self.hooks_in_flight:
+            problems.append("%d webhook duplicates, more than the %d in flight" % (hook_dups, self.hooks_in_flight))
+        if bad_signatures:
+            problems.append("%d webhook requests without a valid signature" % bad_signatures)
         if sanitizer:
             problems.append("sanitizer reports: %s" % sanitizer)
-        if len(acked_sql) + len(self.unknown["sql"]) != SQL_EVENTS or len(acked_mail) + len(self.unknown["mail"]) != EMAILS:
+        if any(len(self.acked[k]) + len(self.unknown[k]) != n
+               for k, n in (("sql", SQL_EVENTS), ("mail", EMAILS), ("hook", WEBHOOKS))):
             problems.append("the producers did not produce everything")
         for p in problems:
             print("FAILED: " + p)
@@ -375,6 +421,7 @@ class Soak:
                 p.kill()
         for s in self.spools:
             s.stop()
+        self.hookd.stop()
         self.pair.close()
 
 
