@@ -559,8 +559,7 @@ main(int argc, char **argv)
 	metrics_state(false, false, false, -1); /* scrapes from now on wait for nothing */
 	if (metrics_queue_wanted())
 		metrics_queue_update(NULL, 0, false);
-	log_info("stopping", LOG_STR("reason", stop_reason(rc)),
-			 LOG_INT("in_flight", counts.in_flight));
+	log_info("stopping", LOG_STR("reason", stop_reason(rc)), LOG_INT("in_flight", counts.in_flight));
 	service_stopping(counts.in_flight);
 	left = pool_stop(cf.shutdown_timeout_ms);
 	/* Nothing runs any more: another node may lead at once rather than after dead_after. */

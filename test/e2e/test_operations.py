@@ -100,7 +100,8 @@ def test_sigterm_during_once_says_signal(db, processors):
     naps(db)
     db.sql("SELECT pgrelay.notify('nap', '1:in flight')")
     db.sql("SELECT pgrelay.notify('nap', '0:after it')")
-    p = processors("-d", db.dsn, "--once", "--workers=1")
+    # one event per transaction: in a batch the second event would finish with the first
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--events-per-commit=1")
     testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
     p.signal(signal.SIGTERM)
     assert p.wait_exit() == 0
