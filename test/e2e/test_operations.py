@@ -99,7 +99,9 @@ def test_sigterm_during_once_says_signal(db, processors):
     """--once cut short by SIGTERM stops for the signal, not because the queue was drained."""
     naps(db)
     db.sql("SELECT pgrelay.notify('nap', '1:in flight')")
-    p = processors("-d", db.dsn, "--once", "--workers=1")
+    db.sql("SELECT pgrelay.notify('nap', '0:after it')")
+    # one event per transaction: in a batch the second event would finish with the first
+    p = processors("-d", db.dsn, "--once", "--workers=1", "--events-per-commit=1")
     testlib.wait_for(lambda: sleeping_handlers(db) == 1, "the handler to run")
     p.signal(signal.SIGTERM)
     assert p.wait_exit() == 0

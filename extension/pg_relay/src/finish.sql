@@ -438,7 +438,7 @@ BEGIN
     c := pgrelay._claim_event(process_one.id);
     IF c.queue_id IS NULL THEN
         outcome := 'skipped';
-        PERFORM set_config('search_path', keep_path, true);
+        pinned := set_config('search_path', keep_path, true);
         RETURN;
     END IF;
     IF c.action_type <> 'sql' THEN
@@ -478,21 +478,21 @@ BEGIN
     END IF;
     sqlstate := state;
     RESET ALL;
-    PERFORM set_config('search_path', 'pg_catalog, pg_temp', true),
-            set_config('statement_timeout', keep_timeout, false),
-            set_config('pg_relay.mode', COALESCE(keep_mode, ''), false),
-            set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false),
-            set_config('client_connection_check_interval', keep_check, false),
-            set_config('TimeZone', keep_tz, false),
-            set_config('DateStyle', keep_datestyle, false),
-            set_config('IntervalStyle', keep_intervalstyle, false);
+    pinned := set_config('search_path', 'pg_catalog, pg_temp', true);
+    pinned := set_config('statement_timeout', keep_timeout, false);
+    pinned := set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
+    pinned := set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
+    pinned := set_config('client_connection_check_interval', keep_check, false);
+    pinned := set_config('TimeZone', keep_tz, false);
+    pinned := set_config('DateStyle', keep_datestyle, false);
+    pinned := set_config('IntervalStyle', keep_intervalstyle, false);
 
     l := pgrelay._complete(c.queue_id, result, error, sqlstate, started);
     outcome := l.outcome;
     log_id := l.log_id;
     retry_id := l.retry_id;
     retry_at := l.retry_at;
-    PERFORM set_config('search_path', keep_path, false);
+    pinned := set_config('search_path', keep_path, false);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
@@ -782,14 +782,14 @@ BEGIN
                 result := 'error';
             END;
             RESET ALL;
-            PERFORM set_config('search_path', 'pg_catalog, pg_temp', true),
-                    set_config('statement_timeout', keep_timeout, false),
-                    set_config('pg_relay.mode', COALESCE(keep_mode, ''), false),
-                    set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false),
-                    set_config('client_connection_check_interval', keep_check, false),
-                    set_config('TimeZone', keep_tz, false),
-                    set_config('DateStyle', keep_datestyle, false),
-                    set_config('IntervalStyle', keep_intervalstyle, false);
+            pinned := set_config('search_path', 'pg_catalog, pg_temp', true);
+            pinned := set_config('statement_timeout', keep_timeout, false);
+            pinned := set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
+            pinned := set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
+            pinned := set_config('client_connection_check_interval', keep_check, false);
+            pinned := set_config('TimeZone', keep_tz, false);
+            pinned := set_config('DateStyle', keep_datestyle, false);
+            pinned := set_config('IntervalStyle', keep_intervalstyle, false);
         END IF;
         done_ids := done_ids || c.queue_id;
         results := results || result;
@@ -806,7 +806,7 @@ BEGIN
     LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errs), pg_catalog.unnest(states))
               AS e(id, err, state) ON e.id = i.id
     ORDER BY i.ord;
-    PERFORM set_config('search_path', keep_path, false);
+    pinned := set_config('search_path', keep_path, false);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_batch(bigint[]) IS
