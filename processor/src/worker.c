@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "notify.h"
+#include "utf8.h"
 #include "webhook.h"
 
 /*
@@ -111,6 +112,49 @@ log_attempt_failed(struct Worker *w, const struct Job *j, const char *notificati
 			   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error));
 }
 
+/*
+ * record_foreign_cancel: process_one() failed with a cancel (57014) that the Processor did not
+ * send, since it is not stopping: the handler raised it (dblink and postgres_fdw pass a remote
+ * statement timeout on as 57014) or an admin cancelled the backend. process_one() re-raises any
+ * cancel that is not its own timeout, so the transaction rolled back with nothing recorded, and
+ * offered again the event would run again and again without ever spending an attempt. The
+ * attempt is recorded in a transaction of its own as the handler's error: retried with backoff
+ * until max_attempts, like any other. Returns false, with nothing recorded, when that failed.
+ */
+static bool
+record_foreign_cancel(struct Worker *w, struct Job *j)
+{
+	char id[24], error[1024], retry_at[40] = "-";
+	const char *claim[] = {id};
+	const char *log[] = {id, "error", error, "57014", NULL, NULL, NULL};
+	PGresult *res;
+	bool claimed, logged;
+
+	snprintf(id, sizeof id, "%lld", j->id);
+	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
+	pgconn_rollback(&w->pg);
+	if (!pgconn_exec(&w->pg, STMT_BEGIN, NULL))
+		return false;
+	res = pgconn_query(&w->pg, STMT_CLAIM, claim);
+	claimed = res != NULL && PQntuples(res) > 0;
+	pgconn_clear(res);
+	res = claimed ? pgconn_query(&w->pg, STMT_WRITE_LOG, log) : NULL;
+	logged = res != NULL;
+	if (logged) {
+		j->outcome = outcome_parse(pgconn_value(res, 0, 0));
+		if (pgconn_value(res, 0, 1) != NULL)
+			snprintf(retry_at, sizeof retry_at, "%s", pgconn_value(res, 0, 1));
+		pgconn_clear(res);
+	}
+	if (!logged ||
+		!pgconn_pipeline(&w->pg, (struct PgPipeStmt[]){{STMT_MARK_DONE, claim}, {STMT_COMMIT, NULL}}, 2)) {
+		pgconn_rollback(&w->pg);
+		return false;
+	}
+	log_attempt_failed(w, j, NULL, j->attempt, error, "57014", retry_at);
+	return true;
+}
+
 /* run_sql runs one SQL event through process_one() under the channel's timeout. */
 static void
 run_sql(struct Worker *w, struct Job *j)
@@ -128,6 +172,9 @@ run_sql(struct Worker *w, struct Job *j)
 		return;
 	}
 	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
+	if (res == NULL && !w->pg.lost && !pool_stopping() && strcmp(w->pg.sqlstate, "57014") == 0 &&
+		record_foreign_cancel(w, j))
+		return;
 	if (res == NULL) {
 		j->outcome = OC_LOST;
 		statement_failed(w, j, "process_one", NULL);

@@ -194,6 +194,35 @@ def test_any_handler_error_is_retried_until_max_attempts(db, processors):
     assert "outcome=failed sqlstate=P0001 retry_at=- " in lines[2]
 
 
+def test_a_cancel_the_handler_raises_spends_attempts_like_any_error(db, processors):
+    """A handler that raises SQLSTATE 57014 itself (as dblink and postgres_fdw pass on a remote
+    statement timeout) is not the Processor's cancel: each such attempt is recorded as a timeout and retried
+    until max_attempts, in a batch or alone, instead of the event being offered again for ever;
+    the events beside it are done."""
+    db.conn.execute("""
+        CREATE TABLE done (p text);
+        CREATE FUNCTION remote(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+        BEGIN
+            IF p = 'remote-timeout' THEN
+                RAISE EXCEPTION 'canceling statement due to statement timeout' USING ERRCODE = 'query_canceled';
+            END IF;
+            INSERT INTO done VALUES (p);
+        END $$""")
+    db.sql("SELECT pgrelay.register('remote', 'sql', handler => 'remote(text)', max_attempts => 2,"
+           " backoff_base => '10 ms', backoff_max => '20 ms')")
+    for payload in ("a", "remote-timeout", "b"):
+        db.sql("SELECT pgrelay.notify('remote', %s)", (payload,))
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=20ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.failed") == 1, "the event to fail for good")
+    assert p.stop() == 0
+    assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["a", "b"]
+    assert db.sql("SELECT attempt, outcome, sqlstate FROM pgrelay.log WHERE payload = 'remote-timeout'"
+                  " ORDER BY id") == [(1, "timeout", "57014"), (2, "failed", "57014")]
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+    lines = p.lines("attempt_failed")
+    assert len(lines) == 2 and "outcome=timeout sqlstate=57014" in lines[0] and "outcome=failed sqlstate=57014" in lines[1]
+
+
 def test_channel_timeout_cancels_the_handler_and_the_worker_goes_on(db, processors):
     db.conn.execute("""
         CREATE TABLE done (p text);
