@@ -209,6 +209,28 @@ SELECT payload, outcome, error FROM pgrelay.log WHERE event_id IN (:c1, :c2) ORD
 SELECT payload, attempt, last_error FROM pgrelay.queue;
 DELETE FROM pgrelay.queue;
 
+-- After each handler, RESET ALL gives the session back the search_path it started with until
+-- the pin is set again: a database whose default path lists pg_catalog after a schema its owner
+-- writes to must not have that owner's look-alike set_config() run as the Processor
+CREATE TABLE public.regress_batch_trap (who text);
+CREATE FUNCTION public.set_config(text, text, boolean) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO public.regress_batch_trap VALUES (current_user);
+    RETURN pg_catalog.set_config($1, $2, $3);
+END
+$$;
+SELECT current_database() AS db \gset
+ALTER DATABASE :"db" SET search_path = public, pg_catalog;
+\c
+SELECT pgrelay.notify('b_work', 'trap 1') AS p1, pgrelay.notify('b_work', 'trap 2') AS p2 \gset
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:p1]);
+SELECT outcome FROM pgrelay.process_one(:p2);
+SELECT count(*) AS trap_fired FROM public.regress_batch_trap;
+ALTER DATABASE :"db" RESET search_path;
+\c
+DROP FUNCTION public.set_config(text, text, boolean);
+DROP TABLE public.regress_batch_trap;
+
 DELETE FROM pgrelay.log WHERE channel LIKE 'b\_%';
 DELETE FROM pgrelay.failed_events WHERE channel LIKE 'b\_%';
 DELETE FROM pgrelay.channels WHERE channel LIKE 'b\_%';

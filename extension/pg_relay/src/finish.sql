@@ -477,15 +477,18 @@ BEGIN
         END;
     END IF;
     sqlstate := state;
+    -- RESET ALL puts back the search_path the session started with (its role's or database's
+    -- default, which may list a schema its owner writes to before pg_catalog): the call that pins
+    -- it again is looked up on that path, so it names its schema.
     RESET ALL;
-    pinned := set_config('search_path', 'pg_catalog, pg_temp', true);
-    pinned := set_config('statement_timeout', keep_timeout, false);
-    pinned := set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
-    pinned := set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
-    pinned := set_config('client_connection_check_interval', keep_check, false);
-    pinned := set_config('TimeZone', keep_tz, false);
-    pinned := set_config('DateStyle', keep_datestyle, false);
-    pinned := set_config('IntervalStyle', keep_intervalstyle, false);
+    pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+    pinned := pg_catalog.set_config('statement_timeout', keep_timeout, false);
+    pinned := pg_catalog.set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
+    pinned := pg_catalog.set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
+    pinned := pg_catalog.set_config('client_connection_check_interval', keep_check, false);
+    pinned := pg_catalog.set_config('TimeZone', keep_tz, false);
+    pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
+    pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
 
     l := pgrelay._complete(c.queue_id, result, error, sqlstate, started);
     outcome := l.outcome;
@@ -781,15 +784,17 @@ BEGIN
                 GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
                 result := 'error';
             END;
+            -- as in process_one: the session's own search_path is back until the pin, so the
+            -- call that pins it names its schema
             RESET ALL;
-            pinned := set_config('search_path', 'pg_catalog, pg_temp', true);
-            pinned := set_config('statement_timeout', keep_timeout, false);
-            pinned := set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
-            pinned := set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
-            pinned := set_config('client_connection_check_interval', keep_check, false);
-            pinned := set_config('TimeZone', keep_tz, false);
-            pinned := set_config('DateStyle', keep_datestyle, false);
-            pinned := set_config('IntervalStyle', keep_intervalstyle, false);
+            pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+            pinned := pg_catalog.set_config('statement_timeout', keep_timeout, false);
+            pinned := pg_catalog.set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
+            pinned := pg_catalog.set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
+            pinned := pg_catalog.set_config('client_connection_check_interval', keep_check, false);
+            pinned := pg_catalog.set_config('TimeZone', keep_tz, false);
+            pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
+            pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
         END IF;
         done_ids := done_ids || c.queue_id;
         results := results || result;
