@@ -67,7 +67,7 @@ one_value(struct Ticker *t, enum StmtId id, char *out, size_t outlen, bool *isnu
 bool
 ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen)
 {
-	char v[256], who[256];
+	char v[256], who[256], ext[256];
 	bool isnull;
 
 	if (!one_value(t, STMT_WHOAMI, who, sizeof who, &isnull))
@@ -79,8 +79,19 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 		snprintf(hint, hintlen, "run CREATE EXTENSION pg_relay in that database");
 		return false;
 	}
-	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull))
+	snprintf(ext, sizeof ext, "%s", v);
+	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull)) {
+		/* The check names functions of the current version: an older one has not got them. */
+		if (!t->pg.lost && strcmp(t->pg.sqlstate, "42883") == 0) {
+			snprintf(err, errlen, "extension pg_relay %s is older than this Processor (%s)", ext,
+					 t->pg.error);
+			snprintf(hint, hintlen,
+					 "run ALTER EXTENSION pg_relay UPDATE (and ALTER EXTENSION pg_relay_notifier UPDATE) in "
+					 "that database");
+			return false;
+		}
 		goto sqlerr;
+	}
 	if (strcmp(v, "t") != 0) {
 		snprintf(err, errlen, "permission denied: %s may not run the pg_relay dispatch functions", who);
 		snprintf(hint, hintlen, "GRANT pgrelay_processor TO the Processor's role");

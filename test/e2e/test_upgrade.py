@@ -146,6 +146,12 @@ def test_events_queued_before_the_upgrade_are_done_after_it(cluster, processors)
         db.sql("SELECT pgrelay.register('old_channel', 'sql', handler => 'public.handle(text)')")
         for i in range(5):
             db.sql("SELECT pgrelay.notify('old_channel', %s)", ("e%d" % i,))
+        # before the update the Processor refuses to start, and says which side to upgrade
+        p = processors("--once", "-d", db.dsn)
+        assert p.wait_exit() == 1
+        line = p.lines("startup_failed")[0]
+        assert "extension pg_relay %s is older than this Processor" % released("pg_relay")[0] in line
+        assert "ALTER EXTENSION pg_relay UPDATE" in line
         db.sql("ALTER EXTENSION pg_relay UPDATE")
         p = processors("--once", "-d", db.dsn)
         assert p.wait_exit() == 0
