@@ -301,7 +301,8 @@ def listening(port, proc):
 
 
 def test_receiver_example_in_the_docs_verifies(db, processors, tmp_path):
-    """docs/webhooks.md's receiver example, run as written, verifies a delivery and refuses a forgery."""
+    """docs/webhooks.md's receiver example, run as written, verifies and handles a JSON and a text
+    payload and refuses a forgery."""
     doc = open(os.path.join(testlib.ROOT, "docs", "webhooks.md")).read()
     code = doc.split("```python\n", 1)[1].split("```", 1)[0]
     receiver = tmp_path / "receiver.py"
@@ -317,15 +318,18 @@ def test_receiver_example_in_the_docs_verifies(db, processors, tmp_path):
         db.sql("SELECT pgrelay.register_webhook('forged', %s, allow_http => true, signing_secret => %s)",
                (url, "whsec_" + "A" * 43 + "="))
         ok = db.scalar("SELECT pgrelay.notify('hook', '{\"id\": 1}')")
+        text = db.scalar("SELECT pgrelay.notify('hook', 'plain text, not JSON')")
         forged = db.scalar("SELECT pgrelay.notify('forged', '{\"id\": 2}')")
         p = processors("-d", db.dsn, "--once", env=ENV)
         assert p.wait_exit() == 0
-        assert db.sql("SELECT event_id, outcome FROM pgrelay.log ORDER BY event_id") == [(ok, "ok"), (forged, "failed")]
+        assert db.sql("SELECT event_id, outcome FROM pgrelay.log ORDER BY event_id") == \
+            [(ok, "ok"), (text, "ok"), (forged, "failed")]
         assert db.scalar("SELECT error FROM pgrelay.log WHERE event_id = %s", (forged,)).startswith("HTTP 401")
     finally:
         proc.terminate()
         out = proc.communicate(timeout=10)[0].decode()
-    assert "verified webhook %d" % ok in out
+    assert "verified webhook %d {'id': 1}" % ok in out
+    assert "verified webhook %d plain text, not JSON" % text in out
 
 
 def test_valgrind_webhook_run_is_clean(db, hookd):
