@@ -178,6 +178,12 @@ pgconn_connect_hint(const char *error, bool *config)
 		 "give the role's password: the connection string, PGPASSWORD or .pgpass"},
 		{"no pg_hba.conf entry", true,
 		 "add a pg_hba.conf line for this host, role and database, then reload"},
+		{"Peer authentication failed", true,
+		 "map this OS user to the role (pg_ident.conf and map= in pg_hba.conf), or use a password: "
+		 "docs/operations.md, Authentication"},
+		{"Ident authentication failed", true,
+		 "map this OS user to the role (pg_ident.conf and map= in pg_hba.conf), or use a password"},
+		{"is not permitted to log in", true, "ALTER ROLE ... LOGIN for the Processor's role"},
 		{"role \"", true, "create the login role, or fix user= in --dbname"},
 		{"database \"", true, "create the database, or fix dbname= in --dbname"},
 		{"SSL", true, "check the sslmode and certificates in --dbname"},

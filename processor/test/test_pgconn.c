@@ -73,11 +73,30 @@ test_lost_session_reconnects_at_once(void)
 	pgconn_destroy(&conn);
 }
 
+/* The hints of set-up errors name the fix; the first matching entry wins. */
+static void
+test_connect_hints(void)
+{
+	bool config;
+	const char *h;
+
+	h = pgconn_connect_hint("FATAL:  Peer authentication failed for user \"relay\"", &config);
+	CHECK(config && h != NULL && strstr(h, "pg_ident.conf") != NULL);
+	h = pgconn_connect_hint("FATAL:  role \"relay\" is not permitted to log in", &config);
+	CHECK(config && h != NULL && strstr(h, "LOGIN") != NULL);
+	h = pgconn_connect_hint("FATAL:  role \"relay\" does not exist", &config);
+	CHECK(config && h != NULL && strstr(h, "create the login role") != NULL);
+	h = pgconn_connect_hint("connection to server failed: Connection refused", &config);
+	CHECK(!config && h != NULL);
+	CHECK(pgconn_connect_hint("something else", &config) == NULL && !config);
+}
+
 int
 main(void)
 {
 	RUN(test_failed_attempts_back_off);
 	RUN(test_one_attempt_is_not_logged);
 	RUN(test_lost_session_reconnects_at_once);
+	RUN(test_connect_hints);
 	return UNIT_DONE();
 }
