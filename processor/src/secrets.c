@@ -140,9 +140,8 @@ secrets_resolve(const char *ref, const char *secrets_dir, char **out, char *err,
 	return dup_value(ref, strlen(ref), "(literal)", out, err, errlen);
 }
 
-/* resolve_field resolves *field in place (NULL stays NULL), wiping the reference it replaces. */
-static bool
-resolve_field(char **field, const char *label, const char *secrets_dir, char *err, size_t errlen)
+bool
+secrets_resolve_field(char **field, const char *label, const char *secrets_dir, char *err, size_t errlen)
 {
 	char inner[512], *value;
 
@@ -161,8 +160,11 @@ resolve_field(char **field, const char *label, const char *secrets_dir, char *er
 bool
 secrets_resolve_profile(struct Profile *p, const char *secrets_dir, char *err, size_t errlen)
 {
-	return resolve_field(&p->smtp.password, "profile.smtp.password", secrets_dir, err, errlen) &&
-		   resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", secrets_dir, err, errlen) &&
-		   resolve_field(&p->smtp.client_secret, "profile.smtp.client_secret", secrets_dir, err, errlen) &&
-		   resolve_field(&p->graph.client_secret, "profile.graph.client_secret", secrets_dir, err, errlen);
+	return secrets_resolve_field(&p->smtp.password, "profile.smtp.password", secrets_dir, err, errlen) &&
+		   secrets_resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", secrets_dir, err,
+								 errlen) &&
+		   secrets_resolve_field(&p->smtp.client_secret, "profile.smtp.client_secret", secrets_dir, err,
+								 errlen) &&
+		   secrets_resolve_field(&p->graph.client_secret, "profile.graph.client_secret", secrets_dir, err,
+								 errlen);
 }

@@ -25,6 +25,13 @@ bool secrets_resolve(const char *ref, const char *secrets_dir, char **out, char 
 					 size_t errlen) MUSTCHECK;
 
 /*
+ * secrets_resolve_field resolves the reference *field in place (NULL stays NULL), wiping and
+ * freeing the reference it replaces; label names the field in err.
+ */
+bool secrets_resolve_field(char **field, const char *label, const char *secrets_dir, char *err,
+						   size_t errlen) MUSTCHECK;
+
+/*
  * secrets_resolve_profile replaces every secret reference of p (smtp.password, smtp.oauth_token,
  * smtp.client_secret, graph.client_secret) by its value, in place; the old strings are wiped and
  * freed. On failure p keeps what was already resolved and err names the field and the reference,

@@ -196,24 +196,6 @@ webhook_endpoint_parse(const char *json, struct WebhookEndpoint *e, char *err, s
 	return ok;
 }
 
-/* resolve replaces the reference *field by its value; label says which field in errors. */
-static bool
-resolve(char **field, const char *label, const char *secrets_dir, char *err, size_t errlen)
-{
-	char inner[512], *value;
-
-	if (*field == NULL)
-		return true;
-	if (!secrets_resolve(*field, secrets_dir, &value, inner, sizeof(inner))) {
-		snprintf(err, errlen, "%s: %s", label, inner);
-		return false;
-	}
-	explicit_bzero(*field, strlen(*field));
-	free(*field);
-	*field = value;
-	return true;
-}
-
 bool
 webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, char *err, size_t errlen)
 {
@@ -222,7 +204,7 @@ webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, cha
 
 	for (i = 0; i < e->n_headers; i++) {
 		snprintf(label, sizeof(label), "header %s", e->headers[i].name);
-		if (!resolve(&e->headers[i].value, label, secrets_dir, err, errlen))
+		if (!secrets_resolve_field(&e->headers[i].value, label, secrets_dir, err, errlen))
 			return false;
 		/* a value from a file or the environment goes into a header line: the same rule applies */
 		if (!header_safe(e->headers[i].value)) {
@@ -231,7 +213,7 @@ webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, cha
 			return false;
 		}
 	}
-	return resolve(&e->signing_secret, "signing_secret", secrets_dir, err, errlen);
+	return secrets_resolve_field(&e->signing_secret, "signing_secret", secrets_dir, err, errlen);
 }
 
 /* wipe clears and frees a string that may hold a secret. */
