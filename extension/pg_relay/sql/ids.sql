@@ -52,3 +52,29 @@ SET pg_relay.node_id = 1023;
 SELECT pgrelay._this_node(), (pgrelay._next_id() >> 12) & 1023 AS node;
 RESET pg_relay.node_id;
 SELECT pgrelay._this_node();
+
+-- the extension's own statements read the node id through _node_id(): blank is 0, a set value is
+-- parsed and checked like _this_node() does (error for a bad one)
+SET pg_relay.node_id = '  ';
+SELECT pgrelay._node_id() AS blank, pgrelay._this_node() AS blank_this;
+SET pg_relay.node_id = ' 12 ';
+SELECT pgrelay._node_id() AS twelve, (pgrelay._next_id() >> 12) & 1023 AS id_node;
+SET pg_relay.node_id = '1e3';
+SELECT pgrelay._node_id();
+RESET pg_relay.node_id;
+
+-- a clock far behind the wall clock is moved forward to it by the next id (the slow path)
+SELECT setval('pgrelay._id_clock', 1) IS NOT NULL AS clock_behind;
+SELECT abs((pgrelay._next_id() >> 22)
+           - (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1767225600000)) < 1000 AS caught_up;
+SELECT (pgrelay._next_id() >> 22)
+       - (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1767225600000) BETWEEN -1000 AND 1000
+       AS stays_caught_up;
+
+-- the last value of the 41 bits of milliseconds, then past them: the id space is exhausted (error)
+SELECT setval('pgrelay._id_clock', 9007199254740990) IS NOT NULL AS clock_at_end;
+SELECT pgrelay._next_id() = ((2199023255551::bigint << 22) | 4095) AS last_id;
+SELECT pgrelay._next_id();
+SELECT setval('pgrelay._id_clock',
+              (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1767225600000) * 4096) IS NOT NULL
+       AS clock_reset;

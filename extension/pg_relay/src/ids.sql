@@ -14,27 +14,43 @@ $$;
 COMMENT ON FUNCTION pgrelay._invalid_node_id(text) IS
     'Internal: the error of a pg_relay.node_id that is not an integer between 0 and 1023';
 
+-- pgrelay._node_id_of()
+CREATE OR REPLACE FUNCTION pgrelay._node_id_of(v text) RETURNS integer
+LANGUAGE plpgsql STABLE AS $$
+/*
+ * Internal (_node_id() calls it when pg_relay.node_id is set, from statements of functions that
+ * pin search_path; operators are schema-qualified all the same): the node id the setting v
+ * names, or the error of a setting that is not an integer between 0 and 1023.
+ */
+BEGIN
+    IF pg_catalog.btrim(v) OPERATOR(pg_catalog.=) '' THEN
+        RETURN 0;
+    END IF;
+    IF v OPERATOR(pg_catalog.~) '^\s*[0-9]{1,4}\s*$'
+       AND CAST(v AS pg_catalog.int4) OPERATOR(pg_catalog.<=) 1023 THEN
+        RETURN CAST(v AS pg_catalog.int4);
+    END IF;
+    RETURN pgrelay._invalid_node_id(v);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._node_id_of(text) IS
+    'Internal: the node id a pg_relay.node_id setting names, or its error';
+
 -- pgrelay._node_id()
 CREATE OR REPLACE FUNCTION pgrelay._node_id() RETURNS integer
 LANGUAGE sql STABLE AS $$
     -- Internal: this node's id, as _this_node() says it, for the extension's own statements. A
     -- plain SQL expression (no SET clause, no FROM) that the planner inlines into the calling
     -- statement: ids, queue rows and log rows ask for it on every insert, and a call of a
-    -- function with a SET clause costs a few microseconds (docs/benchmarks.md). Operators are
-    -- schema-qualified: an inlined body is read with the caller's search_path.
-    SELECT CASE
-        WHEN pg_catalog.current_setting('pg_relay.node_id', true) IS NULL
-          OR pg_catalog.btrim(pg_catalog.current_setting('pg_relay.node_id', true)) OPERATOR(pg_catalog.=) ''
-            THEN 0
-        WHEN pg_catalog.current_setting('pg_relay.node_id', true) OPERATOR(pg_catalog.~) '^\s*[0-9]{1,4}\s*$'
-            THEN CASE
-                WHEN CAST(pg_catalog.current_setting('pg_relay.node_id', true) AS pg_catalog.int4)
-                     OPERATOR(pg_catalog.<=) 1023
-                    THEN CAST(pg_catalog.current_setting('pg_relay.node_id', true) AS pg_catalog.int4)
-                ELSE pgrelay._invalid_node_id(pg_catalog.current_setting('pg_relay.node_id', true))
-            END
-        ELSE pgrelay._invalid_node_id(pg_catalog.current_setting('pg_relay.node_id', true))
-    END
+    -- function with a SET clause costs a few microseconds (docs/benchmarks.md). The expression is
+    -- kept small, because every execution of a statement compiles the expressions in its plan:
+    -- an unset setting (single mode) is 0 at once, and only a set one is parsed and checked, by
+    -- _node_id_of(). Operators are schema-qualified: an inlined body is read with the caller's
+    -- search_path.
+    SELECT CASE WHEN COALESCE(pg_catalog.current_setting('pg_relay.node_id', true), '') OPERATOR(pg_catalog.=) ''
+                THEN 0
+                ELSE pgrelay._node_id_of(pg_catalog.current_setting('pg_relay.node_id', true))
+           END
 $$;
 COMMENT ON FUNCTION pgrelay._node_id() IS
     'Internal: this node''s id (pg_relay.node_id, 0 when unset), inlined into the extension''s statements';
@@ -64,32 +80,23 @@ $$;
 COMMENT ON FUNCTION pgrelay._this_node() IS
     'This node''s id: the pg_relay.node_id setting (0 to 1023), 0 when unset';
 
--- pgrelay._next_id()
-CREATE OR REPLACE FUNCTION pgrelay._next_id() RETURNS bigint
+-- pgrelay._id_clock_catch_up()
+CREATE OR REPLACE FUNCTION pgrelay._id_clock_catch_up(v bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Returns 41 bits of milliseconds since 2026-01-01 UTC | 10 bits node id | 12 bits sequence.
+ * Internal (_next_id's slow path): v, a value _next_id() drew from pgrelay._id_clock, is more
+ * than 256 ms behind the wall clock or past the id space. Moves the clock forward to the wall
+ * clock and returns the value to use instead.
  *
- * The millisecond and sequence fields come together from one logical clock: the sequence
- * pgrelay._id_clock, counting ms * 4096 + n. Every id is one nextval() of it, so ids are unique
- * and increasing without any lock: this is the path nearly every call takes, so producers in
- * many sessions never wait for one another.
- *
- * The clock only counts the ids drawn, so it falls behind the wall clock (which moves 4096 units
- * a millisecond). When it is more than 2^20 units (256 ms) behind, the caller moves it forward
- * to the wall clock with setval. Moving it forward must not race with another session doing the
- * same, so that step takes a session-level advisory lock for a few microseconds (released on every
- * error path) and looks again under it. The value it sets is handed to this caller only (nextval
- * continues after it), and any value other sessions drew meanwhile is below it: the clock cannot
- * advance by a million values in the microseconds between two statements. Ids therefore read the
- * wall clock to within 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs
- * ahead of the wall clock for a moment instead of repeating.
+ * Moving the clock forward must not race with another session doing the same, so this takes a
+ * session-level advisory lock for a few microseconds (released on every error path) and looks
+ * again under it. The value it sets is handed to this caller only (nextval continues after it),
+ * and any value other sessions drew meanwhile is below it: the clock cannot advance by a million
+ * values in the microseconds between two statements.
  */
 DECLARE
-    node   bigint := pgrelay._node_id();
-    v      bigint := pg_catalog.nextval('pgrelay._id_clock');
-    wall   bigint := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
-                      - 1767225600000) * 4096;
+    wall bigint := (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
+                    - 1767225600000) * 4096;
 BEGIN
     IF v < wall - 1048576 THEN
         PERFORM pg_catalog.pg_advisory_lock(1885827584, 0);
@@ -108,7 +115,43 @@ BEGIN
     IF (v >> 12) >= (1::bigint << 41) THEN
         RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
     END IF;
-    RETURN ((v >> 12) << 22) | (node << 12) | (v & 4095);
+    RETURN v;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._id_clock_catch_up(bigint) IS
+    'Internal: moves pgrelay._id_clock forward to the wall clock (the slow path of _next_id)';
+
+-- pgrelay._next_id()
+CREATE OR REPLACE FUNCTION pgrelay._next_id() RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Returns 41 bits of milliseconds since 2026-01-01 UTC | 10 bits node id | 12 bits sequence.
+ *
+ * The millisecond and sequence fields come together from one logical clock: the sequence
+ * pgrelay._id_clock, counting ms * 4096 + n. Every id is one nextval() of it, so ids are unique
+ * and increasing without any lock: this is the path nearly every call takes, so producers in
+ * many sessions never wait for one another.
+ *
+ * The clock only counts the ids drawn, so it falls behind the wall clock (which moves 4096 units
+ * a millisecond). When it is more than 2^20 units (256 ms) behind, the caller moves it forward
+ * to the wall clock with setval (_id_clock_catch_up). Ids therefore read the wall clock to within
+ * 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs ahead of the wall
+ * clock for a moment instead of repeating.
+ *
+ * Every producer's notify() runs this, so the common path is two statements: the nextval, and
+ * one test that sends both rare cases (behind the wall clock, or past the 41 bits of
+ * milliseconds, 2^53 units) to the slow path. Each statement is compiled once per transaction,
+ * so fewer and smaller statements are measurably cheaper (docs/benchmarks.md).
+ */
+DECLARE
+    v bigint := pg_catalog.nextval('pgrelay._id_clock');
+BEGIN
+    IF v < (pg_catalog.floor(pg_catalog.date_part('epoch', pg_catalog.clock_timestamp()) * 1000)::bigint
+            - 1767225600000) * 4096 - 1048576
+       OR v >= 9007199254740992 THEN
+        v := pgrelay._id_clock_catch_up(v);
+    END IF;
+    RETURN ((v >> 12) << 22) | (pgrelay._node_id()::bigint << 12) | (v & 4095);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._next_id() IS
