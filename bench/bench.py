@@ -32,6 +32,7 @@ PEERS = (("graphile-worker", os.environ.get("GRAPHILE_WORKER_VERSION", "0.18.0")
 PEER_SINK_SQL = ("CREATE TABLE bench_sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,"
                  " at timestamptz NOT NULL DEFAULT clock_timestamp())")
 BLOAT_EVENTS = int(os.environ.get("BLOAT_EVENTS", "1000000"))
+BLOAT_ROUNDS = int(os.environ.get("BLOAT_ROUNDS", "2"))
 PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
 PGBENCH = os.environ.get("PGBENCH", "/usr/lib/postgresql/15/bin/pgbench")
 PYTHON = "/usr/bin/python3"
@@ -53,13 +54,18 @@ LATENCY_POLLS = ("1s", "100ms")     # the default poll interval, and a shorter o
 EMAILS = 1000
 EMAIL_WORKERS = (1, 4)
 
+# Instructions per statement (callgrind): two runs of each statement, the difference divided by
+# the difference of their lengths, so start-up and shut-down cancel out.
+INSTR_RUNS = (200, 600)
+VALGRIND = os.environ.get("VALGRIND", "valgrind")
+
 METRICS_CHANNELS = 20
 METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers (make bench-peers) and bloat (a million events) run only when named.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics")
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions")
 EXTRA_PHASES = ("peers", "bloat")
 
 # Durability as in production: the point is the database's real commit rate.
@@ -482,17 +488,25 @@ class Bench:
                         " (SELECT count(*) FROM pgrelay.queue)")[0]
 
     def run_bloat(self):
-        """Producers keep the queue fed while a Processor drains it, BLOAT_EVENTS events in all; the
-        queue's table and indexes are measured before, at their largest, and after the drain once
-        autovacuum has been by (it is on, at its defaults)."""
-        say("bloat: %d events through the queue, fed 5,000 at a time while a Processor (4 workers) drains it"
-            % BLOAT_EVENTS)
+        """BLOAT_ROUNDS rounds, each of BLOAT_EVENTS events that producers keep feeding while a
+        Processor drains them; the queue's table and indexes are measured before, at their largest
+        in each round, and after each round once autovacuum has been by (it is on, at its
+        defaults). A second round shows whether the indexes grow again or reuse their pages."""
+        say("bloat: %d round(s) of %d events through the queue, fed 5,000 at a time while a Processor"
+            " (4 workers) drains it" % (BLOAT_ROUNDS, BLOAT_EVENTS))
         self.db.execute("VACUUM pgrelay.queue")
-        before = self.queue_sizes()
+        kb = lambda t: "%d kB table + %d kB indexes" % (t[0] // 1024, t[1] // 1024)
+        self.results["bloat"] = [("queue before", kb(self.queue_sizes()))]
+        for k in range(1, BLOAT_ROUNDS + 1):
+            self.results["bloat"] += self.bloat_round(k, kb)
+        for label, value in self.results["bloat"]:
+            say("  %s: %s" % (label, value))
+
+    def bloat_round(self, k, kb):
         prod = self.connect()
-        p = self.start_processor("bloat", ["--workers=4", "--poll-interval=100ms"])
+        p = self.start_processor("bloat%d" % k, ["--workers=4", "--poll-interval=100ms"])
         self.wait_log(p, r" started ")
-        made, biggest, t0 = 0, before, time.monotonic()
+        made, biggest, t0 = 0, self.queue_sizes(), time.monotonic()
         while made < BLOAT_EVENTS:
             if self.scalar("SELECT count(*) FROM pgrelay.queue") < 20000:
                 prod.execute("SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, 5000) g")
@@ -515,15 +529,12 @@ class Bench:
                 "SELECT autovacuum_count FROM pg_stat_user_tables WHERE relid = 'pgrelay.queue'::regclass") == v0:
             time.sleep(1)
         after = self.queue_sizes()
-        kb = lambda t: "%d kB table + %d kB indexes" % (t[0] // 1024, t[1] // 1024)
-        self.results["bloat"] = [
-            ("queue before %s events" % format(BLOAT_EVENTS, ","), kb(before)),
-            ("queue at its largest (%d rows queued then)" % biggest[2], kb(biggest)),
-            ("queue when drained (%.0f s, %.0f events/s)" % (secs, BLOAT_EVENTS / secs), kb(drained)),
-            ("queue after autovacuum's next visit", kb(after)),
+        n = format(BLOAT_EVENTS, ",")
+        return [
+            ("round %d (%s events): queue at its largest (%d rows queued then)" % (k, n, biggest[2]), kb(biggest)),
+            ("round %d: queue when drained (%.0f s, %.0f events/s)" % (k, secs, BLOAT_EVENTS / secs), kb(drained)),
+            ("round %d: queue after autovacuum's next visit" % k, kb(after)),
         ]
-        for label, value in self.results["bloat"]:
-            say("  %s: %s" % (label, value))
 
     # ---- 3: probe cost --------------------------------------------------------------------
 
@@ -787,6 +798,64 @@ class Bench:
         self.db.execute("SELECT count(pgrelay.unregister('m' || n)) FROM generate_series(1, %s) n",
                         (METRICS_CHANNELS,))
 
+    # ---- 9: instructions per statement, counted by callgrind ----------------------------------
+
+    INSTR_STATEMENTS = (
+        # name, PREPARE, EXECUTE (format with the i-th queued id), what the run must leave behind
+        ("select1", "PREPARE p AS SELECT 1", "EXECUTE p", None),
+        ("plain", "PREPARE p AS " + PLAIN_SQL.strip().rstrip(";"), "EXECUTE p", None),
+        ("notify", "PREPARE p AS " + NOTIFY_SQL.strip().rstrip(";"), "EXECUTE p", None),
+        ("floor", "PREPARE p AS " + " ".join(FLOOR_SQL.split()).rstrip(";"), "EXECUTE p", "log"),
+        ("process_one", "PREPARE p(bigint) AS SELECT outcome FROM pgrelay.process_one($1)", "EXECUTE p(%d)", "log"),
+    )
+
+    def instructions_run(self, base, name, prepare, execute, n, ids):
+        """Instructions of a single-user server on a copy of the stopped cluster in base that runs
+        PREPARE and then n EXECUTEs, each its own transaction; and how many events it logged."""
+        run = os.path.join(self.work, "instr-run")
+        shutil.rmtree(run, ignore_errors=True)
+        subprocess.run(["cp", "-a", base, run], check=True)
+        lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
+        lines.append("SELECT count(*) AS logged FROM pgrelay.log")
+        script = "".join(line + ";\n\n" for line in lines)   # -j: a statement ends with ;<blank line>
+        out = subprocess.run([PGCLUSTER, "single", run, "bench", VALGRIND, "--tool=callgrind",
+                              "--callgrind-out-file=/dev/null"],
+                             input=script, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        shutil.rmtree(run, ignore_errors=True)
+        total = re.search(r"Collected : (\d+)", out.stderr)
+        logged = re.findall(r'logged = "(\d+)"', out.stdout)
+        if out.returncode != 0 or not total or not logged or "ERROR" in out.stdout + out.stderr:
+            raise RuntimeError("single-user run of %s failed:\n%s%s" % (name, out.stdout[-2000:], out.stderr[-2000:]))
+        return int(total.group(1)), int(logged[-1])
+
+    def run_instructions(self):
+        if shutil.which(VALGRIND) is None:
+            say("instructions: %s not found, skipped" % VALGRIND)
+            return
+        n0, n1 = INSTR_RUNS
+        say("instructions: each statement %d and %d times in a single-user server under callgrind,"
+            " one transaction each" % (n0, n1))
+        base = os.path.join(self.work, "instr")
+        self.pgcluster("init", base)
+        port = int(self.pgcluster("start", base))
+        with psycopg.connect("host=%s port=%d dbname=postgres user=postgres" % (base, port), autocommit=True) as c:
+            c.execute("CREATE DATABASE bench")
+        with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
+            c.execute(SETUP_SQL)
+            c.execute(PLAIN_TABLE_SQL)
+            ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g) FROM generate_series(1, %s) g",
+                                            (n1,)).fetchall()]
+            c.execute("VACUUM ANALYZE")
+        self.pgcluster("stop", base)
+        per = {}
+        for name, prepare, execute, check in self.INSTR_STATEMENTS:
+            (t0, log0), (t1, log1) = [self.instructions_run(base, name, prepare, execute, n, ids) for n in INSTR_RUNS]
+            if check == "log" and (log0, log1) != (n0, n1):
+                raise RuntimeError("%s logged %d and %d events, not %d and %d" % (name, log0, log1, n0, n1))
+            per[name] = (t1 - t0) / float(n1 - n0)
+            say("  %s: %.0f instructions per statement" % (name, per[name]))
+        self.results["instructions"] = per
+
     # ---- the table --------------------------------------------------------------------------
 
     def table(self):
@@ -897,6 +966,14 @@ class Bench:
                 row("8   scrape, %d channels, %s" % (METRICS_CHANNELS, what),
                     "%.1f ms (reads the queue)" % fresh,
                     "within 1 s of a read: %.2f ms; CPU %.3f ms; %.1f KB" % (cached, cpu, size / 1024.0))
+
+        if "instructions" in r:
+            ins = r["instructions"]
+            k = lambda name: "%.0fk" % (ins[name] / 1000.0)
+            row("12  instructions per notify() (callgrind)", k("notify"), "plain insert: %s; SELECT 1: %s"
+                % (k("plain"), k("select1")), "%.0f%%" % (100.0 * ins["plain"] / ins["notify"]))
+            row("12  instructions per event, one per commit", k("process_one"), "floor statement: " + k("floor"),
+                "%.0f%%" % (100.0 * ins["floor"] / ins["process_one"]))
 
         head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
         widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]

@@ -86,6 +86,13 @@ CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, actio
 -- owners ANALYZE saw. With every row owned by one node that guess is "all of them", and a node
 -- owning none would read every row of the others instead of its part of queue_node_idx.
 ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
+-- Every event is a row inserted and deleted, so the queue's dead rows come at the rate of events.
+-- Autovacuum's defaults (20% of the table, throttled by a cost delay) let the dispatch indexes of a
+-- busy queue grow by the pages of every row inserted between two visits, and keep growing from one
+-- backlog to the next; vacuumed after every 1,000 dead rows and without the delay, they reuse their
+-- emptied pages (docs/benchmarks.md, queue bloat).
+ALTER TABLE pgrelay.queue SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+                               autovacuum_vacuum_cost_delay = 0);
 
 CREATE TABLE pgrelay.log (
     id          bigint PRIMARY KEY DEFAULT pgrelay._next_id(),

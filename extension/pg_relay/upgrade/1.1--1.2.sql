@@ -74,6 +74,10 @@ DROP INDEX pgrelay.queue_dispatch_idx;
 CREATE INDEX queue_free_idx ON pgrelay.queue (action_type, run_at, queued_at, id) WHERE NOT node_restricted;
 CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, action_type, run_at, queued_at, id);
 ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
+-- The queue is vacuumed after every 1,000 dead rows, without autovacuum's cost delay, so that its
+-- indexes reuse their emptied pages.
+ALTER TABLE pgrelay.queue SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
+                               autovacuum_vacuum_cost_delay = 0);
 DROP FUNCTION pgrelay._has_due_work();
 
 -- High availability: the node map, the heartbeats and what this node saw of them.
