@@ -26,9 +26,11 @@ BEGIN
     IF pg_catalog.btrim(v) OPERATOR(pg_catalog.=) '' THEN
         RETURN 0;
     END IF;
-    IF v OPERATOR(pg_catalog.~) '^\s*[0-9]{1,4}\s*$'
-       AND CAST(v AS pg_catalog.int4) OPERATOR(pg_catalog.<=) 1023 THEN
-        RETURN CAST(v AS pg_catalog.int4);
+    -- nested, not AND: the cast must never see text the pattern refused
+    IF v OPERATOR(pg_catalog.~) '^\s*[0-9]{1,4}\s*$' THEN
+        IF CAST(v AS pg_catalog.int4) OPERATOR(pg_catalog.<=) 1023 THEN
+            RETURN CAST(v AS pg_catalog.int4);
+        END IF;
     END IF;
     RETURN pgrelay._invalid_node_id(v);
 END
@@ -57,24 +59,12 @@ COMMENT ON FUNCTION pgrelay._node_id() IS
 
 -- pgrelay._this_node()
 CREATE OR REPLACE FUNCTION pgrelay._this_node() RETURNS integer
-LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
-DECLARE
-    v text := pg_catalog.current_setting('pg_relay.node_id', true);
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    -- What _node_id() says, spelt out: the processor and admin roles call this function themselves
-    -- (it is not SECURITY DEFINER), and the internal functions are not theirs to execute.
-    IF v IS NULL OR pg_catalog.btrim(v) = '' THEN
-        RETURN 0;
-    END IF;
-    IF v ~ '^\s*[0-9]{1,4}\s*$' THEN
-        IF v::integer <= 1023 THEN
-            RETURN v::integer;
-        END IF;
-    END IF;
-    -- a node id is printable ASCII: anything else is shown as ?
-    RAISE EXCEPTION 'invalid pg_relay.node_id "%"', pg_catalog.regexp_replace(pg_catalog.left(v, 100), '[^\x20-\x7e]', '?', 'g')
-        USING ERRCODE = 'invalid_parameter_value',
-              DETAIL = 'The node id must be an integer between 0 and 1023.';
+    -- What _node_id() says, for the processor, admin and monitor roles: SECURITY DEFINER so that
+    -- it may call the internal _node_id_of(), which no role may execute. It reads the caller's
+    -- setting and returns a number or the error of a bad setting, nothing else.
+    RETURN pgrelay._node_id_of(COALESCE(pg_catalog.current_setting('pg_relay.node_id', true), ''));
 END
 $$;
 COMMENT ON FUNCTION pgrelay._this_node() IS
