@@ -16,6 +16,7 @@
 #include <string.h>
 
 #include "clock.h"
+#include "held.h"
 #include "message.h"
 #include "ratelimit.h"
 #include "secrets.h"
@@ -46,30 +47,6 @@ struct Finish {
 	bool set_status;      /* record the attempt in the notifier */
 	const struct DeliveryResult *r;
 };
-
-/*
- * abort_held gives up after a failed statement: the caller reports it and rolls back, and the
- * event is offered again later.
- */
-static enum Outcome
-abort_held(struct Held *h, const char *step)
-{
-	h->rep->step = step;
-	return OC_LOST;
-}
-
-/*
- * begin_held opens the transaction, lets it stay idle as long as a delivery may take, and sets
- * the savepoint a failing fetch rolls back to: one round trip.
- */
-static bool
-begin_held(struct Held *h)
-{
-	char sql[STMT_SCRIPT_MAX];
-
-	statement_begin_held(sql, sizeof sql, h->ws->max_delivery_time_ms + 60000);
-	return pgconn_set_timeout(h->pg, 60000) && pgconn_script(h->pg, sql);
-}
 
 /* keep_claim copies what the claim returned; false when out of memory. */
 static bool
@@ -166,35 +143,26 @@ commit_attempt(struct Held *h, const char *status)
 static enum Outcome
 finish(struct Held *h, const struct Finish *f)
 {
-	char retry_at[64] = "", *status = NULL;
-	const char *lp[7];
+	char *status = NULL;
+	struct HeldAttempt a = {h->id, f->result, f->error, f->sqlstate, h->started, f->detail, f->retry_after_s};
 	enum Outcome oc;
 	PGresult *res;
 	bool ok, record;
 
-	if (f->retry_after_s >= 0)
-		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
-	lp[0] = h->id;
-	lp[1] = attempt_result_name(f->result);
-	lp[2] = f->error;
-	lp[3] = f->sqlstate;
-	lp[4] = h->started;
-	lp[5] = f->detail;
-	lp[6] = retry_at[0] ? retry_at : NULL;
-	res = pgconn_query(h->pg, STMT_WRITE_LOG, lp);
+	res = held_write_log(h->pg, &a);
 	if (res == NULL)
-		return abort_held(h, "write_log");
+		return held_lost(h->rep, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
 	record = f->set_status && outcome_status_name(oc) != NULL;
 	if (record)
 		status = status_document(h, f, oc, pgconn_value(res, 0, 1));
 	pgconn_clear(res);
 	if (record && status == NULL)
-		return abort_held(h, "set_status");
+		return held_lost(h->rep, "set_status");
 	ok = commit_attempt(h, status);
 	free(status);
 	if (!ok)
-		return abort_held(h, "finish");
+		return held_lost(h->rep, "finish");
 	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
 	utf8_trim_cut(h->rep->error);
 	return oc;
@@ -227,9 +195,9 @@ defer(struct Held *h, long wait_ms)
 
 	snprintf(ms, sizeof ms, "%ld", wait_ms);
 	if (!pgconn_exec(h->pg, STMT_DEFER, params))
-		return abort_held(h, "defer");
+		return held_lost(h->rep, "defer");
 	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
-		return abort_held(h, "commit");
+		return held_lost(h->rep, "commit");
 	snprintf(h->rep->profile, sizeof h->rep->profile, "%s", h->msg.profile.name ? h->msg.profile.name : "");
 	h->rep->wait_ms = wait_ms;
 	return OC_DEFERRED;
@@ -303,10 +271,10 @@ run_held(struct Held *h)
 	int c = claim_and_fetch(h, &doc, err, sizeof err);
 
 	if (c < 0)
-		return abort_held(h, "claim");
+		return held_lost(h->rep, "claim");
 	if (c == 0) {
 		if (!pgconn_exec(h->pg, STMT_ROLLBACK, NULL))
-			return abort_held(h, "rollback");
+			return held_lost(h->rep, "rollback");
 		return OC_SKIPPED;
 	}
 	iso8601_now(h->started, sizeof h->started);
@@ -334,8 +302,8 @@ notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job 
 	h.tc = tc;
 	h.rep = rep;
 	snprintf(h.id, sizeof h.id, "%lld", j->id);
-	if (!begin_held(&h))
-		oc = abort_held(&h, "begin");
+	if (!held_begin(h.pg, h.ws->max_delivery_time_ms))
+		oc = held_lost(h.rep, "begin");
 	else
 		oc = run_held(&h);
 	rep->attempt = h.attempt;

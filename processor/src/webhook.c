@@ -19,6 +19,7 @@
 #include <time.h>
 
 #include "clock.h"
+#include "held.h"
 #include "https.h"
 #include "webhook_endpoint.h"
 #include "webhook_result.h"
@@ -69,24 +70,6 @@ struct Finish {
 	long status;
 };
 
-/* abort_hook gives up after a failed statement: the caller reports it and rolls back. */
-static enum Outcome
-abort_hook(struct Hook *h, const char *step)
-{
-	h->rep->step = step;
-	return OC_LOST;
-}
-
-/* begin_hook opens the transaction and lets it stay idle as long as a request may take. */
-static bool
-begin_hook(struct Hook *h)
-{
-	char sql[STMT_SCRIPT_MAX];
-
-	statement_begin_held(sql, sizeof sql, h->ws->max_delivery_time_ms + 60000);
-	return pgconn_set_timeout(h->pg, 60000) && pgconn_script(h->pg, sql);
-}
-
 /*
  * claim takes the row with its endpoint. Returns 1 with *endpoint (NULL when the channel has
  * none), 0 when the claim failed (skipped), -1 when the statement failed or memory ran out.
@@ -124,21 +107,18 @@ claim(struct Hook *h, char **endpoint)
 static enum Outcome
 finish(struct Hook *h, const struct Finish *f)
 {
-	char retry_at[32] = "", status[16];
-	const char *lp[7] = {h->id, attempt_result_name(f->result), f->error, NULL, h->started, f->detail, NULL};
+	char status[16];
+	struct HeldAttempt a = {h->id, f->result, f->error, NULL, h->started, f->detail, f->retry_after_s};
 	const char *gp[3] = {h->id, status, f->error}, *ip[1] = {h->id};
 	struct PgPipeStmt steps[3];
 	enum Outcome oc;
 	PGresult *res;
 	int n = 0;
 
-	if (f->retry_after_s >= 0)
-		snprintf(retry_at, sizeof retry_at, "%ld", f->retry_after_s);
-	lp[6] = retry_at[0] ? retry_at : NULL;
 	snprintf(status, sizeof status, "%ld", f->status);
-	res = pgconn_query(h->pg, STMT_WRITE_LOG, lp);
+	res = held_write_log(h->pg, &a);
 	if (res == NULL)
-		return abort_hook(h, "write_log");
+		return held_lost(h->rep, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
 	pgconn_clear(res);
 	if (f->gone)
@@ -146,7 +126,7 @@ finish(struct Hook *h, const struct Finish *f)
 	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
 	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
 	if (!pgconn_pipeline(h->pg, steps, n))
-		return abort_hook(h, f->gone ? "webhook_gone" : "finish");
+		return held_lost(h->rep, f->gone ? "webhook_gone" : "finish");
 	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
 	h->rep->gone = f->gone;
 	h->rep->http_status = f->status;
@@ -283,14 +263,14 @@ record(struct Hook *h, struct Exchange *x)
 
 	/* the answer goes into the error, the log detail and the trace: no secret it echoed does */
 	if (!redact(h, &x->rs.body))
-		return abort_hook(h, "out of memory");
+		return held_lost(h->rep, "out of memory");
 	a = (struct WebhookAnswer){x->rs.curl_code, x->rs.error,     x->rs.status,   x->rs.retry_after_s,
 							   x->rs.location,  x->rs.body.data, x->rs.body.len, x->rs.body_sent};
 	webhook_result_classify(&a, &v);
 	if (x->trace != NULL && x->rs.body.len > 0)
 		https_trace_text(x->trace, "< ", x->rs.body.data, x->rs.body.len, 16384);
 	if (x->trace != NULL && !redact(h, x->trace))
-		return abort_hook(h, "out of memory");
+		return held_lost(h->rep, "out of memory");
 	f = (struct Finish){delivery_result(v.status),
 						v.status == DS_SENT ? NULL : v.error,
 						webhook_result_detail(&a, &v, h->event_id, x->timestamp, x->latency_ms, x->rs.reused,
@@ -299,7 +279,7 @@ record(struct Hook *h, struct Exchange *x)
 						v.gone,
 						x->rs.status};
 	if (f.detail == NULL)
-		oc = abort_hook(h, "out of memory");
+		oc = held_lost(h->rep, "out of memory");
 	else
 		oc = finish(h, &f);
 	free(f.detail);
@@ -360,9 +340,9 @@ run_hook(struct Hook *h)
 	int c = claim(h, &endpoint);
 
 	if (c < 0)
-		return abort_hook(h, "claim");
+		return held_lost(h->rep, "claim");
 	if (c == 0)
-		return pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : abort_hook(h, "rollback");
+		return pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : held_lost(h->rep, "rollback");
 	iso8601_now(h->started, sizeof h->started);
 	if (endpoint == NULL)
 		return finish_simple(h, AR_PERMANENT, "the channel has no webhook endpoint");
@@ -390,8 +370,8 @@ webhook_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job
 	h.rep = rep;
 	h.signature = (struct Buf) BUF_INIT;
 	snprintf(h.id, sizeof h.id, "%lld", j->id);
-	if (!begin_hook(&h))
-		oc = abort_hook(&h, "begin");
+	if (!held_begin(h.pg, h.ws->max_delivery_time_ms))
+		oc = held_lost(h.rep, "begin");
 	else
 		oc = run_hook(&h);
 	rep->attempt = h.attempt;
