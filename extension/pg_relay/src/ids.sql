@@ -128,10 +128,11 @@ LANGUAGE plpgsql VOLATILE AS $$
  * 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs ahead of the wall
  * clock for a moment instead of repeating.
  *
- * Every producer's notify() runs this, so the common path is two statements: the nextval, and
- * one test that sends both rare cases (behind the wall clock, or past the 41 bits of
- * milliseconds, 2^53 units) to the slow path. Each statement is compiled once per transaction,
- * so fewer and smaller statements are measurably cheaper (docs/benchmarks.md).
+ * Every log row and retry row takes one, and notify() runs these same two statements in its own
+ * body, so the common path is kept to two: the nextval, and one test that sends both rare cases
+ * (behind the wall clock, or past the 41 bits of milliseconds, 2^53 units) to the slow path. Each
+ * statement is compiled once per transaction, so fewer and smaller statements are measurably
+ * cheaper (docs/benchmarks.md).
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');
