@@ -150,12 +150,7 @@ def test_an_outcome_that_cannot_be_recorded_sends_the_batch_one_event_per_transa
     """Recording one event's outcome fails (a trigger refuses its log row): the batch rolls back
     whole, and its events are run one per transaction, where only that one fails, for good."""
     channel(db)
-    db.conn.execute("""
-        CREATE FUNCTION refuse_ok() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'log rows of poison are refused'; END $$;
-        CREATE TRIGGER refuse_ok BEFORE INSERT ON pgrelay.log FOR EACH ROW
-            WHEN (NEW.payload = 'poison' AND NEW.outcome = 'ok') EXECUTE FUNCTION refuse_ok();""")
-    try:
+    with db.poison_log_refused():
         db.sql("SELECT pgrelay.notify('jobs', p) FROM unnest(ARRAY['a', 'poison', 'b']) p")
         p = processors("-d", db.dsn, "--once", "--workers=1", "--log-level=debug")
         assert p.wait_exit() == 0
@@ -165,5 +160,3 @@ def test_an_outcome_that_cannot_be_recorded_sends_the_batch_one_event_per_transa
         assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["a", "b"]
         assert " events=3 sqlstate=P0001 " in p.lines("batch_split")[0]
         assert "could not be recorded" in db.scalar("SELECT error FROM pgrelay.failed")
-    finally:
-        db.conn.execute("DROP TRIGGER refuse_ok ON pgrelay.log")

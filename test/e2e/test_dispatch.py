@@ -264,12 +264,7 @@ def test_an_outcome_that_cannot_be_recorded_fails_the_event_instead_of_looping(d
     run again and again. Its handler's work is rolled back with the attempt that could not be
     recorded."""
     make_channel(db)
-    db.conn.execute("""
-        CREATE FUNCTION refuse_ok() RETURNS trigger LANGUAGE plpgsql AS $$
-        BEGIN RAISE EXCEPTION 'log rows of poison are refused'; END $$;
-        CREATE TRIGGER refuse_ok BEFORE INSERT ON pgrelay.log FOR EACH ROW
-            WHEN (NEW.payload = 'poison' AND NEW.outcome = 'ok') EXECUTE FUNCTION refuse_ok();""")
-    try:
+    with db.poison_log_refused():
         db.sql("SELECT pgrelay.notify('jobs', 'poison')")
         p = processors("-d", db.dsn, "--once")
         assert p.wait_exit() == 0
@@ -281,5 +276,3 @@ def test_an_outcome_that_cannot_be_recorded_fails_the_event_instead_of_looping(d
         lines = p.lines("attempt_failed")
         assert len(lines) == 2
         assert "outcome=not_finished" in lines[0] and "outcome=failed" in lines[1]
-    finally:
-        db.conn.execute("DROP TRIGGER refuse_ok ON pgrelay.log")

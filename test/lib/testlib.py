@@ -7,6 +7,7 @@ StandbyPair (a primary and its streaming standby) and PglogicalCluster (2 or 3 p
 subscribed to each other), see docs/testing.md.
 """
 import base64
+import contextlib
 import glob
 import os
 import re
@@ -217,6 +218,21 @@ class Database:
     def scalar(self, query, params=None):
         row = self.conn.execute(query, params).fetchone()
         return row[0] if row else None
+
+    @contextlib.contextmanager
+    def poison_log_refused(self):
+        """For the with block, a trigger refuses the 'ok' log row of every event whose payload is
+        'poison' ("log rows of poison are refused", SQLSTATE P0001): an outcome that cannot be
+        recorded."""
+        self.conn.execute("""
+            CREATE FUNCTION refuse_ok() RETURNS trigger LANGUAGE plpgsql AS $$
+            BEGIN RAISE EXCEPTION 'log rows of poison are refused'; END $$;
+            CREATE TRIGGER refuse_ok BEFORE INSERT ON pgrelay.log FOR EACH ROW
+                WHEN (NEW.payload = 'poison' AND NEW.outcome = 'ok') EXECUTE FUNCTION refuse_ok();""")
+        try:
+            yield
+        finally:
+            self.conn.execute("DROP TRIGGER refuse_ok ON pgrelay.log; DROP FUNCTION refuse_ok()")
 
     def close(self):
         self.conn.close()
