@@ -841,15 +841,17 @@ class Bench:
         base = os.path.join(self.work, "instr")
         self.pgcluster("init", base)
         port = int(self.pgcluster("start", base))
-        with psycopg.connect("host=%s port=%d dbname=postgres user=postgres" % (base, port), autocommit=True) as c:
-            c.execute("CREATE DATABASE bench")
-        with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
-            c.execute(SETUP_SQL)
-            c.execute(PLAIN_TABLE_SQL)
-            ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g) FROM generate_series(1, %s) g",
-                                            (n1,)).fetchall()]
-            c.execute("VACUUM ANALYZE")
-        self.pgcluster("stop", base)
+        try:   # the cleanup at the end stops the bench's own cluster only
+            with psycopg.connect("host=%s port=%d dbname=postgres user=postgres" % (base, port), autocommit=True) as c:
+                c.execute("CREATE DATABASE bench")
+            with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
+                c.execute(SETUP_SQL)
+                c.execute(PLAIN_TABLE_SQL)
+                ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
+                                                " FROM generate_series(1, %s) g", (n1,)).fetchall()]
+                c.execute("VACUUM ANALYZE")
+        finally:
+            self.pgcluster("stop", base)
         per = {}
         for name, prepare, execute, check in self.INSTR_STATEMENTS:
             (t0, log0), (t1, log1) = [self.instructions_run(base, name, prepare, execute, n, ids) for n in INSTR_RUNS]
