@@ -220,3 +220,20 @@ SELECT pgrelay._queue_defer(:mail, '-infinity');
 SELECT pgrelay._queue_defer(-1, now());
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.failed_events;
+
+-- _complete: an ok attempt needs nothing of its channel; any other result reads it (its attempts,
+-- retry policy and backoff), and says so when the channel is gone; a row it cannot take is named
+SELECT pgrelay.notify('p_work', 'complete ok') AS ok_id \gset
+SELECT pgrelay.notify('p_work', 'complete transient') AS tr_id \gset
+UPDATE pgrelay.queue SET channel = 'p_gone' WHERE id IN (:ok_id, :tr_id);
+BEGIN;
+SELECT outcome, log_id IS NOT NULL AS logged, retry_id, retry_at FROM pgrelay._complete(:ok_id, 'ok');
+SELECT regress_error(format('SELECT pgrelay._complete(%s, %L)', :tr_id, 'transient'));
+COMMIT;
+SELECT channel, outcome, attempt FROM pgrelay.log WHERE queue_id = :ok_id;
+SELECT count(*) AS still_queued FROM pgrelay.queue WHERE id = :tr_id;
+SELECT regress_error(format('SELECT pgrelay._complete(%s, %L)', :ok_id, 'ok'));
+UPDATE pgrelay.queue SET channel = 'p_work' WHERE id = :tr_id;
+SELECT outcome, retry_id IS NOT NULL AS has_retry, retry_at > now() AS later
+FROM pgrelay._complete(:tr_id, 'error', 'boom', '40001');
+DELETE FROM pgrelay.queue;

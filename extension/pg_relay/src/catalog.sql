@@ -265,6 +265,22 @@ COMMENT ON TABLE pgrelay.processor_reports IS
 COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
     'When the Processor last reported, by this server''s clock: every report_every while it runs';
 
+-- The results of process_one() and of the two steps it calls for each event. Named row types,
+-- not OUT parameters: the server caches a named type's description, while a record of OUT
+-- parameters is built again from pg_proc on every call (docs/benchmarks.md).
+CREATE TYPE pgrelay.process_result AS (outcome text, log_id bigint, retry_id bigint, error text,
+                                       sqlstate text, retry_at timestamptz);
+COMMENT ON TYPE pgrelay.process_result IS
+    'What process_one() did with an event: skipped, or the outcome of its log row (with error, '
+    'SQLSTATE and retry time when it failed)';
+CREATE TYPE pgrelay._claim AS (queue_id bigint, event_id bigint, channel text, action_type text,
+                               payload text, attempt integer, max_attempts integer, timeout_ms integer,
+                               handler text, queued_at timestamptz, run_at timestamptz, call text,
+                               refusal text, refusal_sqlstate text);
+COMMENT ON TYPE pgrelay._claim IS 'Internal: a queue row claimed by _claim_event(), with its handler checked';
+CREATE TYPE pgrelay._completed AS (log_id bigint, outcome text, retry_id bigint, retry_at timestamptz);
+COMMENT ON TYPE pgrelay._completed IS 'Internal: what _complete() wrote for an attempt';
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');

@@ -1,12 +1,7 @@
 /* extension/pg_relay/src/finish.sql: finishing an event: claim, log, mark done, and process_one for sql actions */
 
 -- pgrelay._claim_event()
-CREATE OR REPLACE FUNCTION pgrelay._claim_event(id bigint,
-                                     OUT queue_id bigint, OUT event_id bigint, OUT channel text,
-                                     OUT action_type text, OUT payload text, OUT attempt integer,
-                                     OUT max_attempts integer, OUT timeout_ms integer, OUT handler text,
-                                     OUT queued_at timestamptz, OUT run_at timestamptz,
-                                     OUT call text, OUT refusal text, OUT refusal_sqlstate text)
+CREATE OR REPLACE FUNCTION pgrelay._claim_event(id bigint) RETURNS pgrelay._claim
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Locks the row until the caller's transaction ends and re-validates it; queue_id is NULL (the
@@ -15,27 +10,39 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * offers it to this node (its ownership or this node's leadership changed since it was fetched),
  * or its channel runs one event at a time and another transaction holds that channel. So an
  * event the gate no longer allows is never started, whatever a Processor fetched before the gate
- * closed.
+ * closed. A skipped row may stay locked until the caller's transaction ends (it is a moment:
+ * the caller has nothing to do with it).
  *
- * For a sql event it also looks the handler up again, in the same statement (the function may
- * have been dropped, replaced or altered since it was registered): call is its quoted, qualified
- * name for EXECUTE, or NULL with refusal and refusal_sqlstate saying why it must not run (gone,
- * or no longer SECURITY DEFINER: a handler runs with its owner's rights, never the Processor's,
- * so whoever owns or replaces a handler cannot run code as the Processor). The name comes from
- * the signature register() stored, resolved once when the channel was registered.
+ * For a sql event it also looks the handler up again (the function may have been dropped,
+ * replaced or altered since it was registered): call is its quoted, qualified name for EXECUTE,
+ * or NULL with refusal and refusal_sqlstate saying why it must not run (gone, or no longer
+ * SECURITY DEFINER: a handler runs with its owner's rights, never the Processor's, so whoever
+ * owns or replaces a handler cannot run code as the Processor). The name comes from the
+ * signature register() stored, resolved once when the channel was registered.
  *
- * One statement on the common path, and a scalar result (no set to materialise): process_one()
- * calls it once per event.
+ * process_one() calls it once per event, so it is kept small: two statements (the row, locked;
+ * then its channel, the dispatch switch and the handler), each cheaper to start than one join of
+ * all four, and a named row type as its result, whose description is cached, where a record of
+ * OUT parameters is built again from the catalog on every call (docs/benchmarks.md).
  */
-#variable_conflict use_column
 DECLARE
+    r pgrelay._claim;
     owner integer;
     restricted boolean;
     serial boolean;
     ctx record;
 BEGIN
-    SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, c.max_attempts,
-           (pg_catalog.date_part('epoch', c.timeout) * 1000)::integer, c.handler, q.queued_at, q.run_at,
+    SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, q.queued_at, q.run_at,
+           q.owner_node, q.node_restricted
+    INTO r.queue_id, r.event_id, r.channel, r.action_type, r.payload, r.attempt, r.queued_at, r.run_at,
+         owner, restricted
+    FROM pgrelay.queue q
+    WHERE q.id = _claim_event.id AND q.run_at <= pg_catalog.now()
+    FOR UPDATE SKIP LOCKED;
+    IF NOT FOUND THEN
+        RETURN r;
+    END IF;
+    SELECT c.max_attempts, (pg_catalog.date_part('epoch', c.timeout) * 1000)::integer, c.handler,
            -- register() stores format('%I.%I(text)', schema, name): the quoted, qualified name
            -- is the signature without "(text)", and resolves to the function looked up here.
            CASE WHEN p.prosecdef THEN pg_catalog.left(c.handler, -6) END,
@@ -45,32 +52,31 @@ BEGIN
            END,
            CASE WHEN c.handler IS NULL THEN NULL WHEN p.oid IS NULL THEN '42883'
                 WHEN NOT p.prosecdef THEN '42501' END,
-           q.owner_node, q.node_restricted, c.concurrency_mode = 'channel'
-    INTO queue_id, event_id, channel, action_type, payload, attempt, max_attempts, timeout_ms, handler,
-         queued_at, run_at, call, refusal, refusal_sqlstate, owner, restricted, serial
-    FROM pgrelay.queue q
-    JOIN pgrelay.channels c ON c.channel = q.channel
+           c.concurrency_mode = 'channel'
+    INTO r.max_attempts, r.timeout_ms, r.handler, r.call, r.refusal, r.refusal_sqlstate, serial
+    FROM pgrelay.channels c
     JOIN pgrelay.control k ON NOT k.paused
     LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
-    WHERE q.id = _claim_event.id AND q.run_at <= pg_catalog.now() AND c.active AND NOT c.paused
-    FOR UPDATE OF q SKIP LOCKED;
+    WHERE c.channel = r.channel AND c.active AND NOT c.paused;
     IF NOT FOUND THEN
-        RETURN;
+        r.queue_id := NULL;
+        RETURN r;
     END IF;
     -- single mode (no setting, or the Processor's default) offers every row: skip the rule.
     IF COALESCE(pg_catalog.current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
         SELECT * INTO ctx FROM pgrelay._dispatch_context();
         IF NOT pgrelay._dispatch_allowed(owner, restricted, ctx.mode, ctx.node, ctx.is_leader) THEN
-            queue_id := NULL;
+            r.queue_id := NULL;
         END IF;
     END IF;
     -- One event of the channel in flight across every session of this database: the lock is
     -- transaction-scoped, so it covers process_one() and the Processor's held transaction alike
     -- (and a batch: its events of the channel run one after another in it).
-    IF serial AND queue_id IS NOT NULL
-       AND NOT pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(channel)) THEN
-        queue_id := NULL;
+    IF serial AND r.queue_id IS NOT NULL
+       AND NOT pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(r.channel)) THEN
+        r.queue_id := NULL;
     END IF;
+    RETURN r;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._claim_event(bigint) IS
@@ -297,18 +303,24 @@ COMMENT ON FUNCTION pgrelay._queue_mark_done(bigint) IS
 
 -- pgrelay._complete()
 CREATE OR REPLACE FUNCTION pgrelay._complete(queue_id bigint, result text, error text DEFAULT NULL,
-                                  sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
-                                  OUT log_id bigint, OUT outcome text, OUT retry_id bigint,
-                                  OUT retry_at timestamptz)
+                                  sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL)
+RETURNS pgrelay._completed
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Steps 2 and 3 at once (_write_log, _queue_mark_done), for a caller that claimed the row in this
- * transaction (process_one): the row is deleted and read with its channel in one statement (a
- * row another transaction holds is waited for, not taken), then its log row is written and its
- * retry row queued or its failure recorded. Nothing is looked up twice.
+ * transaction (process_one): the row is deleted and read in one statement (a row another
+ * transaction holds is waited for, not taken), then its log row is written and its retry row
+ * queued or its failure recorded. Returns the log row's id and outcome, and the retry row's id
+ * and run_at.
+ *
+ * An ok attempt needs nothing of its channel, and it is nearly every attempt: only another result
+ * reads the channel (its attempts, retry policy and backoff) and resolves the outcome. Like
+ * _claim_event(), it returns a named row type (docs/benchmarks.md).
  */
 DECLARE
     q record;
+    ch pgrelay.channels;
+    r pgrelay._completed;
     finished timestamptz;
 BEGIN
     IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
@@ -316,43 +328,52 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
-    DELETE FROM pgrelay.queue x USING pgrelay.channels c
-    WHERE x.id = _complete.queue_id AND c.channel = x.channel
+    DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id
     RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-              x.attempt, x.queued_at, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
+              x.attempt, x.queued_at
     INTO q;
     IF NOT FOUND THEN
-        -- the clear error: gone, or claimed by another transaction; else its channel is gone
+        -- the clear error: gone, or claimed by another transaction
         PERFORM pgrelay._lock_claimed(_complete.queue_id);
-        RAISE EXCEPTION 'the channel of queue row % does not exist', _complete.queue_id
-            USING ERRCODE = 'undefined_object';
+        RAISE EXCEPTION 'queue row % could not be finished', _complete.queue_id
+            USING ERRCODE = 'lock_not_available';
     END IF;
-    outcome := pgrelay._outcome(result, _complete.sqlstate, q.attempt, q.max_attempts, q.retry_policy);
     finished := clock_timestamp();
-    IF outcome IN ('retry', 'timeout') THEN
-        retry_at := finished + pgrelay._backoff(q.attempt, q.backoff_base, q.backoff_max);
+    IF result = 'ok' THEN
+        r.outcome := 'ok';
+    ELSE
+        SELECT * INTO ch FROM pgrelay.channels c WHERE c.channel = q.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the channel of queue row % does not exist', _complete.queue_id
+                USING ERRCODE = 'undefined_object';
+        END IF;
+        r.outcome := pgrelay._outcome(result, _complete.sqlstate, q.attempt, ch.max_attempts, ch.retry_policy);
+        IF r.outcome IN ('retry', 'timeout') THEN
+            r.retry_at := finished + pgrelay._backoff(q.attempt, ch.backoff_base, ch.backoff_max);
+        END IF;
     END IF;
-    log_id := pgrelay._next_id();
+    r.log_id := pgrelay._next_id();
     INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                              error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
-    VALUES (log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome,
+    VALUES (r.log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, r.outcome,
             _complete.error, _complete.sqlstate, pgrelay._node_id(), q.queued_at,
-            COALESCE(_complete.started_at, finished), finished, retry_at);
-    IF outcome IN ('retry', 'timeout') THEN
-        retry_id := pgrelay._next_id();
+            COALESCE(_complete.started_at, finished), finished, r.retry_at);
+    IF r.outcome IN ('retry', 'timeout') THEN
+        r.retry_id := pgrelay._next_id();
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
                                    node_restricted, attempt, run_at, queued_at, last_error)
-        VALUES (retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, retry_at, q.queued_at, _complete.error);
-    ELSIF outcome = 'failed' THEN
+        VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
+                q.node_restricted, q.attempt + 1, r.retry_at, q.queued_at, _complete.error);
+    ELSIF r.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
                                                 error, sqlstate, log_id, node_id, queued_at, failed_at)
         VALUES (q.event_id, q.channel, q.action_type, q.payload, q.attempt, _complete.error,
-                _complete.sqlstate, log_id, pgrelay._node_id(), q.queued_at, finished)
+                _complete.sqlstate, r.log_id, pgrelay._node_id(), q.queued_at, finished)
         ON CONFLICT (event_id) DO UPDATE
             SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
                 log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at;
     END IF;
+    RETURN r;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
@@ -380,9 +401,7 @@ COMMENT ON FUNCTION pgrelay._queue_defer(bigint, timestamptz) IS
     'Postpones a claimed queue row without spending an attempt (rate limits)';
 
 -- pgrelay.process_one()
-CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint, OUT outcome text, OUT log_id bigint,
-                                    OUT retry_id bigint, OUT error text, OUT sqlstate text,
-                                    OUT retry_at timestamptz)
+CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
 LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Claims the row, runs the channel's handler with the payload inside a subtransaction (so a
@@ -432,14 +451,19 @@ DECLARE
     c pg_catalog.record;
     started pg_catalog.timestamptz;
     result pg_catalog.text := 'ok';
-    state pg_catalog.text; -- sqlstate cannot be set inside the handler: there it names the error's SQLSTATE
+    state pg_catalog.text; -- not "sqlstate": inside an exception handler that names the error's SQLSTATE
     l pg_catalog.record;
+    error pg_catalog.text;
+    -- the result: a named row type, whose description is cached (OUT parameters would make the
+    -- server build it from the catalog on every call); computed before the caller's search_path
+    -- is put back, so that every expression here is planned on the pinned one
+    r pgrelay.process_result;
 BEGIN
     c := pgrelay._claim_event(process_one.id);
     IF c.queue_id IS NULL THEN
-        outcome := 'skipped';
+        r.outcome := 'skipped';
         pinned := set_config('search_path', keep_path, true);
-        RETURN;
+        RETURN r;
     END IF;
     IF c.action_type <> 'sql' THEN
         RAISE EXCEPTION 'event % is a "%" event; process_one() runs sql actions only', c.queue_id, c.action_type
@@ -476,7 +500,6 @@ BEGIN
             result := 'error';
         END;
     END IF;
-    sqlstate := state;
     -- RESET ALL puts back the search_path the session started with (its role's or database's
     -- default, which may list a schema its owner writes to before pg_catalog): the call that pins
     -- it again is looked up on that path, so it names its schema.
@@ -490,12 +513,10 @@ BEGIN
     pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
     pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
 
-    l := pgrelay._complete(c.queue_id, result, error, sqlstate, started);
-    outcome := l.outcome;
-    log_id := l.log_id;
-    retry_id := l.retry_id;
-    retry_at := l.retry_at;
+    l := pgrelay._complete(c.queue_id, result, error, state, started);
+    r := ROW(l.outcome, l.log_id, l.retry_id, error, state, l.retry_at);
     pinned := set_config('search_path', keep_path, false);
+    RETURN r;
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
