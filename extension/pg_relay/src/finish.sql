@@ -333,7 +333,9 @@ BEGIN
               x.attempt, x.queued_at
     INTO q;
     IF NOT FOUND THEN
-        -- the clear error: gone, or claimed by another transaction
+        -- The DELETE waits for a row another transaction holds, so a row it did not find is gone:
+        -- _lock_claimed() raises the clear error for that. The RAISE after it is a guard only
+        -- (the row would have to be back and unlocked), so that nothing is logged for no row.
         PERFORM pgrelay._lock_claimed(_complete.queue_id);
         RAISE EXCEPTION 'queue row % could not be finished', _complete.queue_id
             USING ERRCODE = 'lock_not_available';
