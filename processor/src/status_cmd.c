@@ -261,7 +261,7 @@ status_main(int argc, char **argv)
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
 		fprintf(stderr,
-				"hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay 1.2 "
+				"hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay 1.3 "
 				"(ALTER EXTENSION pg_relay UPDATE)\n");
 		rc = 1;
 	}
