@@ -231,7 +231,9 @@ def test_server_down_then_back_delivers(mail, smtpd, processors, tmp_path):
     nid = send(mail)
     p = processors("-d", mail.dsn, "--poll-interval=20ms")
     p.wait_log(r" attempt_failed .*outcome=retry", count=2)
-    assert status(mail, nid) == "retrying"
+    # Between two attempts the notification is retrying; while the next one is in flight it is
+    # sending (the poll interval is short): wait for the state, do not sample it.
+    testlib.wait_for(lambda: status(mail, nid) == "retrying", "the notification retrying")
     back = testlib.SmtpServer(tmp_path / "back", ["--port", str(port)])
     try:
         testlib.wait_for(lambda: status(mail, nid) == "sent", "delivery after the server came back")
