@@ -161,22 +161,32 @@ case("pgrelay.request_reload", "admin", "SELECT pgrelay.request_reload(1)", (), 
 case("pgrelay.request_reload", "admin", "SELECT pgrelay.request_reload('everything')", (), err("42883", "does not exist"))
 
 RB = "pgrelay.retry_failed(bigint)"
-case(RB, "admin", "SELECT pgrelay.retry_failed(NULL::bigint)", (), err("P0002", "is not in pgrelay.failed"))
+case(RB, "admin", "SELECT pgrelay.retry_failed(NULL::bigint)", (), err("22004", "event_id must not be NULL"))
 case(RB, "admin", "SELECT pgrelay.retry_failed(-1)", (), err("P0002", "event -1 is not in pgrelay.failed"))
 case(RB, "admin", "SELECT pgrelay.retry_failed(9223372036854775807)", (), err("P0002", "is not in pgrelay.failed"))
 case(RB, "admin", "SELECT pgrelay.retry_failed(9223372036854775808)", (), err("42883", "does not exist"))
-RT = "pgrelay.retry_failed(text, timestamp with time zone, timestamp with time zone, text)"
-case(RT, "admin", "SELECT pgrelay.retry_failed('nope')", (), result(0))
-case(RT, "admin", "SELECT pgrelay.retry_failed(%s)", ("' OR 1=1 --",), result(0))
+RT = "pgrelay.retry_failed(text, timestamp with time zone, timestamp with time zone, text, boolean)"
+case(RT, "admin", "SELECT pgrelay.retry_failed('nope')", (), err("42704", 'channel "nope" does not exist'))
+case(RT, "admin", "SELECT pgrelay.retry_failed(%s)", ("' OR 1=1 --",), err("42704", "does not exist"))
+# a NULL or an event id typed as a string never means every channel
+case(RT, "admin", "SELECT pgrelay.retry_failed(NULL)", (), err("22004", "channel must not be NULL"))
+case(RT, "admin", "SELECT pgrelay.retry_failed(%s)", (None,), err("22004", "channel must not be NULL"))
+case(RT, "admin", "SELECT pgrelay.retry_failed('123')", (), err("42704", 'channel "123" does not exist'))
+case(RT, "admin", "SELECT pgrelay.retry_failed('c_sql', all_channels => true)", (), err("22023", "not both"))
+case(RT, "admin", "SELECT pgrelay.retry_failed('c_sql', all_channels => NULL)", (), err("22004", "all_channels must not be NULL"))
 case(RT, "admin", "SELECT pgrelay.retry_failed('c_sql', error_like => %s)", ("%'; DELETE FROM pgrelay.queue; --",), result(0))
 case(RT, "admin", "SELECT pgrelay.retry_failed('c_sql', failed_after => now(), failed_before => now() - interval '1 day')",
      (), result(0))
 case(RT, "admin", "SELECT pgrelay.retry_failed('c_sql', failed_after => 'yesterday-ish')", (), err("22007", "invalid input syntax"))
 DB = "pgrelay.discard_failed(bigint)"
-case(DB, "admin", "SELECT pgrelay.discard_failed(NULL::bigint)", (), err("P0002", "is not in pgrelay.failed"))
+case(DB, "admin", "SELECT pgrelay.discard_failed(NULL::bigint)", (), err("22004", "event_id must not be NULL"))
 case(DB, "admin", "SELECT pgrelay.discard_failed(0)", (), err("P0002", "event 0 is not in pgrelay.failed"))
-DT = "pgrelay.discard_failed(text, timestamp with time zone, timestamp with time zone, text)"
-case(DT, "admin", "SELECT pgrelay.discard_failed('nope')", (), result(0))
+DT = "pgrelay.discard_failed(text, timestamp with time zone, timestamp with time zone, text, boolean)"
+case(DT, "admin", "SELECT pgrelay.discard_failed('nope')", (), err("42704", 'channel "nope" does not exist'))
+case(DT, "admin", "SELECT pgrelay.discard_failed(NULL)", (), err("22004", "channel must not be NULL"))
+case(DT, "admin", "SELECT pgrelay.discard_failed(NULL::text, error_like => '%%')", (), err("22004", "channel must not be NULL"))
+case(DT, "admin", "SELECT pgrelay.discard_failed('42')", (), err("42704", 'channel "42" does not exist'))
+case(DT, "admin", "SELECT pgrelay.discard_failed(NULL, all_channels => NULL)", (), err("22004", "all_channels must not be NULL"))
 case(DT, "admin", "SELECT pgrelay.discard_failed(%s, error_like => %s)", ("c_sql", "_%'); TRUNCATE pgrelay.log; --"), result(0))
 case(DT, "admin", "SELECT pgrelay.discard_failed('c_sql', failed_before => '294277-01-01')", (),
      err("22008", "out of range"))
@@ -886,15 +896,18 @@ case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_q})", (), err("55000", "
 case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_sent})", (), err("55000", "only failed or partially sent"))
 case(RQ, "admin", "SELECT pgrelay_notifier.requeue({nid_failed}, 'infinity')", (), err("22023", "run_at must be a finite time"))
 RF = "pgrelay_notifier.requeue_failed"
-case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('nope')", (), result(0))
-case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(%s)", ("' OR 1=1 --",), result(0))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('nope')", (), err("42704", 'channel "nope" does not exist'))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(%s)", ("' OR 1=1 --",), err("42704", "does not exist"))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL)", (), err("22004", "channel must not be NULL"))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('{nid_failed}')", (), err("42704", "does not exist"))
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', all_channels => true)", (), err("22023", "not both"))
 case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', error_like => %s)",
      ("%'; DELETE FROM pgrelay.queue; --",), result(0))
 case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', now(), now() - interval '1 day')", (), result(0))
 case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', finished_after => 'infinity')", (), result(0))
-case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity')", (),
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity', all_channels => true)", (),
      err("22023", "run_at must be a finite time"))
-case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed(NULL, run_at => '-infinity')", (),
+case(RF, "admin", "SELECT pgrelay_notifier.requeue_failed('c_mail', run_at => '-infinity')", (),
      err("22023", "run_at must be a finite time"))
 PU = "pgrelay_notifier.purge"
 for v in (None, "-1 day", "0", "1001 years"):

@@ -50,7 +50,8 @@ SELECT count(*) FROM pgrelay.failed WHERE event_id = :e1;
 SELECT channel FROM pgrelay.register('a_one', 'sql', handler => 'regress_fail(text)');
 SELECT pgrelay.discard_failed(:e1);
 
--- retry_failed / discard_failed by filter: a channel (NULL: all), a time range, an error pattern
+-- retry_failed / discard_failed by filter: a channel (or all_channels => true), a time range, an
+-- error pattern
 SELECT channel FROM pgrelay.register('a_many', 'sql', handler => 'regress_fail(text)', max_attempts => 1);
 SELECT count(pgrelay.process_one(pgrelay.notify('a_many', p))) AS failed_now
 FROM unnest(ARRAY['bad timeout 1', 'bad timeout 2', 'bad disk']) p;
@@ -60,7 +61,20 @@ SELECT channel, error FROM pgrelay.failed ORDER BY channel, error;
 SELECT pgrelay.retry_failed('a_many', error_like => '%timeout%') AS requeued;
 SELECT channel, payload, attempt FROM pgrelay.queue ORDER BY payload;
 SELECT pgrelay.retry_failed('a_many', failed_after => now() + interval '1 hour') AS none_in_the_future;
-SELECT pgrelay.discard_failed(NULL::text, error_like => 'cannot bad disk') AS discarded;
+-- every channel only when the call says so: a NULL channel (however typed), a channel that does
+-- not exist, an event id passed as a string, a channel and all_channels, a NULL all_channels
+-- (error); nothing is retried or discarded
+SELECT regress_error('SELECT pgrelay.discard_failed(NULL)');
+SELECT regress_error('SELECT pgrelay.retry_failed(NULL)');
+SELECT regress_error('SELECT pgrelay.discard_failed(NULL::text, error_like => ''%'')');
+SELECT regress_error('SELECT pgrelay.discard_failed(NULL::bigint)');
+SELECT regress_error('SELECT pgrelay.retry_failed(NULL::bigint)');
+SELECT regress_error('SELECT pgrelay.retry_failed(''a_nonesuch'')');
+SELECT regress_error(format('SELECT pgrelay.retry_failed(%L)', (SELECT min(event_id) FROM pgrelay.failed)));
+SELECT regress_error('SELECT pgrelay.discard_failed(''a_many'', all_channels => true)');
+SELECT regress_error('SELECT pgrelay.discard_failed(''a_many'', all_channels => NULL)');
+SELECT count(*) AS still_failed FROM pgrelay.failed WHERE channel IN ('a_many', 'a_other');
+SELECT pgrelay.discard_failed(NULL, error_like => 'cannot bad disk', all_channels => true) AS discarded;
 SELECT channel, error FROM pgrelay.failed ORDER BY channel, error;
 SELECT pgrelay.discard_failed('a_other') AS discarded;
 SELECT count(*) AS left_failed FROM pgrelay.failed WHERE channel IN ('a_other', 'a_many');

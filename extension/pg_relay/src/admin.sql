@@ -330,6 +330,9 @@ DECLARE
     c pgrelay.channels;
     v bigint;
 BEGIN
+    IF retry_failed.event_id IS NULL THEN
+        RAISE EXCEPTION 'event_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     DELETE FROM pgrelay.failed_events x WHERE x.event_id = retry_failed.event_id RETURNING * INTO f;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'event % is not in pgrelay.failed', retry_failed.event_id
@@ -354,6 +357,9 @@ COMMENT ON FUNCTION pgrelay.retry_failed(bigint) IS
 CREATE OR REPLACE FUNCTION pgrelay.discard_failed(event_id bigint) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
+    IF discard_failed.event_id IS NULL THEN
+        RAISE EXCEPTION 'event_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
     DELETE FROM pgrelay.failed_events x WHERE x.event_id = discard_failed.event_id;
     IF NOT FOUND THEN
         RAISE EXCEPTION 'event % is not in pgrelay.failed', discard_failed.event_id
@@ -364,13 +370,52 @@ $$;
 COMMENT ON FUNCTION pgrelay.discard_failed(bigint) IS
     'Forgets a failed event (its log rows stay)';
 
+-- pgrelay._failed_scope()
+CREATE OR REPLACE FUNCTION pgrelay._failed_scope(fn text, channel text, all_channels boolean) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (retry_failed, discard_failed by filter): a set-based call names one channel, or says
+ * all_channels => true; nothing else. A NULL channel is an error, not "every channel": an id or a
+ * name that a script got wrong must never turn into all of them. A channel that neither exists nor
+ * has failed events is an error too (often an event id passed as a string: '123').
+ */
+BEGIN
+    IF all_channels IS NULL THEN
+        RAISE EXCEPTION 'all_channels must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF all_channels THEN
+        IF channel IS NOT NULL THEN
+            RAISE EXCEPTION '%(): give a channel or all_channels => true, not both', fn
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        RETURN;
+    END IF;
+    IF channel IS NULL THEN
+        RAISE EXCEPTION '%(): channel must not be NULL', fn
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('%s(<event id>) acts on one event; %s(NULL, all_channels => true) on every channel.', fn, fn);
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pgrelay.channels c WHERE c.channel = _failed_scope.channel)
+       AND NOT EXISTS (SELECT 1 FROM pgrelay.failed_events f WHERE f.channel = _failed_scope.channel) THEN
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(channel)
+            USING ERRCODE = 'undefined_object',
+                  HINT = CASE WHEN channel ~ '^\s*[0-9]+\s*$'
+                              THEN format('To act on the failed event %s, pass its id as a number: %s(%s).',
+                                          btrim(channel), fn, btrim(channel))
+                              ELSE 'pgrelay.failed lists the failed events and their channels.' END;
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._failed_scope(text, text, boolean) IS
+    'Internal: checks the channel / all_channels arguments of the set-based retry_failed and discard_failed';
+
 -- pgrelay._failed_matching()
 CREATE OR REPLACE FUNCTION pgrelay._failed_matching(channel text, failed_after timestamptz,
                                                     failed_before timestamptz, error_like text)
 RETURNS SETOF bigint
 LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
-    -- Internal (retry_failed, discard_failed by filter): the failed events a filter selects, all
-    -- of them when every filter is NULL.
+    -- Internal (retry_failed, discard_failed by filter): the failed events a filter selects;
+    -- channel NULL means every channel (the callers have checked that all_channels says so).
     SELECT f.event_id FROM pgrelay.failed_events f
     WHERE (_failed_matching.channel IS NULL OR f.channel = _failed_matching.channel)
       AND (failed_after IS NULL OR f.failed_at >= failed_after)
@@ -384,18 +429,21 @@ COMMENT ON FUNCTION pgrelay._failed_matching(text, timestamptz, timestamptz, tex
 -- pgrelay.retry_failed() by filter
 CREATE OR REPLACE FUNCTION pgrelay.retry_failed(channel text, failed_after timestamptz DEFAULT NULL,
                                                 failed_before timestamptz DEFAULT NULL,
-                                                error_like text DEFAULT NULL)
+                                                error_like text DEFAULT NULL,
+                                                all_channels boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Re-queues every failed event of a channel (or of all channels: channel => NULL) that failed in
- * [failed_after, failed_before) and whose error matches error_like (LIKE), each as retry_failed(id)
- * would. Returns how many. Events whose channel is gone are left in pgrelay.failed.
+ * Re-queues every failed event of a channel (of every channel only with all_channels => true)
+ * that failed in [failed_after, failed_before) and whose error matches error_like (LIKE), each as
+ * retry_failed(id) would. Returns how many. Events whose channel is gone are left in
+ * pgrelay.failed.
  */
 DECLARE
     e bigint;
     n bigint := 0;
 BEGIN
+    PERFORM pgrelay._failed_scope('retry_failed', retry_failed.channel, retry_failed.all_channels);
     FOR e IN SELECT m FROM pgrelay._failed_matching(retry_failed.channel, failed_after, failed_before, error_like) m
              WHERE EXISTS (SELECT 1 FROM pgrelay.failed_events f JOIN pgrelay.channels c ON c.channel = f.channel
                            WHERE f.event_id = m) LOOP
@@ -405,19 +453,21 @@ BEGIN
     RETURN n;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.retry_failed(text, timestamptz, timestamptz, text) IS
-    'Re-queues the failed events of a channel (NULL: every channel) in a time range whose error matches a LIKE pattern; returns how many';
+COMMENT ON FUNCTION pgrelay.retry_failed(text, timestamptz, timestamptz, text, boolean) IS
+    'Re-queues the failed events of a channel (every channel: all_channels => true) in a time range whose error matches a LIKE pattern; returns how many';
 
 -- pgrelay.discard_failed() by filter
 CREATE OR REPLACE FUNCTION pgrelay.discard_failed(channel text, failed_after timestamptz DEFAULT NULL,
                                                   failed_before timestamptz DEFAULT NULL,
-                                                  error_like text DEFAULT NULL)
+                                                  error_like text DEFAULT NULL,
+                                                  all_channels boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /* Forgets every failed event the filter selects (as retry_failed by filter); returns how many. */
 DECLARE
     n bigint;
 BEGIN
+    PERFORM pgrelay._failed_scope('discard_failed', discard_failed.channel, discard_failed.all_channels);
     DELETE FROM pgrelay.failed_events f
     WHERE f.event_id IN (SELECT m FROM pgrelay._failed_matching(discard_failed.channel, failed_after,
                                                                  failed_before, error_like) m);
@@ -425,8 +475,8 @@ BEGIN
     RETURN n;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.discard_failed(text, timestamptz, timestamptz, text) IS
-    'Forgets the failed events of a channel (NULL: every channel) in a time range whose error matches a LIKE pattern; returns how many';
+COMMENT ON FUNCTION pgrelay.discard_failed(text, timestamptz, timestamptz, text, boolean) IS
+    'Forgets the failed events of a channel (every channel: all_channels => true) in a time range whose error matches a LIKE pattern; returns how many';
 
 -- pgrelay.purge_log()
 CREATE OR REPLACE FUNCTION pgrelay.purge_log(older_than interval) RETURNS bigint

@@ -108,13 +108,22 @@ SELECT pgrelay_notifier.set_status(:'s2', '{"outcome": "failed", "error": "535 5
 DELETE FROM pgrelay.queue;
 SELECT pgrelay_notifier.requeue_failed('u_mail', :'t0', error_like => '535%') AS auth_failures;
 SELECT pgrelay_notifier.requeue_failed('u_mail', :'t0', finished_before => :'t0') AS none_in_range;
-SELECT pgrelay_notifier.requeue_failed('no_such_channel') AS other_channel;
+SELECT pgrelay_notifier.requeue_failed('u_mail', error_like => 'nothing like it') AS no_match;
 SELECT notification_id = :s2 AS is_s2, status FROM pgrelay_notifier.notifications
 WHERE notification_id IN (:s1, :s2) ORDER BY notification_id;
 SELECT count(*) AS new_events FROM pgrelay.queue WHERE payload IN (:'s1', :'s2');
 -- run_at must be finite, even when nothing matches (error)
-SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity');
-SELECT pgrelay_notifier.requeue_failed(NULL, :'t0', run_at => now() + interval '1 hour') AS every_channel;
+SELECT pgrelay_notifier.requeue_failed(NULL, run_at => 'infinity', all_channels => true);
+-- every channel only when the call says so: a NULL channel, a channel that does not exist, an id
+-- passed as a string, both a channel and all_channels, a NULL all_channels (error); nothing changed
+SELECT regress_error('SELECT pgrelay_notifier.requeue_failed(NULL)');
+SELECT regress_error('SELECT pgrelay_notifier.requeue_failed(NULL::text, run_at => now())');
+SELECT regress_error('SELECT pgrelay_notifier.requeue_failed(''no_such_channel'')');
+SELECT regress_error(format('SELECT pgrelay_notifier.requeue_failed(%L)', :'s1'));
+SELECT regress_error('SELECT pgrelay_notifier.requeue_failed(''u_mail'', all_channels => true)');
+SELECT regress_error('SELECT pgrelay_notifier.requeue_failed(''u_mail'', all_channels => NULL)');
+SELECT count(*) AS still_failed FROM pgrelay_notifier.notifications WHERE notification_id = :s1 AND status = 'failed';
+SELECT pgrelay_notifier.requeue_failed(NULL, :'t0', run_at => now() + interval '1 hour', all_channels => true) AS every_channel;
 SELECT count(*) AS later FROM pgrelay.queue WHERE payload = :'s1' AND run_at > now();
 SELECT pgrelay_notifier.cancel(:s1), pgrelay_notifier.cancel(:s2);
 DELETE FROM pgrelay.queue;

@@ -47,19 +47,41 @@ COMMENT ON FUNCTION pgrelay_notifier.requeue(bigint, timestamptz) IS
 CREATE OR REPLACE FUNCTION pgrelay_notifier.requeue_failed(channel text, finished_after timestamptz DEFAULT NULL,
                                                            finished_before timestamptz DEFAULT NULL,
                                                            error_like text DEFAULT NULL,
-                                                           run_at timestamptz DEFAULT NULL)
+                                                           run_at timestamptz DEFAULT NULL,
+                                                           all_channels boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Function: requeue() for a set: every failed or partially sent notification of a channel (every
- * channel when channel is NULL) that finished in [finished_after, finished_before) and whose last
- * error matches error_like (LIKE). Notifications whose channel is gone are left as they are.
+ * Function: requeue() for a set: every failed or partially sent notification of a channel (of
+ * every channel only with all_channels => true) that finished in [finished_after,
+ * finished_before) and whose last error matches error_like (LIKE). A NULL channel is an error:
+ * a name a script got wrong must never turn into every channel; so is a channel that neither
+ * exists nor has notifications. Notifications whose channel is gone are left as they are.
  * Returns: how many were queued again.
  */
 DECLARE
     id bigint;
     n bigint := 0;
 BEGIN
+    IF requeue_failed.all_channels IS NULL THEN
+        RAISE EXCEPTION 'all_channels must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    ELSIF requeue_failed.all_channels AND requeue_failed.channel IS NOT NULL THEN
+        RAISE EXCEPTION 'requeue_failed(): give a channel or all_channels => true, not both'
+            USING ERRCODE = 'invalid_parameter_value';
+    ELSIF NOT requeue_failed.all_channels AND requeue_failed.channel IS NULL THEN
+        RAISE EXCEPTION 'requeue_failed(): channel must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'requeue(<notification id>) queues one notification again; requeue_failed(NULL, all_channels => true) those of every channel.';
+    ELSIF NOT requeue_failed.all_channels
+          AND NOT EXISTS (SELECT 1 FROM pgrelay_notifier.channels c WHERE c.channel = requeue_failed.channel)
+          AND NOT EXISTS (SELECT 1 FROM pgrelay_notifier.notifications x WHERE x.channel = requeue_failed.channel) THEN
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay_notifier._show(requeue_failed.channel)
+            USING ERRCODE = 'undefined_object',
+                  HINT = CASE WHEN requeue_failed.channel ~ '^\s*[0-9]+\s*$'
+                              THEN format('To queue the notification %s again, pass its id as a number: requeue(%s).',
+                                          btrim(requeue_failed.channel), btrim(requeue_failed.channel))
+                              ELSE 'pgrelay_notifier.recent_failures lists failed notifications and their channels.' END;
+    END IF;
     IF requeue_failed.run_at IS NOT NULL AND NOT isfinite(requeue_failed.run_at) THEN
         RAISE EXCEPTION 'run_at must be a finite time, not %', requeue_failed.run_at
             USING ERRCODE = 'invalid_parameter_value';
@@ -78,8 +100,8 @@ BEGIN
     RETURN n;
 END
 $$;
-COMMENT ON FUNCTION pgrelay_notifier.requeue_failed(text, timestamptz, timestamptz, text, timestamptz) IS
-    'Queues again the failed and partially sent notifications of a channel (NULL: every channel) that finished in a time range with an error matching a LIKE pattern; returns how many';
+COMMENT ON FUNCTION pgrelay_notifier.requeue_failed(text, timestamptz, timestamptz, text, timestamptz, boolean) IS
+    'Queues again the failed and partially sent notifications of a channel (every channel: all_channels => true) that finished in a time range with an error matching a LIKE pattern; returns how many';
 
 -- pgrelay_notifier.purge()
 CREATE OR REPLACE FUNCTION pgrelay_notifier.purge(older_than interval,

@@ -36,7 +36,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay_notifier.get_status(bigint),
     pgrelay_notifier.cancel(bigint),
     pgrelay_notifier.requeue(bigint, timestamptz),
-    pgrelay_notifier.requeue_failed(text, timestamptz, timestamptz, text, timestamptz),
+    pgrelay_notifier.requeue_failed(text, timestamptz, timestamptz, text, timestamptz, boolean),
     pgrelay_notifier.purge(interval),
     pgrelay_notifier.address_error(text),
     pgrelay_notifier.parse_mailbox(text)
