@@ -1,6 +1,12 @@
 /*
- * oauth.c - the token cache: one entry per (login URL, tenant, client, scope), behind one mutex,
- * with a condition variable per entry for the workers that wait for a fetch in flight.
+ * oauth.c - the token cache: one entry per credential (login URL, tenant, client, scope and a
+ * digest of the client secret), behind one mutex, with a condition variable per entry for the
+ * workers that wait for a fetch in flight.
+ *
+ * Why the secret is part of the key: two profiles may name the same tenant and app with different
+ * secrets (one of them wrong, revoked or meant for another sender). A token is handed only to a
+ * profile whose own secret got it, so a wrong secret fails on its first message with the token
+ * endpoint's reason instead of borrowing another profile's token.
  *
  * Timeline of a token of lifetime L, fetched at time F (the time the request started):
  *   F + L - min(300 s, L/2)   refresh_at: the next worker to need it fetches a new one, while
@@ -18,10 +24,13 @@
 #include <string.h>
 #include <time.h>
 
+#include <openssl/evp.h>
+
 struct Entry {
-	char *key;                 /* login_url, tenant, client and scope, one per line */
+	char *key;                 /* login_url, tenant, client, scope, secret digest: one per line */
+	int users;                 /* workers inside oauth_token() that hold this entry */
 	char *token;               /* the cached token; NULL when there is none */
-	unsigned long serial;      /* bumped for every new token */
+	unsigned long serial;      /* the token's number (last_serial when it came) */
 	long long valid_until;     /* monotonic us: not handed out after this */
 	long long refresh_at;      /* monotonic us: a refresh starts at the first request after this */
 	bool refreshing;           /* a worker is fetching a token for this entry */
@@ -34,6 +43,9 @@ struct Entry {
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static struct Entry *entries;
+/* Serials count every token of the cache, not per entry: an entry may be dropped and made again,
+ * and a late oauth_invalidate for a token of the old one must not match a token of the new one. */
+static unsigned long last_serial;
 
 #define SECOND_US 1000000LL
 
@@ -65,17 +77,69 @@ oauth_grant_free(struct OAuthGrant *g)
 	g->retry_after_s = -1;
 }
 
-/* make_key joins what identifies a token; NULL when out of memory. */
+/*
+ * secret_digest writes the hex SHA-256 of the client secret into hex (65 bytes): the key holds a
+ * digest, not the secret, so a key is never a copy of a secret. False when libcrypto fails.
+ */
+static bool
+secret_digest(const char *secret, char hex[65])
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+
+	if (EVP_Digest(secret ? secret : "", secret ? strlen(secret) : 0, md, &n, EVP_sha256(), NULL) != 1 ||
+		n != 32)
+		return false;
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	explicit_bzero(md, sizeof(md));
+	return true;
+}
+
+/* make_key joins what identifies a token; NULL when out of memory or libcrypto fails. */
 static char *
 make_key(const struct OAuthClient *c)
 {
 	struct Buf b = BUF_INIT;
+	char digest[65];
 
-	if (!buf_printf(&b, "%s\n%s\n%s\n%s", c->login_url, c->tenant_id, c->client_id, c->scope)) {
+	if (!secret_digest(c->client_secret, digest))
+		return NULL;
+	if (!buf_printf(&b, "%s\n%s\n%s\n%s\n%s", c->login_url, c->tenant_id, c->client_id, c->scope, digest)) {
 		buf_free(&b);
 		return NULL;
 	}
 	return buf_steal(&b);
+}
+
+/* entry_free wipes and frees one entry (mu held, or no other thread left). */
+static void
+entry_free(struct Entry *e)
+{
+	wipe_free(e->token);
+	oauth_grant_free(&e->failure);
+	pthread_cond_destroy(&e->done);
+	free(e->key);
+	free(e);
+}
+
+/*
+ * prune drops the entries nobody holds whose token has expired (or never came): a rotated or
+ * mistyped secret leaves its entry behind, and its token should not outlive its use in memory
+ * (mu held).
+ */
+static void
+prune(long long now_us)
+{
+	struct Entry **p = &entries, *e;
+
+	while ((e = *p) != NULL) {
+		if (e->users == 0 && !e->refreshing && (e->token == NULL || now_us >= e->valid_until)) {
+			*p = e->next;
+			entry_free(e);
+		} else
+			p = &e->next;
+	}
 }
 
 /* new_entry makes an empty entry for key (taking it); NULL when out of memory. */
@@ -102,27 +166,40 @@ new_entry(char *key)
 	return e;
 }
 
-/* find_entry returns c's entry, made on first use (mu held); NULL when out of memory. */
+/*
+ * find_entry returns c's entry, made on first use, and counts the caller as one of its users
+ * until it calls leave_entry (mu held); NULL when out of memory.
+ */
 static struct Entry *
-find_entry(const struct OAuthClient *c)
+find_entry(const struct OAuthClient *c, long long now_us)
 {
 	char *key = make_key(c);
 	struct Entry *e;
 
 	if (key == NULL)
 		return NULL;
+	prune(now_us);
 	for (e = entries; e != NULL; e = e->next)
 		if (strcmp(e->key, key) == 0) {
 			free(key);
+			e->users++;
 			return e;
 		}
 	if ((e = new_entry(key)) == NULL) {
 		free(key);
 		return NULL;
 	}
+	e->users = 1;
 	e->next = entries;
 	entries = e;
 	return e;
+}
+
+/* leave_entry: the caller no longer holds e (mu held). */
+static void
+leave_entry(struct Entry *e)
+{
+	e->users--;
 }
 
 /* fail_with describes a failure that is not the token endpoint's. */
@@ -156,7 +233,7 @@ keep_token(struct Entry *e, struct OAuthGrant *got, long long fetched_at)
 	wipe_free(e->token);
 	e->token = got->access_token;
 	got->access_token = NULL;
-	e->serial++;
+	e->serial = ++last_serial;
 	e->valid_until = fetched_at + life - guard;
 	e->refresh_at = fetched_at + life - early;
 	e->failed = false;
@@ -225,7 +302,7 @@ oauth_token(const struct OAuthClient *c, OAuthFetchFn fetch, void *ctx, long lon
 
 	memset(t, 0, sizeof(*t));
 	pthread_mutex_lock(&mu);
-	if ((e = find_entry(c)) == NULL) {
+	if ((e = find_entry(c, now_us)) == NULL) {
 		pthread_mutex_unlock(&mu);
 		return fail_with(g, "out of memory in the OAuth2 token cache");
 	}
@@ -256,6 +333,7 @@ oauth_token(const struct OAuthClient *c, OAuthFetchFn fetch, void *ctx, long lon
 			break;
 		}
 	}
+	leave_entry(e);
 	pthread_mutex_unlock(&mu);
 	return ok;
 }
@@ -286,11 +364,7 @@ oauth_cache_free(void)
 	pthread_mutex_lock(&mu);
 	for (e = entries; e != NULL; e = next) {
 		next = e->next;
-		wipe_free(e->token);
-		oauth_grant_free(&e->failure);
-		pthread_cond_destroy(&e->done);
-		free(e->key);
-		free(e);
+		entry_free(e);
 	}
 	entries = NULL;
 	pthread_mutex_unlock(&mu);

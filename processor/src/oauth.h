@@ -1,6 +1,7 @@
 /*
  * oauth.h - OAuth2 client-credentials tokens (the Microsoft identity platform), cached once per
- * (login URL, tenant, client, scope) for every worker of the Processor.
+ * credential (login URL, tenant, client, scope and the client secret) for every worker of the
+ * Processor: a profile is only ever handed a token its own secret got.
  *
  * A token is fetched when first needed and again some time before it expires: the first worker
  * that needs it then fetches a new one while the others keep using the old one; a worker that

@@ -22,9 +22,10 @@ struct Fake {
 	int requests;
 	long expires_in; /* 0: the request fails */
 	enum DeliveryStatus fails_as;
-	bool hold;     /* block inside the request until released */
-	bool in_fetch; /* a request is blocked */
-	long delay_ms; /* make concurrent callers overlap */
+	bool hold;          /* block inside the request until released */
+	bool in_fetch;      /* a request is blocked */
+	long delay_ms;      /* make concurrent callers overlap */
+	const char *secret; /* when set, a request with another client secret is refused */
 };
 
 static void
@@ -43,7 +44,6 @@ fake_fetch(void *ctx, const struct OAuthClient *c, struct OAuthGrant *g)
 	char tok[64];
 	int n;
 
-	(void) c;
 	pthread_mutex_lock(&f->mu);
 	n = ++f->requests;
 	f->in_fetch = true;
@@ -56,6 +56,11 @@ fake_fetch(void *ctx, const struct OAuthClient *c, struct OAuthGrant *g)
 		struct timespec ts = {0, f->delay_ms * 1000000L};
 
 		nanosleep(&ts, NULL);
+	}
+	if (f->secret != NULL && strcmp(c->client_secret, f->secret) != 0) {
+		g->status = DS_PERMANENT;
+		snprintf(g->error, sizeof(g->error), "invalid_client (%d)", n);
+		return;
 	}
 	if (f->expires_in == 0) {
 		g->status = f->fails_as;
@@ -109,6 +114,63 @@ test_cached_until_due(void)
 		CHECK_STR(get(&app, &f, (1000 + 3300) * S, &t, &g), "token-2");
 		oauth_token_free(&t);
 	}
+	oauth_cache_free();
+}
+
+/*
+ * Two profiles of the same tenant and app, one with the wrong secret: the wrong one never gets the
+ * right one's token. It asks the token endpoint itself, and fails with the endpoint's reason on
+ * its first message, however often the right one has a token cached.
+ */
+static void
+test_a_token_is_only_for_its_own_secret(void)
+{
+	struct Fake f;
+	struct OAuthToken t;
+	struct OAuthGrant g;
+	struct OAuthClient wrong = app;
+
+	fake_init(&f, 3600);
+	f.secret = app.client_secret;
+	wrong.client_secret = "not-the-secret";
+	CHECK_STR(get(&app, &f, 0, &t, &g), "token-1");
+	oauth_token_free(&t);
+	CHECK(get(&wrong, &f, 1 * S, &t, &g) == NULL);
+	CHECK(f.requests == 2 && g.status == DS_PERMANENT && strcmp(g.error, "invalid_client (2)") == 0);
+	oauth_grant_free(&g);
+	/* every message of the wrong profile asks again: nothing of the right one is ever handed out */
+	CHECK(get(&wrong, &f, 2 * S, &t, &g) == NULL);
+	CHECK(f.requests == 3);
+	oauth_grant_free(&g);
+	/* the right one keeps its cached token */
+	CHECK_STR(get(&app, &f, 3 * S, &t, &g), "token-1");
+	CHECK(!t.fetched && f.requests == 3);
+	oauth_token_free(&t);
+	/* the secret fixed (the same text as the right one): the cached token is its token */
+	wrong.client_secret = "s3cret";
+	CHECK_STR(get(&wrong, &f, 4 * S, &t, &g), "token-1");
+	oauth_token_free(&t);
+	oauth_cache_free();
+}
+
+/* An entry whose token expired and that nobody holds is dropped, and a fresh one fetched. */
+static void
+test_expired_entries_are_dropped(void)
+{
+	struct Fake f;
+	struct OAuthToken t;
+	struct OAuthGrant g;
+	struct OAuthClient rotated = app;
+
+	fake_init(&f, 10);
+	CHECK_STR(get(&app, &f, 0, &t, &g), "token-1");
+	oauth_token_free(&t);
+	rotated.client_secret = "rotated";
+	CHECK_STR(get(&rotated, &f, 20 * S, &t, &g), "token-2"); /* the first entry is pruned here */
+	oauth_token_free(&t);
+	CHECK_STR(get(&app, &f, 20 * S, &t, &g), "token-3");
+	CHECK(t.fetched);
+	oauth_token_free(&t);
 	oauth_cache_free();
 }
 
@@ -420,6 +482,8 @@ int
 main(void)
 {
 	RUN(test_cached_until_due);
+	RUN(test_a_token_is_only_for_its_own_secret);
+	RUN(test_expired_entries_are_dropped);
 	RUN(test_failed_refresh_keeps_the_old_token_while_usable);
 	RUN(test_short_lifetimes);
 	RUN(test_invalidate);

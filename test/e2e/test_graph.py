@@ -237,6 +237,29 @@ def test_a_token_refusal_is_recorded_without_the_secret(mail, graphd, processors
         assert "Wrong+Secret" not in text and G.CLIENT_SECRET not in text
 
 
+def test_a_wrong_secret_never_borrows_another_profiles_token(mail, graphd, processors):
+    """Two profiles of the same tenant and app, the second with a wrong secret and another sender:
+    once the first has a token, the second still asks the token endpoint with its own secret and
+    fails on its first message with the endpoint's reason; no message is sent as its sender."""
+    g = graphd(mailboxes=[G.SENDER, "ceo@contoso.com"])
+    graph_profile(mail, g)
+    mail.sql("SELECT pgrelay_notifier.create_profile('m365b', transport => 'graph', tenant_id => %s,"
+             " client_id => %s, client_secret => 'not-the-secret', sender => 'ceo@contoso.com',"
+             " login_url => %s, graph_url => %s, scope => %s, ca_file => %s)",
+             (G.TENANT, G.CLIENT_ID, g.base_url, g.base_url, G.GRAPH_SCOPE, g.ca))
+    mail.sql("SELECT pgrelay_notifier.create_channel('mail_b', 'm365b', max_attempts => 1)")
+    first = send(mail)
+    second = mail.scalar("SELECT pgrelay_notifier.send('mail_b', \"to\" => ARRAY['ann@example.org'],"
+                         " subject => 'as the ceo', body_text => 'x')")
+    p = processors("-d", mail.dsn, "--once", "--workers=1", env=ENV)
+    assert p.wait_exit() == 0
+    assert status(mail, first) == "sent" and status(mail, second) == "failed"
+    assert [r["mailbox"] for r in g.requests("sendmail")] == [G.SENDER]
+    error = mail.scalar("SELECT last_error FROM pgrelay_notifier.get_status(%s)", (second,))
+    assert "invalid_client: AADSTS7000215" in error
+    assert g.counters()["token_requests"] == 2
+
+
 def test_debug_trace_is_stored_redacted(mail, graphd, processors):
     g = graphd()
     graph_profile(mail, g, debug=True)
