@@ -117,13 +117,18 @@ def hookd(tmp_path, certs):
 
 @pytest.fixture
 def deliver(tmp_path):
-    """deliver(doc or [docs], repeat=1, env={}, args=[]) runs tool_deliver, returns its results."""
+    """deliver(doc or [docs], repeat=1, env={}, args=[]) runs tool_deliver, returns its results.
+    The variables of env are bound to the documents' profiles (--secret-env): these tests are
+    about the transports; binding secrets to their owner is test_secrets.c's and
+    test/e2e/test_secrets.py's."""
     counter = [0]
 
     def run(docs, repeat=1, env=None, args=()):
         if isinstance(docs, dict):
             docs = [docs]
         files = []
+        owners = sorted({"profile/" + d["profile"]["name"] for d in docs})
+        binds = ["--secret-env=" + ",".join("%s=%s" % (v, o) for v in sorted(env or {}) for o in owners)]
         for d in docs:
             counter[0] += 1
             f = tmp_path / ("doc%d.json" % counter[0])
@@ -131,7 +136,7 @@ def deliver(tmp_path):
             files.append(str(f))
         e = dict(os.environ, ASAN_OPTIONS="detect_leaks=1", UBSAN_OPTIONS="print_stacktrace=1")
         e.update(env or {})
-        p = subprocess.run([testlib.TOOL_DELIVER, "--repeat", str(repeat)] + list(args) + files,
+        p = subprocess.run([testlib.TOOL_DELIVER, "--repeat", str(repeat)] + binds + list(args) + files,
                            capture_output=True, env=e, timeout=120)
         assert p.returncode == 0, p.stderr.decode()
         assert b"Sanitizer" not in p.stderr, p.stderr.decode()

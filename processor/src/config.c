@@ -20,6 +20,7 @@
 
 #include "metrics_http.h"
 #include "pgconn.h"
+#include "secrets.h"
 #include "transport.h"
 
 enum ConfType { CT_STRING, CT_INT, CT_DURATION, CT_BOOL, CT_ENUM };
@@ -66,8 +67,11 @@ static const struct ConfParam params[] = {
 	 "time between two probes of an idle queue"},
 	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000, "DURATION",
 	 "longest wait between two reconnection attempts"},
+	{"secret-env", 0, CT_STRING, F(secret_env), "", true, NULL, 0, 0, "LIST",
+	 "environment variables profiles and webhooks may name as env:VAR (VAR=profile/NAME, "
+	 "VAR=webhook/CHANNEL, ...)"},
 	{"secrets-dir", 0, CT_STRING, F(secrets_dir), "", true, NULL, 0, 0, "DIR",
-	 "directory of file: secrets named by email profiles and webhooks"},
+	 "directory of file: secrets, one subdirectory per owner (DIR/profile/NAME, DIR/webhook/CHANNEL)"},
 	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000, "DURATION",
 	 "how long in-flight events may finish after SIGTERM"},
 	{"workers", 'w', CT_INT, F(workers), "4", false, NULL, 1, 64, "N",
@@ -596,6 +600,25 @@ check_secrets_dir(const struct Config *cf, char *err, size_t errlen)
 	return true;
 }
 
+/* check_secret_env: --secret-env must be a list of bindings that fits a worker's settings. */
+static bool
+check_secret_env(const struct Config *cf, char *err, size_t errlen)
+{
+	char why[300], shown[1200];
+
+	if (cf->secret_env == NULL)
+		return true;
+	if (strlen(cf->secret_env) >= SECRETS_ENV_MAX) {
+		snprintf(err, errlen, "invalid value for --secret-env: longer than %d bytes", SECRETS_ENV_MAX - 1);
+		return false;
+	}
+	if (!secrets_check_env_bindings(cf->secret_env, why, sizeof why)) {
+		snprintf(err, errlen, "invalid value for --secret-env: %s", visible(why, shown, sizeof shown));
+		return false;
+	}
+	return true;
+}
+
 int
 config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err, size_t errlen)
 {
@@ -659,7 +682,10 @@ config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char *err
 	}
 	while (verbose-- > 0 && cf->log_level < LL_TRACE)
 		cf->log_level++;
-	return check_secrets_dir(cf, err, errlen) && check_metrics(cf, err, errlen) ? 0 : 2;
+	return check_secrets_dir(cf, err, errlen) && check_secret_env(cf, err, errlen) &&
+				   check_metrics(cf, err, errlen)
+			   ? 0
+			   : 2;
 }
 
 /* format_value writes the current value of p in the same syntax the file takes. */

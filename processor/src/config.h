@@ -29,7 +29,8 @@ struct Config {
 	int events_per_commit;     /* most sql events one worker finishes in one transaction */
 	long shutdown_timeout_ms;  /* how long in-flight events may finish on SIGTERM */
 	long reconnect_max_ms;     /* cap of the reconnect backoff */
-	char *secrets_dir;         /* where file: secrets live */
+	char *secrets_dir;         /* where file: secrets live, a directory per owner */
+	char *secret_env;          /* which environment variables each owner may name (secrets.h) */
 	long max_delivery_time_ms; /* cap on one email delivery attempt */
 	char *metrics;             /* ADDR:PORT of the Prometheus endpoint; NULL: none */
 	char *config_file;         /* the --config file, if any */
@@ -50,7 +51,7 @@ int config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char 
 bool config_parse_duration(const char *s, long *ms);
 
 /* The number of settings in the table (config.c checks it at compile time). */
-#define CONFIG_NPARAMS 14
+#define CONFIG_NPARAMS 15
 
 /* The effective settings as log fields, for the "started" line. */
 struct ConfigFields {

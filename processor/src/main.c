@@ -37,6 +37,7 @@
 #include "pool.h"
 #include "presence.h"
 #include "ratelimit.h"
+#include "secrets.h"
 #include "service.h"
 #include "status_cmd.h"
 #include "tick.h"
@@ -119,10 +120,30 @@ worker_settings(const struct Config *c, struct WorkerSettings *ws)
 {
 	memset(ws, 0, sizeof *ws);
 	snprintf(ws->secrets_dir, sizeof ws->secrets_dir, "%s", c->secrets_dir ? c->secrets_dir : "");
+	snprintf(ws->secret_env, sizeof ws->secret_env, "%s", c->secret_env ? c->secret_env : "");
 	ws->max_delivery_time_ms = c->max_delivery_time_ms;
 	ws->reconnect_max_ms = c->reconnect_max_ms;
 	ws->events_per_commit = c->events_per_commit;
 	ws->generation = settings_generation;
+}
+
+/*
+ * warn_stray_secrets says once per start or reload that the secrets dir holds files directly in it:
+ * the layout before secrets were bound to their owner. No reference reaches them any more, and
+ * the events that named them fail with "cannot open DIR/profile/...": the warning says where
+ * each must go.
+ */
+static void
+warn_stray_secrets(const struct Config *c)
+{
+	int n;
+
+	if (c->secrets_dir == NULL || (n = secrets_stray_files(c->secrets_dir)) <= 0)
+		return;
+	log_warn("secrets_layout", LOG_STR("dir", c->secrets_dir), LOG_INT("stray_files", n),
+			 LOG_STR("hint", "a file: secret is read from the directory of the profile or webhook channel it "
+							 "belongs to: move DIR/NAME to DIR/profile/<profile>/NAME or "
+							 "DIR/webhook/<channel>/NAME (docs/security.md)"));
 }
 
 /*
@@ -150,6 +171,7 @@ reload(const char *source)
 		pool_update_settings(&ws);
 		log_info("reloaded", LOG_STR("source", source),
 				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
+		warn_stray_secrets(&cf);
 		/* A node may have left the cluster: its pending rows come here (pgrelay.remove_node). */
 		if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker))
 			log_warn("rehome_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
@@ -549,6 +571,7 @@ main(int argc, char **argv)
 		rc = 1;
 	} else {
 		log_started();
+		warn_stray_secrets(&cf);
 		service_ready();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)

@@ -218,8 +218,7 @@ deliver(struct Held *h)
 	t = transport_find(profile_transport_name(&h->msg.profile), err, sizeof err);
 	if (t == NULL)
 		return finish_simple(h, AR_PERMANENT, err, true);
-	if (!secrets_resolve_profile(&h->msg.profile, h->ws->secrets_dir[0] ? h->ws->secrets_dir : NULL, err,
-								 sizeof err))
+	if (!secrets_resolve_profile(&h->msg.profile, h->ws->secrets_dir, h->ws->secret_env, err, sizeof err))
 		return finish_simple(h, AR_TRANSIENT, err, true);
 	if (!transport_global_init())
 		return finish_simple(h, AR_TRANSIENT, "libcurl initialisation failed", true);

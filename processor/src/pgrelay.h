@@ -13,6 +13,7 @@
 
 #include "config.h"
 #include "outcome.h"
+#include "secrets.h"
 
 /*
  * The version of the contract between the Processor and the extensions (docs/interface.md):
@@ -39,7 +40,8 @@ struct Job {
 
 /* What workers need from the configuration; copied with each job, so reloads are race-free. */
 struct WorkerSettings {
-	char secrets_dir[PATH_MAX]; /* "" when none */
+	char secrets_dir[PATH_MAX];       /* "" when none */
+	char secret_env[SECRETS_ENV_MAX]; /* --secret-env: which variables each owner may name; "" when none */
 	long max_delivery_time_ms;
 	long reconnect_max_ms; /* cap of the reconnect backoff */
 	int events_per_commit; /* most sql events one transaction finishes (batch.h) */

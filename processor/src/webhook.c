@@ -351,7 +351,7 @@ run_hook(struct Hook *h)
 	if (!have_ep)
 		return finish_simple(h, AR_PERMANENT, err);
 	note_endpoint(h);
-	if (!webhook_endpoint_resolve(&h->ep, h->ws->secrets_dir[0] ? h->ws->secrets_dir : NULL, err, sizeof err))
+	if (!webhook_endpoint_resolve(&h->ep, h->ws->secrets_dir, h->ws->secret_env, err, sizeof err))
 		return finish_simple(h, AR_TRANSIENT, err);
 	return send_request(h);
 }

@@ -197,14 +197,16 @@ webhook_endpoint_parse(const char *json, struct WebhookEndpoint *e, char *err, s
 }
 
 bool
-webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, char *err, size_t errlen)
+webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, const char *env_bindings,
+						 char *err, size_t errlen)
 {
+	struct SecretOwner o = {SO_WEBHOOK, e->channel, secrets_dir, env_bindings};
 	char label[200];
 	int i;
 
 	for (i = 0; i < e->n_headers; i++) {
 		snprintf(label, sizeof(label), "header %s", e->headers[i].name);
-		if (!secrets_resolve_field(&e->headers[i].value, label, secrets_dir, err, errlen))
+		if (!secrets_resolve_field(&e->headers[i].value, label, &o, err, errlen))
 			return false;
 		/* a value from a file or the environment goes into a header line: the same rule applies */
 		if (!header_safe(e->headers[i].value)) {
@@ -213,7 +215,7 @@ webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, cha
 			return false;
 		}
 	}
-	return secrets_resolve_field(&e->signing_secret, "signing_secret", secrets_dir, err, errlen);
+	return secrets_resolve_field(&e->signing_secret, "signing_secret", &o, err, errlen);
 }
 
 /* wipe clears and frees a string that may hold a secret. */

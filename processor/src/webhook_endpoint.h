@@ -43,11 +43,12 @@ bool webhook_endpoint_parse(const char *json, struct WebhookEndpoint *e, char *e
 
 /*
  * webhook_endpoint_resolve replaces every secret reference (header values, the signing secret) by
- * its value (secrets.c: env:, file: under secrets_dir, value:, or the literal). Returns false with
- * the reason in err (naming the header and the reference, never a value).
+ * its value, as secrets of the owner webhook/<channel> (secrets.c: env: bound by env_bindings,
+ * file: in the channel's directory of secrets_dir, value:, or the literal). Returns false with the
+ * reason in err (naming the header and the reference, never a value).
  */
-bool webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, char *err,
-							  size_t errlen) MUSTCHECK;
+bool webhook_endpoint_resolve(struct WebhookEndpoint *e, const char *secrets_dir, const char *env_bindings,
+							  char *err, size_t errlen) MUSTCHECK;
 
 /* webhook_endpoint_free wipes the secrets and frees what e holds; e is zeroed. */
 void webhook_endpoint_free(struct WebhookEndpoint *e);

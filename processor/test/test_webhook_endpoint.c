@@ -29,6 +29,9 @@ utf8_valid(const char *s)
 	"\"allow_http\": false, \"ca_file\": null, \"debug\": false, \"signing_secret\": \"env:HOOK_SECRET\", " \
 	"\"timeout_ms\": 30000" extra "}"
 
+/* The variables the channel "hook" of DOC may name (--secret-env). */
+#define BINDINGS "TOKEN=webhook/hook, HOOK_SECRET=webhook/hook, NOT_SET_ANYWHERE=webhook/hook"
+
 static void
 test_parse(void)
 {
@@ -108,7 +111,7 @@ test_resolve(void)
 	CHECK(webhook_endpoint_parse(
 		DOC(", \"headers\": [[\"Authorization\", \"env:TOKEN\"], [\"X-Env\", \"value:env:x\"]]"), &e, err,
 		sizeof(err)));
-	CHECK(webhook_endpoint_resolve(&e, NULL, err, sizeof(err)));
+	CHECK(webhook_endpoint_resolve(&e, NULL, BINDINGS, err, sizeof(err)));
 	CHECK_STR(e.headers[0].value, "Bearer t0ken");
 	CHECK_STR(e.headers[1].value, "env:x");
 	CHECK_STR(e.signing_secret, "whsec_AQIDBAUGBwgJCgsMDQ4PEBESExQVFhcYGRobHB0eHyA=");
@@ -117,7 +120,7 @@ test_resolve(void)
 	/* a missing variable: the error names the header and the reference, never a value */
 	CHECK(webhook_endpoint_parse(DOC(", \"headers\": [[\"Authorization\", \"env:NOT_SET_ANYWHERE\"]]"), &e,
 								 err, sizeof(err)));
-	CHECK(!webhook_endpoint_resolve(&e, NULL, err, sizeof(err)));
+	CHECK(!webhook_endpoint_resolve(&e, NULL, BINDINGS, err, sizeof(err)));
 	CHECK_STR(err, "header Authorization: secret env:NOT_SET_ANYWHERE: the environment variable is not set");
 	webhook_endpoint_free(&e);
 
@@ -125,9 +128,18 @@ test_resolve(void)
 	setenv("TOKEN", "abc\r\nInjected: yes", 1);
 	CHECK(webhook_endpoint_parse(DOC(", \"headers\": [[\"Authorization\", \"env:TOKEN\"]]"), &e, err,
 								 sizeof(err)));
-	CHECK(!webhook_endpoint_resolve(&e, NULL, err, sizeof(err)));
+	CHECK(!webhook_endpoint_resolve(&e, NULL, BINDINGS, err, sizeof(err)));
 	CHECK_STR(err, "header Authorization: the resolved value is empty or has a control character");
 	CHECK(strstr(err, "abc") == NULL);
+	webhook_endpoint_free(&e);
+
+	/* the variables are bound to this channel only: another channel's endpoint cannot name them */
+	setenv("TOKEN", "Bearer t0ken", 1);
+	CHECK(webhook_endpoint_parse(DOC(", \"headers\": [[\"Authorization\", \"env:TOKEN\"]]"), &e, err,
+								 sizeof(err)));
+	CHECK(!webhook_endpoint_resolve(&e, NULL, "TOKEN=webhook/another", err, sizeof(err)));
+	CHECK_STR(err, "header Authorization: secret env:TOKEN is not bound to webhook/hook (the Processor's "
+				   "secret-env setting lists which variables each profile and webhook channel may use)");
 	webhook_endpoint_free(&e);
 }
 

@@ -25,7 +25,8 @@ static const char usage_text[] =
 	"Usage: tool_deliver [OPTION]... FILE...\n"
 	"Deliver pgrelay_notifier.fetch() documents; print one result per delivery.\n"
 	"\n"
-	"  -s, --secrets-dir=DIR   where file:NAME secrets live\n"
+	"  -s, --secrets-dir=DIR   where file:NAME secrets live (DIR/profile/NAME/...)\n"
+	"  -E, --secret-env=LIST   the env: variables profiles may name (VAR=profile/NAME, ...)\n"
 	"  -n, --repeat=N          deliver each file N times on the same session (default 1)\n"
 	"  -t, --max-time-ms=MS    cap on one attempt (default 300000)\n"
 	"  -e, --ehlo=NAME         EHLO name when the profile has none\n"
@@ -34,6 +35,7 @@ static const char usage_text[] =
 
 struct ToolOptions {
 	const char *secrets_dir;
+	const char *secret_env;
 	int repeat;
 	struct DeliveryOptions dopt;
 	bool print_mime;
@@ -160,7 +162,8 @@ deliver_file(struct TransportCache *tc, const char *path, const struct ToolOptio
 		return ok;
 	}
 	t = transport_find(profile_transport_name(&m.profile), err, sizeof(err));
-	if (t == NULL || !secrets_resolve_profile(&m.profile, opt->secrets_dir, err, sizeof(err)))
+	if (t == NULL ||
+		!secrets_resolve_profile(&m.profile, opt->secrets_dir, opt->secret_env, err, sizeof(err)))
 		print_failure(++*attempt, profile_transport_name(&m.profile), err);
 	else if ((s = transport_cache_session(tc, t, 0)) == NULL)
 		print_failure(++*attempt, t->name, "out of memory");
@@ -175,6 +178,7 @@ static int
 parse_args(int argc, char **argv, struct ToolOptions *opt)
 {
 	static const struct option longopts[] = {{"secrets-dir", required_argument, NULL, 's'},
+											 {"secret-env", required_argument, NULL, 'E'},
 											 {"repeat", required_argument, NULL, 'n'},
 											 {"max-time-ms", required_argument, NULL, 't'},
 											 {"ehlo", required_argument, NULL, 'e'},
@@ -183,10 +187,13 @@ parse_args(int argc, char **argv, struct ToolOptions *opt)
 											 {NULL, 0, NULL, 0}};
 	int c;
 
-	while ((c = getopt_long(argc, argv, "s:n:t:e:mh", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "s:E:n:t:e:mh", longopts, NULL)) != -1) {
 		switch (c) {
 		case 's':
 			opt->secrets_dir = optarg;
+			break;
+		case 'E':
+			opt->secret_env = optarg;
 			break;
 		case 'n':
 			opt->repeat = atoi(optarg);
@@ -219,7 +226,7 @@ parse_args(int argc, char **argv, struct ToolOptions *opt)
 int
 main(int argc, char **argv)
 {
-	struct ToolOptions opt = {NULL, 1, {300000, NULL}, false};
+	struct ToolOptions opt = {NULL, NULL, 1, {300000, NULL}, false};
 	struct TransportCache *tc;
 	int first = parse_args(argc, argv, &opt), attempt = 0, rc = 0, i;
 

@@ -97,7 +97,7 @@ def test_starttls_and_auth_with_an_env_secret(mail, smtpd, certs, processors):
     s = smtpd("--require-starttls", "--auth-require-tls", *AUTH, *TLS)
     profile(mail, s, certs, security="starttls", username="relay", password="env:RELAY_PW")
     nid = send(mail)
-    p = processors("-d", mail.dsn, "--once", env={"RELAY_PW": "s3cr3t-pw"})
+    p = processors("-d", mail.dsn, "--once", "--secret-env=RELAY_PW=profile/p", env={"RELAY_PW": "s3cr3t-pw"})
     assert p.wait_exit() == 0
     [(env, raw)] = s.messages()
     assert env["tls"] and env["login"] == "relay"
@@ -107,7 +107,8 @@ def test_starttls_and_auth_with_an_env_secret(mail, smtpd, certs, processors):
 
 def test_implicit_tls_with_a_file_secret(mail, smtpd, certs, processors, tmp_path):
     s = smtpd("--implicit-tls", *AUTH, *TLS)
-    (tmp_path / "relay_pw").write_text("s3cr3t-pw\n")
+    (tmp_path / "profile" / "p").mkdir(parents=True)         # the profile's own secrets directory
+    (tmp_path / "profile" / "p" / "relay_pw").write_text("s3cr3t-pw\n")
     profile(mail, s, certs, security="tls", username="relay", password="file:relay_pw")
     nid = send(mail)
     p = processors("-d", mail.dsn, "--once", "--secrets-dir", str(tmp_path))
@@ -406,10 +407,14 @@ def xoauth2_setup(mail, smtpd, graphd, certs, *flags):
     return g, s, {"APP_SECRET": g.CLIENT_SECRET}
 
 
+# the variable the profile p of xoauth2_setup may name (--secret-env)
+BIND_APP = "--secret-env=APP_SECRET=profile/p"
+
+
 def test_smtp_xoauth2_with_an_oauth2_app(mail, smtpd, graphd, certs, processors):
     g, s, env = xoauth2_setup(mail, smtpd, graphd, certs)
     ids = [send(mail, subject="n%d" % i) for i in range(3)]
-    p = processors("-d", mail.dsn, "--once", "--workers=1", env=env)
+    p = processors("-d", mail.dsn, "--once", "--workers=1", BIND_APP, env=env)
     assert p.wait_exit() == 0
     assert [status(mail, i) for i in ids] == ["sent"] * 3
     [tok] = g.requests("token")
@@ -426,7 +431,7 @@ def test_smtp_xoauth2_token_refused_is_replaced_within_the_attempt(mail, smtpd, 
     and authenticates again, in the same attempt."""
     g, s, env = xoauth2_setup(mail, smtpd, graphd, certs, "--421-on-reuse")
     first = send(mail, subject="first")
-    p = processors("-d", mail.dsn, "--workers=1", "--poll-interval=20ms", env=env)
+    p = processors("-d", mail.dsn, "--workers=1", "--poll-interval=20ms", BIND_APP, env=env)
     testlib.wait_for(lambda: status(mail, first) == "sent", "the first message")
     g.expire_tokens()
     second = send(mail, subject="second")

@@ -11,6 +11,8 @@ import testlib
 from testlib import GraphServer as G
 
 ENV = {"GRAPH_SECRET": G.CLIENT_SECRET}
+# the variable the profile m365 may name as env: (the Processor's --secret-env)
+BIND = "--secret-env=GRAPH_SECRET=profile/m365"
 
 
 @pytest.fixture
@@ -66,7 +68,7 @@ def test_graph_delivery_end_to_end(mail, graphd, processors):
                attachments='[{"filename": "Bericht ü.txt", "content_text": "Zahlen: 1, 2, 3\\n"},'
                            ' {"filename": "logo.png", "content_type": "image/png",'
                            '  "content_base64": "iVBORw0KGgo=", "content_id": "logo@contoso.com"}]')
-    p = processors("-d", mail.dsn, "--once", env=ENV)
+    p = processors("-d", mail.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [req] = g.requests("sendmail")
     msg = req["json"]["message"]
@@ -101,7 +103,7 @@ def test_workers_share_one_token_and_keep_their_connections(mail, graphd, proces
     g = graphd()
     graph_profile(mail, g)
     ids = [send(mail, subject="n%d" % i) for i in range(10)]
-    p = processors("-d", mail.dsn, "--once", "--workers=2", env=ENV)
+    p = processors("-d", mail.dsn, "--once", "--workers=2", BIND, env=ENV)
     assert p.wait_exit() == 0
     assert [status(mail, i) for i in ids] == ["sent"] * 10
     c = g.counters()
@@ -117,7 +119,7 @@ def test_token_refreshed_before_expiry_while_other_workers_send(mail, graphd, pr
     g = graphd(expires_in=12)
     graph_profile(mail, g)
     first = send(mail, subject="first")
-    p = processors("-d", mail.dsn, "--workers=2", "--poll-interval=50ms", env=ENV)
+    p = processors("-d", mail.dsn, "--workers=2", "--poll-interval=50ms", BIND, env=ENV)
     testlib.wait_for(lambda: status(mail, first) == "sent", "the first message")
     [(old, info)] = g.tokens().items()
     g.script("token", "slow seconds=2")
@@ -142,7 +144,7 @@ def test_a_token_expired_early_is_refreshed_within_the_attempt(mail, graphd, pro
     g = graphd()
     graph_profile(mail, g)
     first = send(mail, subject="first")
-    p = processors("-d", mail.dsn, "--poll-interval=20ms", env=ENV)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms", BIND, env=ENV)
     testlib.wait_for(lambda: status(mail, first) == "sent", "the first message")
     g.expire_tokens()                                   # revoked: the cached token gets a 401
     second = send(mail, subject="second")
@@ -158,7 +160,7 @@ def test_retry_after_is_honoured(mail, graphd, processors):
     graph_profile(mail, g)
     g.script("sendmail", "429 retry-after=2")
     nid = send(mail)
-    p = processors("-d", mail.dsn, "--poll-interval=20ms", env=ENV)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms", BIND, env=ENV)
     testlib.wait_for(lambda: status(mail, nid) == "sent", "the retry after Retry-After")
     assert p.stop() == 0
     rows = mail.sql("SELECT attempt, outcome, retry_at - started_at FROM pgrelay.log ORDER BY id")
@@ -176,7 +178,7 @@ def test_a_server_error_is_retried_with_backoff(mail, graphd, processors):
     graph_profile(mail, g)
     g.script("sendmail", "503")
     nid = send(mail)
-    p = processors("-d", mail.dsn, "--poll-interval=20ms", env=ENV)
+    p = processors("-d", mail.dsn, "--poll-interval=20ms", BIND, env=ENV)
     testlib.wait_for(lambda: status(mail, nid) == "sent", "the retry")
     assert p.stop() == 0
     assert mail.sql("SELECT attempt, outcome FROM pgrelay.log ORDER BY id") == [(1, "retry"), (2, "ok")]
@@ -189,7 +191,7 @@ def test_a_refusal_is_recorded_with_graphs_code(mail, graphd, processors):
     graph_profile(mail, g)
     g.script("sendmail", "400 code=ErrorInvalidRecipients")
     nid = send(mail, to=["ann@example.org", "bob@example.org"])
-    p = processors("-d", mail.dsn, "--once", env=ENV)
+    p = processors("-d", mail.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     assert mail.sql("SELECT attempt, outcome FROM pgrelay.log") == [(1, "failed")]
     assert "ErrorInvalidRecipients" in mail.scalar("SELECT error FROM pgrelay.log")
@@ -207,14 +209,14 @@ def test_unknown_outcome_is_retried_with_the_same_message_id(mail, graphd, proce
     mail.sql("SELECT pgrelay.register('mail', backoff_base => '1 hour', backoff_max => '2 hours')")
     g.script("sendmail", "drop")
     nid = send(mail)
-    p = processors("-d", mail.dsn, "--once", env=ENV)
+    p = processors("-d", mail.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [(outcome, unknown)] = mail.sql("SELECT outcome, detail->>'unknown_outcome' FROM pgrelay.log")
     assert (outcome, unknown) == ("retry", "true")
     assert status(mail, nid) == "retrying"
     assert mail.scalar("SELECT unknown_outcome FROM pgrelay_notifier.attempts") is True
     mail.sql("UPDATE pgrelay.queue SET run_at = now()")
-    p = processors("-d", mail.dsn, "--once", env=ENV)
+    p = processors("-d", mail.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     assert status(mail, nid) == "sent"
     first, second = g.requests("sendmail")
@@ -226,7 +228,7 @@ def test_a_token_refusal_is_recorded_without_the_secret(mail, graphd, processors
     g = graphd()
     graph_profile(mail, g)
     nid = send(mail)
-    p = processors("-d", mail.dsn, "--once", env={"GRAPH_SECRET": "Wrong+Secret/=&%"})
+    p = processors("-d", mail.dsn, "--once", BIND, env={"GRAPH_SECRET": "Wrong+Secret/=&%"})
     assert p.wait_exit() == 0
     assert status(mail, nid) == "failed"
     error = mail.scalar("SELECT error FROM pgrelay.log")
@@ -251,7 +253,7 @@ def test_a_wrong_secret_never_borrows_another_profiles_token(mail, graphd, proce
     first = send(mail)
     second = mail.scalar("SELECT pgrelay_notifier.send('mail_b', \"to\" => ARRAY['ann@example.org'],"
                          " subject => 'as the ceo', body_text => 'x')")
-    p = processors("-d", mail.dsn, "--once", "--workers=1", env=ENV)
+    p = processors("-d", mail.dsn, "--once", "--workers=1", BIND, env=ENV)
     assert p.wait_exit() == 0
     assert status(mail, first) == "sent" and status(mail, second) == "failed"
     assert [r["mailbox"] for r in g.requests("sendmail")] == [G.SENDER]
@@ -264,7 +266,7 @@ def test_debug_trace_is_stored_redacted(mail, graphd, processors):
     g = graphd()
     graph_profile(mail, g, debug=True)
     nid = send(mail, attachments='[{"filename": "a.bin", "content_base64": "c2VjcmV0LWJ5dGVz"}]')
-    p = processors("-d", mail.dsn, "--once", env=ENV)
+    p = processors("-d", mail.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     assert status(mail, nid) == "sent"
     trace = mail.scalar("SELECT string_agg(trace, '') FROM pgrelay_notifier.attempt_traces")
@@ -282,7 +284,7 @@ def test_valgrind_graph_run_is_clean(mail, graphd):
     ids = [send(mail, subject="n%d" % i) for i in range(3)]
     r = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
                         "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
-                        testlib.PROCESSOR_RELEASE, "-d", mail.dsn, "--once", "--workers=2"],
+                        testlib.PROCESSOR_RELEASE, "-d", mail.dsn, "--once", "--workers=2", BIND],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
                        env=dict(__import__("os").environ, **ENV))
     assert r.returncode == 0, r.stdout[-6000:]

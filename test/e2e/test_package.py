@@ -218,12 +218,12 @@ def build_install_run_purge(tmp_path, smtpd, certs):
     apt("remove", *PACKAGES)
     assert not os.path.exists("/usr/bin/pg_relay") and not os.path.exists(UNIT)
     assert not os.path.exists(os.path.join(EXTDIR, "pg_relay.control"))
-    assert os.path.isfile(ETC + "/pg_relay.conf") and os.path.isfile(ETC + "/secrets/smtp_password")
+    assert os.path.isfile(ETC + "/pg_relay.conf") and os.path.isfile(ETC + "/secrets/profile/mail/smtp_password")
     apt("purge", *PACKAGES)
     assert not any(installed(p) for p in PACKAGES)
     assert not os.path.exists(ETC + "/pg_relay.conf") and not os.path.exists(ETC + "/environment")
     # what the administrator added stays: secrets are never deleted
-    assert os.path.isfile(ETC + "/secrets/smtp_password") and os.path.isfile(ETC + "/pgpass")
+    assert os.path.isfile(ETC + "/secrets/profile/mail/smtp_password") and os.path.isfile(ETC + "/pgpass")
     assert user_exists("pg_relay")
     times["remove_purge"] = time.monotonic() - t0
     print("package test phases (s): " + ", ".join("%s %.1f" % kv for kv in times.items()))
@@ -267,8 +267,8 @@ def end_to_end(cluster, env, work, smtpd, certs):
 
         # the SMTP password in the secrets directory, readable by the service's group, written as
         # docs/operations.md says
-        shell("printf '%%s\\n' '%s' | install -g pg_relay -m 0640 /dev/stdin /etc/pg_relay/secrets/smtp_password"
-              % SMTP_PASSWORD)
+        shell("printf '%%s\\n' '%s' | install -D -g pg_relay -m 0640 /dev/stdin"
+              " /etc/pg_relay/secrets/profile/mail/smtp_password" % SMTP_PASSWORD)
 
         # 1. the unix socket, peer authentication: no password anywhere
         db.execute("SELECT pgrelay.notify('order_placed', 'one')")

@@ -71,8 +71,8 @@ def test_what_the_processor_does_fits_the_units_sandbox(db, smtpd, certs, tmp_pa
     db.sql("SELECT pgrelay.register('ev', 'sql', handler => 'h(text)')")
     s = smtpd("--starttls", "--cert", "{certs}/server.pem", "--key", "{certs}/server.key",
               "--auth-user", "relay", "--auth-password", "pw-1")
-    (tmp_path / "secrets").mkdir()
-    (tmp_path / "secrets" / "smtp").write_text("pw-1\n")
+    (tmp_path / "secrets" / "profile" / "p").mkdir(parents=True)      # the profile's own directory
+    (tmp_path / "secrets" / "profile" / "p" / "smtp").write_text("pw-1\n")
     db.sql("SELECT pgrelay_notifier.create_profile('p', host => '127.0.0.1', port => %s, security => 'starttls', "
            "ca_file => %s, username => 'relay', password => 'file:smtp', from_address => 'noreply@example.com')",
            (s.port, str(certs / "ca.pem")))

@@ -4,6 +4,7 @@ Processor's log (at trace level), and env:/file: secrets not in the server log e
 statement and its parameters logged; a producer's payloads reach handlers as data, never as SQL,
 and an event a producer forges for someone's email delivers nothing."""
 import base64
+import json
 import os
 import re
 
@@ -11,6 +12,7 @@ import psycopg
 import pytest
 
 import testlib
+from testlib import HookServer as H
 
 TLS = ("--starttls", "--cert", "{certs}/server.pem", "--key", "{certs}/server.key", "--auth-require-tls")
 # Server-side logging that shows everything a statement carries, errors included.
@@ -39,7 +41,8 @@ def test_secrets_never_reach_logs_tables_status_or_traces(logged_cluster, smtpd,
     servers = {k: smtpd(*TLS, "--auth-user", "relay", "--auth-password", secrets[k])
                for k in ("env", "file", "literal")}
     servers["bad"] = smtpd(*TLS, "--auth-user", "relay", "--auth-password", "the-right-one")
-    (tmp_path / "proof_pw").write_text(secrets["file"] + "\n")
+    (tmp_path / "profile" / "p_file").mkdir(parents=True)    # the profile's own secrets directory
+    (tmp_path / "profile" / "p_file" / "proof_pw").write_text(secrets["file"] + "\n")
     given = {"env": "env:PROOF_PW_ENV", "file": "file:proof_pw", "literal": secrets["literal"],
              "bad": "env:PROOF_PW_BAD"}
     with logged_cluster.connect() as c:
@@ -54,6 +57,7 @@ def test_secrets_never_reach_logs_tables_status_or_traces(logged_cluster, smtpd,
             ids[k] = c.execute("SELECT pgrelay_notifier.send(%s, ARRAY['ann@example.org'], 'Hello', 'Body')",
                                ("m_" + k,)).fetchone()[0]
     p = processors("-d", logged_cluster.dsn(), "--once", "--log-level=trace", "--secrets-dir", str(tmp_path),
+                   "--secret-env=PROOF_PW_ENV=profile/p_env, PROOF_PW_BAD=profile/p_bad",
                    env={"PROOF_PW_ENV": secrets["env"], "PROOF_PW_BAD": secrets["bad"]})
     assert p.wait_exit() == 0
 
@@ -102,6 +106,64 @@ def test_secrets_never_reach_logs_tables_status_or_traces(logged_cluster, smtpd,
         if secrets["literal"] in line:
             where = statement.get(m.group(1), "") if m and "parameters:" in m.group(3) else line
             assert "create_profile" in where, line
+
+
+def test_an_admin_cannot_have_a_secret_sent_that_its_channel_or_profile_was_not_given(db, hookd, smtpd, certs,
+                                                                                      processors, tmp_path):
+    """An admin points webhooks and an email profile at servers of its own and names in them the
+    Processor's own database password (env:PGPASSWORD), the env: variable and the file: secret the
+    operator gave to another profile. Nothing reaches those servers: each attempt fails and says
+    why. The secrets still reach what they were given to."""
+    given = {"db": "dbpw-3Jm8-Qa2", "env": "envpw-6Lp1-Tz7", "file": "filepw-8Wc4-Bn5", "hook": "hookpw-5Rd9-Kx3"}
+    (tmp_path / "profile" / "default").mkdir(parents=True)
+    (tmp_path / "profile" / "default" / "smtp_password").write_text(given["file"] + "\n")
+    h = hookd()
+    good = smtpd(*TLS, "--auth-user", "relay", "--auth-password", given["file"])
+    evil = smtpd(*TLS)
+    admin = "proof_admin_%d" % os.getpid()
+    db.sql("CREATE EXTENSION pg_relay_notifier")
+    db.sql('CREATE ROLE "%s" IN ROLE pgrelay_admin, pgrelay_producer' % admin)    # any producer can queue
+    try:
+        db.sql('SET ROLE "%s"' % admin)
+        for channel, headers in [("steal_db", {"X-Db": "env:PGPASSWORD"}), ("steal_env", {"X-Env": "env:SMTP_PASSWORD"}),
+                                 ("steal_file", {"X-File": "file:smtp_password"}), ("ok_hook", {"X-Ok": "env:HOOK_OK"})]:
+            db.sql("SELECT pgrelay.register_webhook(%s, %s, allow_http => true, headers => %s, signing_secret => %s,"
+                   " max_attempts => 1)", (channel, h.http_base_url + "/" + channel, json.dumps(headers), H.SECRET))
+            db.sql("SELECT pgrelay.notify(%s, '{}')", (channel,))
+        for name, server, password in [("default", good, "file:smtp_password"), ("evil_env", evil, "env:SMTP_PASSWORD"),
+                                       ("evil_file", evil, "file:smtp_password")]:
+            db.sql("SELECT pgrelay_notifier.create_profile(%s, host => '127.0.0.1', port => %s, security => %s,"
+                   " ca_file => %s, username => 'relay', password => %s, from_address => 'noreply@example.com')",
+                   (name, server.port, "starttls", str(certs / "ca.pem"), password))
+            db.sql("SELECT pgrelay_notifier.create_channel(%s, %s, max_attempts => 1)", ("m_" + name, name))
+            db.sql("SELECT pgrelay_notifier.send(%s, ARRAY['ann@example.org'], 'Hello', 'Body')", ("m_" + name,))
+        db.sql("RESET ROLE")
+        p = processors("-d", db.dsn, "--once", "--secrets-dir", str(tmp_path),
+                       "--secret-env=SMTP_PASSWORD=profile/default, HOOK_OK=webhook/ok_hook",
+                       env={"PGPASSWORD": given["db"], "SMTP_PASSWORD": given["env"], "HOOK_OK": given["hook"]})
+        assert p.wait_exit() == 0
+        errors = dict(db.sql("SELECT channel, COALESCE(error, outcome) FROM pgrelay.log"))
+        assert errors["steal_db"] == ("header X-Db: secret env:PGPASSWORD: the Processor's own connection settings"
+                                      " are never secrets of webhook/steal_db")
+        assert errors["steal_env"].startswith("header X-Env: secret env:SMTP_PASSWORD is not bound to webhook/steal_env")
+        assert errors["steal_file"].startswith("header X-File: secret file:smtp_password of webhook/steal_file: cannot"
+                                               " open %s/webhook/steal_file/smtp_password" % tmp_path)
+        assert errors["m_evil_env"].startswith(
+            "profile.smtp.password: secret env:SMTP_PASSWORD is not bound to profile/evil_env")
+        assert errors["m_evil_file"].startswith(
+            "profile.smtp.password: secret file:smtp_password of profile/evil_file: cannot open")
+        assert errors["ok_hook"] == "ok" and errors["m_default"] == "ok"
+        # only the webhook given its secret was sent, with it; the admin's mail server saw nobody
+        [r] = h.requests()
+        assert r["path"] == "/ok_hook" and H.header(r, "X-Ok") == given["hook"]
+        assert evil.connections() == 0 and good.messages()[0][0]["login"] == "relay"
+        for secret in (given["db"], given["env"], given["file"]):
+            assert secret not in json.dumps(r["headers"])
+        for secret in given.values():
+            assert secret not in p.log() and secret not in "\n".join(errors.values())
+    finally:
+        db.sql("RESET ROLE")
+        db.sql('DROP ROLE IF EXISTS "%s"' % admin)
 
 
 SQL_PAYLOADS = [

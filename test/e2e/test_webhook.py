@@ -14,6 +14,8 @@ from testlib import HookServer as H
 TOKEN = "Bearer t0ken-from-the-environment"
 FILE_KEY = "key-read-from-a-secrets-file"
 ENV = {"HOOK_SECRET": H.SECRET, "HOOK_TOKEN": TOKEN}
+# the variables the channel "hook" may name as env: (the Processor's --secret-env)
+BIND = "--secret-env=HOOK_SECRET=webhook/hook, HOOK_TOKEN=webhook/hook, NOT_SET_ANYWHERE=webhook/hook"
 
 
 def hook(db, h, channel="hook", url=None, **kw):
@@ -49,13 +51,13 @@ def test_signed_delivery_with_secret_headers(db, hookd, processors, tmp_path):
     secret in the Processor's log or in the debug trace."""
     h = hookd()
     secrets = tmp_path / "secrets"
-    secrets.mkdir()
-    (secrets / "hook_key").write_text(FILE_KEY + "\n")
+    (secrets / "webhook" / "hook").mkdir(parents=True)         # the channel's own secrets directory
+    (secrets / "webhook" / "hook" / "hook_key").write_text(FILE_KEY + "\n")
     hook(db, h, headers={"Authorization": "env:HOOK_TOKEN", "X-Api-Key": "file:hook_key", "X-Source": "pg_relay"},
          debug=True)
     payload = '{"order": 42, "note": "caf\u00e9"}'
     eid = db.scalar("SELECT pgrelay.notify('hook', %s)", (payload,))
-    p = processors("-d", db.dsn, "--once", "--secrets-dir", str(secrets), env=ENV)
+    p = processors("-d", db.dsn, "--once", "--secrets-dir", str(secrets), BIND, env=ENV)
     assert p.wait_exit() == 0
     [r] = h.requests()
     assert r["method"] == "POST" and r["path"] == "/hooks" and r["listener"] == "https"
@@ -90,7 +92,7 @@ def test_echoed_secrets_are_cut_from_what_is_recorded(db, hookd, processors):
     h.script("400 echo=headers")
     hook(db, h, headers={"Authorization": "env:HOOK_TOKEN"}, debug=True)
     db.sql("SELECT pgrelay.notify('hook', '{}')")
-    p = processors("-d", db.dsn, "--once", env=ENV)
+    p = processors("-d", db.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [r] = h.requests()
     signature = H.header(r, "webhook-signature")
@@ -108,7 +110,7 @@ def test_text_payload_put_and_keep_alive(db, hookd, processors):
     hook(db, h, method="PUT")
     for i in range(3):
         db.sql("SELECT pgrelay.notify('hook', %s)", ("plain text %d" % i,))
-    p = processors("-d", db.dsn, "--once", "--workers=1", env=ENV)
+    p = processors("-d", db.dsn, "--once", "--workers=1", BIND, env=ENV)
     assert p.wait_exit() == 0
     rs = h.requests()
     assert [h.body(r) for r in rs] == [b"plain text 0", b"plain text 1", b"plain text 2"]
@@ -126,7 +128,7 @@ def test_retries_after_500_timeout_and_dropped_connection(db, hookd, processors)
     h.script("500", "hang seconds=20", "drop")
     hook(db, h, timeout="1 second")
     eid = db.scalar("SELECT pgrelay.notify('hook', '{\"id\": 1}')")
-    p = processors("-d", db.dsn, "--poll-interval=50ms", env=ENV)
+    p = processors("-d", db.dsn, "--poll-interval=50ms", BIND, env=ENV)
     testlib.wait_for(lambda: any(row[2] == "ok" for row in log_rows(db)), "the event done", 60)
     rows = log_rows(db)
     assert [(r[1], r[2]) for r in rows] == [(1, "retry"), (2, "retry"), (3, "retry"), (4, "ok")]
@@ -149,7 +151,7 @@ def test_retry_after_is_honoured(db, hookd, processors):
     h.script("503 retry-after=2", "429 retry-after=1")
     hook(db, h, backoff_base="1 hour", backoff_max="2 hours")
     db.sql("SELECT pgrelay.notify('hook', '{}')")
-    p = processors("-d", db.dsn, "--poll-interval=50ms", env=ENV)
+    p = processors("-d", db.dsn, "--poll-interval=50ms", BIND, env=ENV)
     testlib.wait_for(lambda: any(row[2] == "ok" for row in log_rows(db)), "the event done", 30)
     rs = h.requests()
     assert [r["status"] for r in rs] == [503, 429, 200]
@@ -167,7 +169,7 @@ def test_permanent_answers_fail_at_once(db, hookd, processors):
     h.script("400", "404", "301 location=https://elsewhere.example/hook", "408", "pass")
     hook(db, h)
     ids = [db.scalar("SELECT pgrelay.notify('hook', %s)", ('{"n": %d}' % i,)) for i in range(4)]
-    p = processors("-d", db.dsn, "--poll-interval=50ms", "--workers=1", env=ENV)
+    p = processors("-d", db.dsn, "--poll-interval=50ms", "--workers=1", BIND, env=ENV)
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "the queue drained", 30)
     p.stop()
     outcome = {e: [(r[2], r[3]) for r in log_rows(db) if r[0] == e] for e in ids}
@@ -186,7 +188,7 @@ def test_gone_pauses_the_channel(db, hookd, processors):
     h.script("410")
     hook(db, h)
     first = db.scalar("SELECT pgrelay.notify('hook', '{\"n\": 1}')")
-    p = processors("-d", db.dsn, "--poll-interval=50ms", env=ENV)
+    p = processors("-d", db.dsn, "--poll-interval=50ms", BIND, env=ENV)
     line = p.wait_log(r"webhook_gone .*channel=hook")
     assert "status=410" in line.string and "endpoint=%s" % h.base_url in line.string
     assert "action=channel_paused" in line.string
@@ -210,7 +212,7 @@ def test_tls_verification_is_always_on(db, hookd, processors):
     h = hookd()
     hook(db, h, ca_file=None)
     db.sql("SELECT pgrelay.notify('hook', '{}')")
-    p = processors("-d", db.dsn, "--once", env=ENV)
+    p = processors("-d", db.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [row] = log_rows(db)
     assert row[2] == "failed" and row[3].startswith("TLS certificate verification failed")
@@ -222,7 +224,7 @@ def test_http_when_the_admin_allows_it(db, hookd, processors):
     h = hookd()
     hook(db, h, url=h.http_base_url + "/plain", allow_http=True, ca_file=None)
     db.sql("SELECT pgrelay.notify('hook', '{}')")
-    p = processors("-d", db.dsn, "--once", env=ENV)
+    p = processors("-d", db.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [r] = h.requests()
     assert (r["listener"], r["path"], r["signature"], r["status"]) == ("http", "/plain", "valid", 200)
@@ -234,7 +236,7 @@ def test_missing_secret_is_retried_and_named(db, hookd, processors):
     h = hookd()
     hook(db, h, headers={"Authorization": "env:NOT_SET_ANYWHERE"}, max_attempts=1)
     db.sql("SELECT pgrelay.notify('hook', '{}')")
-    p = processors("-d", db.dsn, "--once", env=ENV)
+    p = processors("-d", db.dsn, "--once", BIND, env=ENV)
     assert p.wait_exit() == 0
     [row] = log_rows(db)
     assert row[2] == "failed"
@@ -254,7 +256,7 @@ def test_watched_table_becomes_webhooks(db, hookd, processors):
     db.sql("DELETE FROM orders WHERE id = 1")
     with db.conn.transaction(force_rollback=True):
         db.sql("INSERT INTO orders VALUES (2, 99)")
-    p = processors("-d", db.dsn, "--once", "--workers=1", env=ENV)
+    p = processors("-d", db.dsn, "--once", "--workers=1", BIND, env=ENV)
     assert p.wait_exit() == 0
     rs = h.requests()
     docs = [json.loads(h.body(r)) for r in rs]
@@ -275,12 +277,12 @@ def test_sigkill_mid_request_redelivers_once(db, hookd, processors):
     h.script("hang seconds=30 times=3")
     hook(db, h)
     ids = [db.scalar("SELECT pgrelay.notify('hook', %s)", ('{"n": %d}' % i,)) for i in range(3)]
-    p = processors("-d", db.dsn, "--workers=3", "--poll-interval=50ms", env=ENV)
+    p = processors("-d", db.dsn, "--workers=3", "--poll-interval=50ms", BIND, env=ENV)
     h.wait_requests(3)
     p.proc.send_signal(signal.SIGKILL)
     p.proc.wait()
     assert db.scalar("SELECT count(*) FROM pgrelay.log") == 0
-    q = processors("-d", db.dsn, "--workers=3", "--poll-interval=50ms", env=ENV)
+    q = processors("-d", db.dsn, "--workers=3", "--poll-interval=50ms", BIND, env=ENV)
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "the queue drained", 60)
     q.stop()
     rs = h.requests()
@@ -320,7 +322,7 @@ def test_receiver_example_in_the_docs_verifies(db, processors, tmp_path):
         ok = db.scalar("SELECT pgrelay.notify('hook', '{\"id\": 1}')")
         text = db.scalar("SELECT pgrelay.notify('hook', 'plain text, not JSON')")
         forged = db.scalar("SELECT pgrelay.notify('forged', '{\"id\": 2}')")
-        p = processors("-d", db.dsn, "--once", env=ENV)
+        p = processors("-d", db.dsn, "--once", BIND, env=ENV)
         assert p.wait_exit() == 0
         assert db.sql("SELECT event_id, outcome FROM pgrelay.log ORDER BY event_id") == \
             [(ok, "ok"), (text, "ok"), (forged, "failed")]
@@ -343,7 +345,7 @@ def test_valgrind_webhook_run_is_clean(db, hookd):
         db.sql("SELECT pgrelay.notify('hook', %s)", ('{"n": %d}' % i,))
     r = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
                         "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
-                        testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2"],
+                        testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2", BIND],
                        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
                        env=dict(os.environ, **ENV))
     assert r.returncode == 0, r.stdout[-6000:]

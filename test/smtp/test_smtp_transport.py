@@ -131,8 +131,8 @@ def test_auth_plain(smtpd, deliver):
 def test_auth_login_with_file_secret(smtpd, deliver, tmp_path):
     s = smtpd(*AUTH, "--auth-mechs", "LOGIN")
     secrets = tmp_path / "secrets"
-    secrets.mkdir()
-    (secrets / "smtp_pw").write_text("pw-Secret-123\n")
+    (secrets / "profile" / "test").mkdir(parents=True)      # the profile's own directory
+    (secrets / "profile" / "test" / "smtp_pw").write_text("pw-Secret-123\n")
     r = only(deliver(make_doc(s.port, smtp_username="relay", smtp_password="file:smtp_pw"),
                      args=["--secrets-dir", str(secrets)]))
     assert r["outcome"] == "sent", r

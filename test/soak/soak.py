@@ -119,7 +119,8 @@ class Soak:
         # the Processor's sessions are named, so that their deliveries in flight can be counted
         p = testlib.Processor(["-d", self.conninfo + " application_name=pg_relay_soak", "--workers=%d" % WORKERS,
                                "--poll-interval=100ms",
-                               "--reconnect-max=500ms", "--shutdown-timeout=10s"],
+                               "--reconnect-max=500ms", "--shutdown-timeout=10s",
+                               "--secret-env=SOAK_HOOK_SECRET=webhook/soak_hook"],
                               env={"SOAK_HOOK_SECRET": testlib.HookServer.SECRET})
         self.processors.append(p)
         self.processor = p
