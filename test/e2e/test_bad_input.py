@@ -201,7 +201,13 @@ case(W_T, "admin", "SELECT pgrelay.watch_table(%s, 'c_sql')", ("public.w_tab; DR
 case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_view', 'c_sql')", (), err("42809", "is not a table"))
 case(W_T, "admin", "SELECT pgrelay.watch_table('pgrelay.queue', 'c_sql')", (), err("42501", "table pgrelay.queue cannot be watched"))
 case(W_T, "admin", "SELECT pgrelay.watch_table('pg_catalog.pg_authid', 'c_sql')", (), err("42501", "cannot be watched"))
-case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_secret', 'c_sql')", (), err("42501", "may not read table public.w_secret"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_secret', 'c_sql')", (), err("42501", "may not put triggers on table public.w_secret"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_cols', 'c_sql')", (),
+     err("42501", "may not read column(s) secret of table public.w_cols"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_cols', 'c_sql', columns => '{{secret}}')", (),
+     err("42501", "may not read column(s) secret"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_rls', 'c_sql')", (),
+     err("42501", "cannot be watched by proof_admin_"))
 case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'nope')", (), err("42704", 'channel "nope" does not exist'))
 case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', %s)", ("c_sql\u202e\n",), err("42704", 'channel "c_sql??" does not exist'))
 for ops in ["{truncate}", "{}", "{insert,NULL}", "{insert; DROP TABLE x}"]:
@@ -215,6 +221,13 @@ case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns 
      err("42703", "has no column 'id??x'"))
 case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => %s)", ([None],),
      err("42703", "has no column NULL"))
+WR = "pgrelay._watch_readable"
+case(WR, "admin", "SELECT (pgrelay._watch_readable(NULL::pgrelay.watches)).state", (), result(None))
+case(WR, "monitor", "SELECT (pgrelay._watch_readable(NULL)).state", (), result(None))
+case(WR, "admin", "SELECT pgrelay._watch_readable('x')", (), err("22P02", "malformed record literal"))
+WTR = "pgrelay._watch_trigger"
+case(WTR, "producer", "SELECT pgrelay._watch_trigger()", (), err("0A000", "trigger functions can only be called as triggers"))
+case(WTR, "admin", "SELECT pgrelay._watch_trigger()", (), err("0A000", "trigger functions can only be called as triggers"))
 U_T = "pgrelay.unwatch_table"
 case(U_T, "admin", "SELECT pgrelay.unwatch_table(NULL, 'c_sql')", (), err("22004", "table and channel must not be NULL"))
 case(U_T, "admin", "SELECT pgrelay.unwatch_table(424242, 'c_sql')", (), err("42P01", "relation with OID 424242 does not exist"))
@@ -947,6 +960,10 @@ CREATE TABLE public.w_tab (id int, note text);
 CREATE VIEW public.w_view AS SELECT * FROM public.w_tab;
 SELECT pgrelay.set_node(1, 'n1');
 CREATE TABLE public.w_secret (id int);
+CREATE TABLE public.w_cols (id int, secret text);
+CREATE TABLE public.w_rls (id int, owner name);
+ALTER TABLE public.w_rls ENABLE ROW LEVEL SECURITY;
+CREATE POLICY w_rls_mine ON public.w_rls USING (owner = current_user);
 """
 
 
@@ -965,6 +982,8 @@ def bench(cluster):
         d.conn.execute(SETUP)
         d.sql('GRANT EXECUTE ON FUNCTION public.h_private(text) TO "%s"' % logins["admin"])
         d.sql('GRANT SELECT, TRIGGER ON public.w_tab, public.w_view TO "%s"' % logins["admin"])
+        d.sql('GRANT TRIGGER, SELECT (id) ON public.w_cols TO "%s"' % logins["admin"])
+        d.sql('GRANT SELECT, TRIGGER ON public.w_rls TO "%s"' % logins["admin"])
         conns = {k: psycopg.connect(d.dsn.replace("user=postgres", "user=" + v), autocommit=True)
                  for k, v in logins.items()}
         ids = {}

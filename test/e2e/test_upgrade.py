@@ -160,3 +160,23 @@ def test_events_queued_before_the_upgrade_are_done_after_it(cluster, processors)
         assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 5
     finally:
         db.close()
+
+
+def test_a_watch_of_1_2_is_kept_by_the_upgrade(cluster):
+    """A table watched under pg_relay 1.2 (a trigger, no record of who watches) is recorded by the
+    upgrade with the table's owner as the watcher, and its changes keep being queued."""
+    db = testlib.Database(cluster, extensions=())
+    try:
+        db.sql("CREATE EXTENSION pg_relay VERSION '1.2'")
+        db.sql("SELECT pgrelay.register('changes', 'notify')")
+        db.sql("CREATE TABLE public.orders (id int, note text)")
+        trigger = db.scalar("SELECT pgrelay.watch_table('public.orders', 'changes', operations => '{insert}',"
+                            " columns => '{id}')")
+        db.sql("ALTER EXTENSION pg_relay UPDATE")
+        assert db.sql("SELECT \"table\"::text, channel, trigger_name::text, watcher::text, operations, columns, state"
+                      " FROM pgrelay.watched_tables") == \
+            [("orders", "changes", trigger, "postgres", ["insert"], ["id"], "active")]
+        db.sql("INSERT INTO public.orders VALUES (1, 'x')")
+        assert db.scalar("SELECT payload::jsonb -> 'new' FROM pgrelay.queue") == {"id": 1}
+    finally:
+        db.close()

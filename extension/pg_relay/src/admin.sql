@@ -306,6 +306,15 @@ BEGIN
         RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(unregister.channel)
             USING ERRCODE = 'undefined_object';
     END IF;
+    IF EXISTS (SELECT 1 FROM pgrelay.watches w WHERE w.channel = unregister.channel
+                                                 AND EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = w.relid)) THEN
+        RAISE EXCEPTION 'channel "%" is watched by table %', unregister.channel,
+                        (SELECT string_agg(w.relid::text, ', ' ORDER BY w.relid::text) FROM pgrelay.watches w
+                         WHERE w.channel = unregister.channel AND EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = w.relid))
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Stop watching it first: SELECT pgrelay.unwatch_table(table, channel).';
+    END IF;
+    DELETE FROM pgrelay.watches w WHERE w.channel = unregister.channel;  -- of tables that were dropped
     SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = unregister.channel;
     IF queued > 0 THEN
         RAISE EXCEPTION 'channel "%" still has % queued event(s)', unregister.channel, queued

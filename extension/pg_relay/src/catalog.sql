@@ -281,6 +281,28 @@ COMMENT ON TYPE pgrelay._claim IS 'Internal: a queue row claimed by _claim_event
 CREATE TYPE pgrelay._completed AS (log_id bigint, outcome text, retry_id bigint, retry_at timestamptz);
 COMMENT ON TYPE pgrelay._completed IS 'Internal: what _complete() wrote for an attempt';
 
+-- Watched tables (watch_table()): one row per table and channel, recording whose rights the
+-- table's rows are read with. The trigger of a watch looks its row up at every change: a trigger
+-- that no row of this table describes (one that somebody else put on a table of theirs) queues
+-- nothing. Node-local: the trigger and the table's OID are this node's (replication_tables()).
+CREATE TABLE pgrelay.watches (
+    relid        regclass NOT NULL,
+    channel      text NOT NULL REFERENCES pgrelay.channels,
+    trigger_name name NOT NULL,
+    watcher      regrole NOT NULL,
+    operations   text[] NOT NULL,
+    columns      text[],
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (relid, channel),
+    UNIQUE (relid, trigger_name)
+);
+COMMENT ON TABLE pgrelay.watches IS
+    'The tables watch_table() watches: table, channel, the trigger, and the role whose rights each '
+    'change is read with (pgrelay.watched_tables says whether it still may)';
+COMMENT ON COLUMN pgrelay.watches.watcher IS
+    'The login role that called watch_table(): a change queues only the columns this role may read, '
+    'and nothing while it may read none or row-level security applies to it';
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
@@ -292,3 +314,4 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.watches', '');

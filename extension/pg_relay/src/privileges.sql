@@ -80,7 +80,7 @@ GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.l
                 pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
                 pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
                 pgrelay.cluster_status, pgrelay.webhooks, pgrelay.webhook_status, pgrelay.processor_reports,
-                pgrelay.processors, pgrelay.dispatch_state
+                pgrelay.processors, pgrelay.dispatch_state, pgrelay.watches, pgrelay.watched_tables
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,
@@ -90,10 +90,15 @@ TO pgrelay_processor;
 -- The monitor role reads the views, and nothing else: no table, no function that changes anything.
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status,
-                pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state
+                pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state, pgrelay.watched_tables
 TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
 -- dispatch_state _this_node)
 GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
-                          pgrelay._this_node()
+                          pgrelay._this_node(), pgrelay._watch_readable(pgrelay.watches)
 TO pgrelay_monitor;
+GRANT EXECUTE ON FUNCTION pgrelay._watch_readable(pgrelay.watches) TO pgrelay_admin;
+-- PostgreSQL requires EXECUTE on a trigger's function of whoever adds a partition to a watched
+-- partitioned table (the trigger is cloned onto it). The function queues nothing for a trigger
+-- that no row of pgrelay.watches describes, so the grant lets nobody queue events.
+GRANT EXECUTE ON FUNCTION pgrelay._watch_trigger() TO PUBLIC;

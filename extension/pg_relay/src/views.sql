@@ -102,3 +102,14 @@ FROM pgrelay.control c;
 COMMENT ON VIEW pgrelay.dispatch_state IS
     'Whether pgrelay.pause() stopped dispatch everywhere, whether this server is a standby, its node id, '
     'the reload generation';
+
+CREATE OR REPLACE VIEW pgrelay.watched_tables AS
+SELECT w.relid AS "table", w.channel, w.trigger_name, w.watcher, w.operations, w.columns,
+       CASE WHEN s.state = 'active' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g
+                                                    WHERE g.tgrelid = w.relid AND g.tgname = w.trigger_name)
+            THEN 'trigger missing' ELSE s.state END AS state,
+       s.readable AS readable_columns, w.created_at
+FROM pgrelay.watches w
+CROSS JOIN LATERAL pgrelay._watch_readable(w) s;
+COMMENT ON VIEW pgrelay.watched_tables IS
+    'Each watch of watch_table(): its table, channel and watcher, and state: active, or why its changes queue nothing now';

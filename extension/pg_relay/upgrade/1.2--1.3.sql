@@ -4,3 +4,61 @@
 -- channel (created again by the code below). IF EXISTS: an upgrade from 1.1 never had them.
 DROP FUNCTION IF EXISTS pgrelay.retry_failed(text, timestamptz, timestamptz, text);
 DROP FUNCTION IF EXISTS pgrelay.discard_failed(text, timestamptz, timestamptz, text);
+
+-- Watched tables: a row per watch records whose rights its changes are read with. The watches of
+-- 1.2 (triggers only) are recorded with the table's owner as the watcher, who reads everything the
+-- trigger read before (owners bypass their own row security unless it is forced); watch_table()
+-- again, as the role that should read the table, narrows that.
+CREATE TABLE pgrelay.watches (
+    relid        regclass NOT NULL,
+    channel      text NOT NULL REFERENCES pgrelay.channels,
+    trigger_name name NOT NULL,
+    watcher      regrole NOT NULL,
+    operations   text[] NOT NULL,
+    columns      text[],
+    created_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (relid, channel),
+    UNIQUE (relid, trigger_name)
+);
+COMMENT ON TABLE pgrelay.watches IS
+    'The tables watch_table() watches: table, channel, the trigger, and the role whose rights each '
+    'change is read with (pgrelay.watched_tables says whether it still may)';
+COMMENT ON COLUMN pgrelay.watches.watcher IS
+    'The login role that called watch_table(): a change queues only the columns this role may read, '
+    'and nothing while it may read none or row-level security applies to it';
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.watches', '');
+DO $$
+DECLARE
+    r record;
+    args text[];
+    rest bytea;
+    cut integer;
+BEGIN
+    FOR r IN SELECT t.tgrelid, t.tgname, t.tgtype, t.tgnargs, t.tgargs, c.relowner
+             FROM pg_catalog.pg_trigger t JOIN pg_catalog.pg_class c ON c.oid = t.tgrelid
+             WHERE t.tgfoid = pg_catalog.to_regprocedure('pgrelay._watch_trigger()') AND t.tgparentid = 0 LOOP
+        -- tgargs: the trigger's arguments, each ended by a zero byte
+        args := '{}';
+        rest := r.tgargs;
+        FOR i IN 1 .. r.tgnargs LOOP
+            cut := pg_catalog.position(rest, '\x00'::bytea);
+            args := args || pg_catalog.convert_from(pg_catalog.substr(rest, 1, cut - 1), 'UTF8');
+            rest := pg_catalog.substr(rest, cut + 1);
+        END LOOP;
+        IF NOT EXISTS (SELECT 1 FROM pgrelay.channels x WHERE x.channel = args[1]) THEN
+            RAISE WARNING 'pg_relay 1.3: trigger % of table % watches channel "%", which does not exist: drop the trigger',
+                          r.tgname, r.tgrelid::regclass, args[1];
+            CONTINUE;
+        END IF;
+        INSERT INTO pgrelay.watches (relid, channel, trigger_name, watcher, operations, columns)
+        VALUES (r.tgrelid, args[1], r.tgname, r.relowner,
+                ARRAY(SELECT o FROM (VALUES (4, 'insert'), (8, 'delete'), (16, 'update')) v(bit, o)
+                      WHERE r.tgtype & v.bit <> 0 ORDER BY o),
+                CASE WHEN r.tgnargs > 1 THEN ARRAY(SELECT pg_catalog.jsonb_array_elements_text(args[2]::jsonb)) END);
+        RAISE NOTICE 'pg_relay 1.3: table % is watched for channel "%" with the rights of its owner %; call watch_table() again as the role that should read it',
+                     r.tgrelid::regclass, args[1], r.relowner::regrole;
+    END LOOP;
+END
+$$;
+-- trigger names come from pgrelay.watches now
+DROP FUNCTION IF EXISTS pgrelay._watch_name(text);
