@@ -118,6 +118,48 @@ DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 
+-- Cold start. A configured peer this node has never heard from counts as live until the rule
+-- finds it dead (silent for dead_after since this node started watching, and its link not up;
+-- without an engine, silence alone). Node 2 starts first, before node 1's Processor ever beat:
+-- node 1 is the lowest live node, so node 2 does not lead, and says why.
+SET pg_relay.mode = 'leader';
+SET pg_relay.node_id = 2;
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, leader, dead, silent_for >= '0' AS never_negative FROM pgrelay.cluster_status;
+SELECT node_id, unheard, candidate, waiting FROM pgrelay._verdicts('10s');
+-- silent for dead_after (100 ms here) with no link to say otherwise: dead, and node 2 leads
+SELECT pg_sleep(0.15);
+SELECT pgrelay.is_lowest_live_master('100ms');
+SELECT node_id, unheard, candidate, dead FROM pgrelay._verdicts('100ms');
+-- node 1's Processor beats: it is heard, the lowest live node, and node 2 does not lead
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (1, 1000, now(), 'leader', false, '{}', '{}', now());
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, false, false);
+-- node 1 stops cleanly while node 2 watches: believed at once, node 2 leads
+UPDATE pgrelay.heartbeats SET stopped_at = now() WHERE node_id = 1;
+UPDATE pgrelay.heartbeats SET heard = jsonb_build_object('2', 0) WHERE node_id = 1;
+SELECT is_leader, why FROM pgrelay._ha_tick(NULL, true, false, false);
+-- node 2's Processor starts again while node 1's heartbeat still says it stopped: that is not
+-- news this node watched (node 1 may be starting right now, its first beat on the way), so node
+-- 1 counts as live for dead_after, then the stop is believed
+SELECT is_leader, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, unheard, candidate FROM pgrelay._verdicts('10s');
+SELECT pg_sleep(0.15);
+SELECT node_id, unheard, candidate FROM pgrelay._verdicts('100ms');
+SELECT pgrelay.is_lowest_live_master('100ms');
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+-- The lowest node, node 1, starting with node 2 never heard from: it waits for node 2 to hear
+-- from it, for dead_after / 2 at most (node 2 counts node 1 as live meanwhile, so it does not lead)
+SET pg_relay.node_id = 1;
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT pg_sleep(0.06);
+SELECT pgrelay.is_lowest_live_master('100ms');
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+
 -- A row offered under a gate that has closed since fails re-validation at claim, and is skipped:
 -- leadership moved, the row was adopted away, or dispatch was paused.
 INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted)
@@ -245,7 +287,15 @@ DROP ROLE regress_ha_owner;
 -- without an engine there is no replication set to fill (error)
 SELECT * FROM pgrelay.replication_setup();
 
+-- A node alone (no peer configured) leads at its first tick: there is nobody to wait for
 DELETE FROM pgrelay.nodes;
+SET pg_relay.mode = 'leader';
+SET pg_relay.dead_after = '10s';
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
 SELECT pgrelay.unregister('ha_free'), pgrelay.unregister('ha_pinned');
 DROP FUNCTION regress_ha_noop(text);
 RESET pg_relay.dead_after;
