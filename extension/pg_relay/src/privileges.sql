@@ -93,7 +93,7 @@ GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgre
                 pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state
 TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
--- dispatch_state _this_node)
+-- dispatch_state _this_node; pg_relay status shows the interface version beside the extension's)
 GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
-                          pgrelay._this_node()
+                          pgrelay._this_node(), pgrelay.interface_version()
 TO pgrelay_monitor;
