@@ -799,7 +799,7 @@ BEGIN
         RAISE EXCEPTION 'pg_relay.node_id is not set on this server'
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Every node needs its own id (0 to 1023): ids of queue and log rows carry it.',
-                  HINT = 'ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf();';
+                  HINT = 'SET pg_relay.node_id = <id>; ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf(); (one statement at a time: before PostgreSQL 17 ALTER SYSTEM knows the name only after the SET)';
     END IF;
     SELECT m.engine_node INTO here FROM pgrelay._engine_members(eng) m WHERE m.is_local;
     PERFORM pgrelay.set_node(pgrelay._this_node(), here);
