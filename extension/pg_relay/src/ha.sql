@@ -772,6 +772,39 @@ $$;
 COMMENT ON FUNCTION pgrelay.replication_tables() IS
     'Each table and sequence of pg_relay and of extensions built on it: must a multi-master cluster replicate it, and why';
 
+-- pgrelay._engine_has_set()
+CREATE OR REPLACE FUNCTION pgrelay._engine_has_set(engine text, set_name text) RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Internal (replication_setup): is set_name a replication set of this node? (Each statement is
+    -- planned when it first runs, so the other engine's catalog need not exist.)
+    IF engine = 'spock' THEN
+        RETURN EXISTS (SELECT 1 FROM spock.replication_set s JOIN spock.local_node l ON l.node_id = s.set_nodeid
+                       WHERE s.set_name = _engine_has_set.set_name);
+    END IF;
+    RETURN EXISTS (SELECT 1 FROM pglogical.replication_set s JOIN pglogical.local_node l ON l.node_id = s.set_nodeid
+                   WHERE s.set_name = _engine_has_set.set_name);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_has_set(text, text) IS
+    'Internal: is the set one of this node''s replication sets in the engine''s catalog?';
+
+-- pgrelay._engine_sets()
+CREATE OR REPLACE FUNCTION pgrelay._engine_sets(engine text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Internal (replication_setup's hint): this node's replication sets, by name.
+    IF engine = 'spock' THEN
+        RETURN (SELECT COALESCE(string_agg(s.set_name::text, ', ' ORDER BY s.set_name), 'none')
+                FROM spock.replication_set s JOIN spock.local_node l ON l.node_id = s.set_nodeid);
+    END IF;
+    RETURN (SELECT COALESCE(string_agg(s.set_name::text, ', ' ORDER BY s.set_name), 'none')
+            FROM pglogical.replication_set s JOIN pglogical.local_node l ON l.node_id = s.set_nodeid);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_sets(text) IS
+    'Internal: this node''s replication sets in the engine''s catalog, by name';
+
 -- pgrelay.replication_setup()
 CREATE OR REPLACE FUNCTION pgrelay.replication_setup(set_name text DEFAULT 'default')
 RETURNS TABLE (relation regclass, added boolean)
@@ -800,6 +833,12 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Every node needs its own id (0 to 1023): ids of queue and log rows carry it.',
                   HINT = 'SET pg_relay.node_id = <id>; ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf(); (one statement at a time: before PostgreSQL 17 ALTER SYSTEM knows the name only after the SET)';
+    END IF;
+    -- The set must be one of this node's: the engines' own error for another names no choice.
+    IF NOT pgrelay._engine_has_set(eng, set_name) THEN
+        RAISE EXCEPTION '% node has no replication set "%"', eng, pgrelay._show(set_name)
+            USING ERRCODE = 'undefined_object',
+                  HINT = format('This node''s sets: %s.', pgrelay._engine_sets(eng));
     END IF;
     SELECT m.engine_node INTO here FROM pgrelay._engine_members(eng) m WHERE m.is_local;
     PERFORM pgrelay.set_node(pgrelay._this_node(), here);
