@@ -10,7 +10,7 @@ import pytest
 
 import testlib
 from testlib import pglogical_guard
-from test_multinode import names, queue, register_channels, relay, relay_schema, runs, stop, wait_done
+from test_multinode import cluster_rows, names, queue, register_channels, relay, relay_schema, runs, stop, wait_done
 
 DEAD_AFTER = "2s"
 
@@ -130,3 +130,25 @@ def test_a_replayed_row_is_finished_without_running_again_on_both_nodes(pgl, pro
     assert n1.scalar("SELECT count(*) FROM pgrelay.log WHERE payload = ANY(%s)", (payloads,)) == 30
     assert not p1.lines("attempt_failed") and not p2.lines("event_replayed"), p1.log()
     stop(p1, p2)
+
+
+def test_status_agrees_with_the_heartbeats_through_a_clean_stop(pgl, processors):
+    """pg_relay status on node 2: node 1 leads in both tables while it runs; once its Processor
+    stopped cleanly, node 1 shows stopped at once and node 2 leads, in both tables again; no
+    duration is negative."""
+    n1, n2 = pgl.nodes
+    p1, p2 = relay(processors, n1, "leader"), relay(processors, n2, "leader")
+    p1.wait_log(r" leader_acquired mode=leader node=1")
+    testlib.wait_for(lambda: cluster_rows(n2)["1"][4] == "yes", "node 1 leading in node 2's status")
+    assert n1.scalar("SELECT leader FROM pgrelay.processors WHERE pid = %s", (p1.proc.pid,)) is True
+    stop(p1)
+    testlib.wait_for(lambda: cluster_rows(n2)["1"][-1] == "stopped", "node 1 stopped in node 2's status")
+    p2.wait_log(r" leader_acquired mode=leader node=2")
+    testlib.wait_for(lambda: cluster_rows(n2)["2"][4] == "yes"
+                     and n2.scalar("SELECT leader FROM pgrelay.processors WHERE pid = %s", (p2.proc.pid,)) is True,
+                     "node 2 leading in both tables")
+    assert cluster_rows(n2)["1"][4] == "no"
+    for node in pgl.nodes:
+        assert node.scalar("SELECT count(*) FROM pgrelay.cluster_status WHERE silent_for < '0'") == 0
+        assert node.scalar("SELECT count(*) FROM pgrelay.processors WHERE silent_for < '0'") == 0
+    stop(p2)
