@@ -89,7 +89,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		json_array_append_new(rcpts, json_pack("{s:i, s:s, s:s, s:s}", "id", 1, "kind", "to", "address",
 											   "ann@example.org", "status", "pending"));
 	doc = json_pack("{s:i, s:I, s:s, s:s, s:o, s:o, s:o, s:s, s:s, s:{s:s, s:s, s:{s:s, s:s}}}",
-					"interface_version", 2, "notification_id", (json_int_t) 1234, "status", "queued",
+					"interface_version", 3, "notification_id", (json_int_t) 1234, "status", "queued",
 					"message_id", "<1234.abc@example.com>", "from", mailbox(fields, n, 0), "recipients",
 					rcpts, "reply_to", rt, "subject", "Hello", "body_text", "Body", "profile", "name", "p",
 					"transport", "smtp", "smtp", "host", "127.0.0.1", "security", "none");

@@ -48,7 +48,7 @@ struct HaAnswer {
 	bool in_recovery;  /* the server is a standby */
 	char waiting[128]; /* peers that have not acknowledged this node, "" when none */
 	char adopted[256]; /* "node:rows,..." adopted just now, "" when none */
-	char why[160];     /* why this node does not lead */
+	char why[200];     /* why this node does not lead */
 };
 
 static void
@@ -114,7 +114,9 @@ note_contact(struct Ha *h, const char *waiting)
 /*
  * note_leader logs leadership changes. A node that acquires leadership holds it in its heartbeat at
  * once; one that yields keeps holding it until the events it started have finished (ha_probe), so
- * that no other node leads while they run.
+ * that no other node leads while they run. A node that does not lead says why when it starts and
+ * whenever the reason changes (leader_waiting): a node started alone waits for its peers to be
+ * heard from or found dead, and its log says so before it leads.
  */
 static void
 note_leader(struct Ha *h, int leader, const char *why)
@@ -125,7 +127,11 @@ note_leader(struct Ha *h, int leader, const char *why)
 	} else if (leader == 0 && h->leader == 1) {
 		log_info("leader_yielded", LOG_STR("mode", "leader"), LOG_INT("node", h->node),
 				 LOG_STR("reason", why));
+	} else if (leader == 0 && why[0] != '\0' && strcmp(h->why, why) != 0) {
+		log_info("leader_waiting", LOG_STR("mode", "leader"), LOG_INT("node", h->node),
+				 LOG_STR("reason", why));
 	}
+	snprintf(h->why, sizeof h->why, "%s", leader == 1 ? "" : why);
 	h->leader = leader;
 }
 

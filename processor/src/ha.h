@@ -22,6 +22,7 @@ struct Ha {
 	bool dispatch;     /* the gate as last decided (a drain round keeps it) */
 	int node;          /* this node's pg_relay node id, as the database reported it */
 	char waiting[128]; /* the peers last reported as not having heard from this node */
+	char why[200];     /* leader mode: why it did not lead, as last logged ("" when it leads) */
 };
 
 /* One "node:rows" of a tick's answer: the rows this node adopted from a dead node. */

@@ -64,7 +64,7 @@ static struct {
 	bool reprobed;          /* a skipped claim asked for a probe this tick */
 	bool batch_active;
 	long long batch_start_us;
-	int rounds, processed, ok, retried, failed, skipped, deferred, lost;
+	int rounds, processed, ok, retried, failed, skipped, deferred, lost, replayed;
 } loop;
 
 /*
@@ -192,10 +192,10 @@ end_batch(void)
 	log_info("batch", LOG_INT("rounds", loop.rounds), LOG_INT("processed", loop.processed),
 			 LOG_INT("ok", loop.ok), LOG_INT("retried", loop.retried), LOG_INT("failed", loop.failed),
 			 LOG_INT("skipped", loop.skipped), LOG_INT("deferred", loop.deferred), LOG_INT("lost", loop.lost),
-			 LOG_MS("duration_ms", ms));
+			 LOG_INT("replayed", loop.replayed), LOG_MS("duration_ms", ms));
 	loop.batch_active = false;
 	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
-	loop.skipped = loop.deferred = loop.lost = 0;
+	loop.skipped = loop.deferred = loop.lost = loop.replayed = 0;
 }
 
 /* collect_finished counts the events the workers finished; any real work means "drain on". */
@@ -222,6 +222,11 @@ collect_finished(void)
 			break;
 		case OC_DEFERRED:
 			loop.deferred++;
+			break;
+		case OC_REPLAYED:
+			/* finished without an attempt (its attempt was recorded already): work was done */
+			loop.replayed++;
+			loop.want_probe = true;
 			break;
 		case OC_LOST:
 			loop.lost++;

@@ -192,7 +192,7 @@ metrics_event(const char *channel, enum Outcome oc, long long duration_us)
 	c = find_slot((void **) &m.channels, &m.nchannels, &m.capchannels, sizeof *c, channel);
 	if (c != NULL) {
 		c->events[oc]++;
-		if (oc != OC_SKIPPED && oc != OC_DEFERRED && oc != OC_LOST)
+		if (oc != OC_SKIPPED && oc != OC_DEFERRED && oc != OC_REPLAYED && oc != OC_LOST)
 			hist_add(&c->attempts, &attempt_buckets, duration_us);
 	}
 	pthread_mutex_unlock(&m.mu);
@@ -515,7 +515,8 @@ render_events(struct Buf *out, const struct Snapshot *s)
 	family(out, "pgrelay_events_total", "counter",
 		   "Events the workers finished, by channel and outcome (ok, partial, cancelled, retry, timeout, "
 		   "failed; "
-		   "skipped, deferred, lost: no attempt).");
+		   "skipped, deferred, replayed, lost: no attempt; replayed: a queue row whose attempt was "
+		   "recorded already, finished without running again).");
 	for (i = 0; i < s->nchannels; i++)
 		for (o = 0; o < N_OUTCOMES; o++) {
 			label_open(out, "pgrelay_events_total", "channel", s->channels[i].name);

@@ -61,7 +61,9 @@ keep_claim(struct Held *h, PGresult *res)
 
 /*
  * claim_and_fetch claims the row and fetches its message in one statement. Returns 1 with *doc
- * (NULL when no such notification), 0 when the claim failed (skipped), -1 when a statement failed
+ * (NULL when no such notification), 2 when the row was replayed (its attempt is recorded already:
+ * the claim finished it, nothing is fetched or sent), 0 when the claim failed (skipped), -1 when a
+ * statement failed
  * (h->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
  * the savepoint, the row claimed again alone, and 1 returned with *doc NULL and err set: a
  * transient failure of the event rather than an aborted transaction.
@@ -88,7 +90,9 @@ claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
 			return -1;
 	}
 	claimed = PQntuples(res) > 0;
-	if (claimed && !keep_claim(h, res))
+	if (claimed && strcmp(pgconn_value(res, 0, 3) ? pgconn_value(res, 0, 3) : "f", "t") == 0)
+		claimed = keep_claim(h, res) ? 2 : -1;
+	else if (claimed && !keep_claim(h, res))
 		claimed = -1;
 	else if (claimed && err[0] == '\0' && pgconn_value(res, 0, 2) != NULL) {
 		*doc = strdup(pgconn_value(res, 0, 2));
@@ -276,6 +280,8 @@ run_held(struct Held *h)
 			return held_lost(h->rep, "rollback");
 		return OC_SKIPPED;
 	}
+	if (c == 2) /* replayed: the claim finished the row; committing it is all there is to do */
+		return pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : held_lost(h->rep, "commit");
 	iso8601_now(h->started, sizeof h->started);
 	if (err[0] != '\0')
 		return finish_simple(h, AR_TRANSIENT, err, false);

@@ -7,7 +7,7 @@
 #include <string.h>
 
 static const char *const outcome_names[] = {"skipped", "ok",     "partial",  "cancelled", "retry",
-											"timeout", "failed", "deferred", "lost"};
+											"timeout", "failed", "deferred", "replayed",  "lost"};
 static const char *const result_names[] = {"ok", "partial", "transient", "permanent", "cancelled"};
 static const char *const rcpt_names[] = {"pending", "sent", "failed", "retrying"};
 
@@ -92,6 +92,7 @@ outcome_status_name(enum Outcome o)
 	case OC_SKIPPED:
 	case OC_CANCELLED:
 	case OC_DEFERRED:
+	case OC_REPLAYED:
 	case OC_LOST:
 		break;
 	}

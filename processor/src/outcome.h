@@ -18,6 +18,7 @@ enum Outcome {
 	OC_TIMEOUT,   /* timed out, retried later */
 	OC_FAILED,    /* failed for good */
 	OC_DEFERRED,  /* moved to a later time without an attempt (rate limit) */
+	OC_REPLAYED,  /* finished without an attempt: its attempt was recorded already (a replayed row) */
 	OC_LOST       /* not finished: the statement or the connection failed; offered again later */
 };
 

@@ -38,7 +38,8 @@ presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, 
 	p->next_us = now + (long long) every_ms * 1000;
 	snprintf(pid, sizeof pid, "%d", p->pid);
 	snprintf(nworkers, sizeof nworkers, "%d", workers);
-	snprintf(busy, sizeof busy, "%d", in_flight);
+	/* in_flight counts events, and a batch is many events on one worker: no more workers are busy */
+	snprintf(busy, sizeof busy, "%d", in_flight < workers ? in_flight : workers);
 	snprintf(every, sizeof every, "%ld", every_ms);
 	if (pgconn_exec(&t->pg, STMT_PROCESSOR_REPORT, values)) {
 		p->reported = true;

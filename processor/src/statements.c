@@ -46,20 +46,26 @@ static const struct Statement statements[] = {
 						  1, true},
 	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
 						  "SELECT outcome, error, sqlstate,"
-						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
 						  " FROM pgrelay.process_one($1)",
 						  1, true},
-	[STMT_PROCESS_BATCH] = {"pgrelay_process_batch",
-							"SELECT id, outcome, error, sqlstate,"
-							" to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-							" FROM pgrelay.process_batch($1::bigint[])",
-							1, true},
-	[STMT_CLAIM_FETCH] = {"pgrelay_claim_fetch",
-						  "SELECT c.payload, c.attempt, pgrelay_notifier.fetch(c.payload, c.event_id)::text"
-						  " FROM pgrelay._queue_claim($1) c",
-						  1, true},
+	[STMT_PROCESS_BATCH] =
+		{"pgrelay_process_batch",
+		 "SELECT id, outcome, error, sqlstate,"
+		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
+		 " FROM pgrelay.process_batch($1::bigint[])",
+		 1, true},
+	[STMT_CLAIM_FETCH] =
+		{"pgrelay_claim_fetch",
+		 /* a replayed row (finished by the claim) fetches nothing */
+		 "SELECT c.payload, c.attempt,"
+		 " CASE WHEN NOT c.replayed THEN pgrelay_notifier.fetch(c.payload, c.event_id)::text END,"
+		 " c.replayed"
+		 " FROM pgrelay._queue_claim($1) c",
+		 1, true},
 	[STMT_ROLLBACK_FETCH] = {"pgrelay_rollback_fetch", "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, false},
-	[STMT_CLAIM] = {"pgrelay_claim", "SELECT payload, attempt FROM pgrelay._queue_claim($1)", 1, false},
+	[STMT_CLAIM] = {"pgrelay_claim", "SELECT payload, attempt, NULL, replayed FROM pgrelay._queue_claim($1)",
+					1, false},
 	[STMT_WRITE_LOG] =
 		{"pgrelay_write_log",
 		 "SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
@@ -74,7 +80,8 @@ static const struct Statement statements[] = {
 		 false},
 	[STMT_WEBHOOK_CLAIM] =
 		{"pgrelay_webhook_claim",
-		 "SELECT payload, attempt, event_id, endpoint::text FROM pgrelay._webhook_claim($1)", 1, true},
+		 "SELECT payload, attempt, event_id, endpoint::text, replayed FROM pgrelay._webhook_claim($1)", 1,
+		 true},
 	[STMT_WEBHOOK_GONE] = {"pgrelay_webhook_gone", "SELECT pgrelay._webhook_gone($1, $2::integer, $3)", 3,
 						   false},
 	[STMT_HA_TICK] =
@@ -106,7 +113,8 @@ static const struct Statement statements[] = {
 							  "SELECT current_database(), current_user, d.paused,"
 							  " COALESCE(extract(epoch FROM now() - d.paused_at)::bigint, -1), d.in_recovery,"
 							  " d.node_id, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-							  " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay')"
+							  " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
+							  " pgrelay.interface_version()"
 							  " FROM pgrelay.dispatch_state d",
 							  0, false},
 	[STMT_STATUS_PROCESSORS] = {"pgrelay_status_processors",
@@ -118,7 +126,7 @@ static const struct Statement statements[] = {
 	[STMT_STATUS_CLUSTER] =
 		{"pgrelay_status_cluster",
 		 "SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, COALESCE(mode, '-'),"
-		 " leader, COALESCE(extract(epoch FROM silent_for)::bigint, -1), dead"
+		 " leader, COALESCE(extract(epoch FROM silent_for)::bigint, -1), dead, stopped_at IS NOT NULL"
 		 " FROM pgrelay.cluster_status WHERE beat_at IS NOT NULL OR NOT is_local"
 		 " ORDER BY node_id LIMIT 16",
 		 0, false},

@@ -12,6 +12,7 @@
 
 #include "log.h"
 #include "pgconn.h"
+#include "pgrelay.h"
 
 static const char status_usage[] =
 	"pg_relay status - one screen about pg_relay in a database: dispatch (pause, standby), the running\n"
@@ -87,6 +88,12 @@ print_dispatch(struct PgConn *c)
 		return false;
 	printf("pg_relay %s in database %s, read as %s at %s UTC\n", value(res, 0, 7), value(res, 0, 0),
 		   value(res, 0, 1), value(res, 0, 6));
+	/* One version story: the SQL interface the extension speaks, and the one this program speaks. */
+	printf("Versions:    extension pg_relay %s (interface %s); this pg_relay %s (interface %d)%s\n",
+		   value(res, 0, 7), value(res, 0, 8), PGRELAY_VERSION, PGRELAY_INTERFACE_VERSION,
+		   atoi(value(res, 0, 8)) == PGRELAY_INTERFACE_VERSION
+			   ? ""
+			   : ": MISMATCH, a Processor of this version refuses to start");
 	if (flag(res, 0, 2))
 		printf("Dispatch:    PAUSED for %s by pgrelay.pause(): no Processor starts an event\n",
 			   age(res, 0, 3, since, sizeof since));
@@ -147,10 +154,13 @@ print_cluster(struct PgConn *c)
 			   "LINK", "SILENT", "STATE");
 	}
 	for (i = 0; i < n; i++) {
+		/* a clean stop is known at once; dead is the rule's verdict (silent for dead_after, link down) */
 		if (flag(res, i, 3))
 			state = "this node";
+		else if (flag(res, i, 8))
+			state = "DEAD";
 		else
-			state = flag(res, i, 8) ? "DEAD" : "alive";
+			state = flag(res, i, 9) ? "stopped" : "alive";
 		printf("  %4s %-16s %-9s %-10s %-6s %-5s %-7s %s\n", value(res, i, 0),
 			   fit(value(res, i, 1), 16, name, sizeof name), value(res, i, 2), value(res, i, 5),
 			   pgconn_value(res, i, 6) == NULL ? "-" : (flag(res, i, 6) ? "yes" : "no"),

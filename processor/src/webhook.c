@@ -72,7 +72,9 @@ struct Finish {
 
 /*
  * claim takes the row with its endpoint. Returns 1 with *endpoint (NULL when the channel has
- * none), 0 when the claim failed (skipped), -1 when the statement failed or memory ran out.
+ * none), 2 when the row was replayed (its attempt is recorded already: the claim finished it and
+ * nothing is sent), 0 when the claim failed (skipped), -1 when the statement failed or memory ran
+ * out.
  */
 static int
 claim(struct Hook *h, char **endpoint)
@@ -94,6 +96,8 @@ claim(struct Hook *h, char **endpoint)
 			*endpoint = strdup(pgconn_value(res, 0, 3));
 		if (h->payload == NULL || (pgconn_value(res, 0, 3) != NULL && *endpoint == NULL))
 			claimed = -1;
+		else if (strcmp(pgconn_value(res, 0, 4) ? pgconn_value(res, 0, 4) : "f", "t") == 0)
+			claimed = 2;
 	}
 	pgconn_clear(res);
 	return claimed;
@@ -343,6 +347,8 @@ run_hook(struct Hook *h)
 		return held_lost(h->rep, "claim");
 	if (c == 0)
 		return pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : held_lost(h->rep, "rollback");
+	if (c == 2) /* replayed: the claim finished the row; committing it is all there is to do */
+		return pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : held_lost(h->rep, "commit");
 	iso8601_now(h->started, sizeof h->started);
 	if (endpoint == NULL)
 		return finish_simple(h, AR_PERMANENT, "the channel has no webhook endpoint");

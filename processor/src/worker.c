@@ -113,6 +113,20 @@ log_attempt_failed(struct Worker *w, const struct Job *j, const char *notificati
 }
 
 /*
+ * log_replayed reports an event finished without an attempt: its queue row was in the queue again
+ * after this node had finished it (a replication engine that applied its INSERT a second time, a
+ * restore, a re-sync), and this node's pgrelay.log records its attempt already (log_id, "-" when
+ * not known). Nothing ran, nothing was sent: the claim finished the row.
+ */
+static void
+log_replayed(struct Worker *w, const struct Job *j, const char *notification, const char *log_id)
+{
+	log_warn_c(&w->pg, "event_replayed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "replayed"),
+			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
+}
+
+/*
  * record_foreign_cancel: process_one() failed with a cancel (57014) that the Processor did not
  * send, since it is not stopping: the handler raised it (dblink and postgres_fdw pass a remote
  * statement timeout on as 57014) or an admin cancelled the backend. process_one() re-raises any
@@ -184,6 +198,8 @@ run_sql(struct Worker *w, struct Job *j)
 	if (outcome_failed(j->outcome))
 		log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
 						   pgconn_value(res, 0, 3));
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
 	pgconn_clear(res);
 }
 
@@ -204,6 +220,8 @@ run_notify(struct Worker *w, struct Job *j)
 					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
 		log_attempt_failed(w, j, rep.notification, rep.attempt, rep.error, NULL, NULL);
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, rep.notification, NULL);
 }
 
 /*
@@ -223,6 +241,8 @@ run_webhook(struct Worker *w, struct Job *j)
 		statement_failed(w, j, rep.step, NULL);
 	else if (outcome_failed(j->outcome))
 		log_attempt_failed(w, j, NULL, rep.attempt, rep.error, NULL, NULL);
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, NULL, NULL);
 	if (rep.gone && j->outcome != OC_LOST)
 		log_warn_c(&w->pg, "webhook_gone", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
 				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
@@ -382,6 +402,8 @@ batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 		if (outcome_failed(j->outcome))
 			log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
 							   pgconn_value(res, i, 4));
+		else if (j->outcome == OC_REPLAYED)
+			log_replayed(w, j, NULL, pgconn_value(res, i, 5));
 	}
 }
 

@@ -23,6 +23,7 @@ test_outcome_names(void)
 		{OC_TIMEOUT, "timeout", "retrying"},
 		{OC_FAILED, "failed", "failed"},
 		{OC_DEFERRED, "deferred", NULL},
+		{OC_REPLAYED, "replayed", NULL},
 		{OC_LOST, "lost", NULL},
 	};
 	size_t i;

@@ -33,6 +33,12 @@ def test_status_as_a_monitor(db, processors):
     out = r.stdout
     assert re.search(r"^pg_relay 1\.\d+ in database %s, read as relay_watch at " % db.name, out, re.M), out
     assert re.search(r"^Dispatch: +running$", out, re.M), out
+    # one version story: the extension and the SQL interface it speaks, this program and its own
+    version = open(testlib.ROOT + "/VERSION").read().strip()
+    ext = db.scalar("SELECT extversion FROM pg_extension WHERE extname = 'pg_relay'")
+    iface = db.scalar("SELECT pgrelay.interface_version()")
+    assert re.search(r"^Versions: +extension pg_relay %s \(interface %d\); this pg_relay %s \(interface %d\)$"
+                     % (re.escape(ext), iface, re.escape(version), iface), out, re.M), out
     assert re.search(r"^Server: +a primary, pg_relay node 0$", out, re.M), out
     assert re.search(r"^Processors: +NONE reported", out, re.M), out
     assert re.search(r"^Channels: +2$", out, re.M), out

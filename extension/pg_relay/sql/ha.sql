@@ -118,6 +118,48 @@ DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 
+-- Cold start. A configured peer this node has never heard from counts as live until the rule
+-- finds it dead (silent for dead_after since this node started watching, and its link not up;
+-- without an engine, silence alone). Node 2 starts first, before node 1's Processor ever beat:
+-- node 1 is the lowest live node, so node 2 does not lead, and says why.
+SET pg_relay.mode = 'leader';
+SET pg_relay.node_id = 2;
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, leader, dead, silent_for >= '0' AS never_negative FROM pgrelay.cluster_status;
+SELECT node_id, unheard, candidate, waiting FROM pgrelay._verdicts('10s');
+-- silent for dead_after (100 ms here) with no link to say otherwise: dead, and node 2 leads
+SELECT pg_sleep(0.15);
+SELECT pgrelay.is_lowest_live_master('100ms');
+SELECT node_id, unheard, candidate, dead FROM pgrelay._verdicts('100ms');
+-- node 1's Processor beats: it is heard, the lowest live node, and node 2 does not lead
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (1, 1000, now(), 'leader', false, '{}', '{}', now());
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, false, false);
+-- node 1 stops cleanly while node 2 watches: believed at once, node 2 leads
+UPDATE pgrelay.heartbeats SET stopped_at = now() WHERE node_id = 1;
+UPDATE pgrelay.heartbeats SET heard = jsonb_build_object('2', 0) WHERE node_id = 1;
+SELECT is_leader, why FROM pgrelay._ha_tick(NULL, true, false, false);
+-- node 2's Processor starts again while node 1's heartbeat still says it stopped: that is not
+-- news this node watched (node 1 may be starting right now, its first beat on the way), so node
+-- 1 counts as live for dead_after, then the stop is believed
+SELECT is_leader, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, unheard, candidate FROM pgrelay._verdicts('10s');
+SELECT pg_sleep(0.15);
+SELECT node_id, unheard, candidate FROM pgrelay._verdicts('100ms');
+SELECT pgrelay.is_lowest_live_master('100ms');
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+-- The lowest node, node 1, starting with node 2 never heard from: it waits for node 2 to hear
+-- from it, for dead_after / 2 at most (node 2 counts node 1 as live meanwhile, so it does not lead)
+SET pg_relay.node_id = 1;
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT pg_sleep(0.06);
+SELECT pgrelay.is_lowest_live_master('100ms');
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+
 -- A row offered under a gate that has closed since fails re-validation at claim, and is skipped:
 -- leadership moved, the row was adopted away, or dispatch was paused.
 INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted)
@@ -153,30 +195,18 @@ SELECT node_id, node_name FROM pgrelay.nodes;
 -- a node that is not in the map (error)
 SELECT pgrelay.remove_node(2);
 
--- Spock, through a stand-in catalog (see the top of this file)
-CREATE SCHEMA spock;
-CREATE TABLE spock.node (node_id oid PRIMARY KEY, node_name name NOT NULL UNIQUE);
-CREATE TABLE spock.local_node (node_id oid PRIMARY KEY, node_local_interface oid NOT NULL);
-CREATE TABLE spock.replication_set (set_id oid PRIMARY KEY, set_nodeid oid NOT NULL, set_name name NOT NULL);
-CREATE TABLE spock.replication_set_table (set_id oid NOT NULL, set_reloid regclass NOT NULL, PRIMARY KEY (set_id, set_reloid));
-CREATE TABLE spock.regress_status (provider_node text, status text, slot_name text);
-CREATE FUNCTION spock.sub_show_status(subscription_name name DEFAULT NULL,
-    OUT subscription_name text, OUT status text, OUT provider_node text, OUT provider_dsn text,
-    OUT slot_name text, OUT replication_sets text[], OUT forward_origins text[])
-RETURNS SETOF record LANGUAGE sql AS $$
-    SELECT 'sub_from_' || provider_node, status, provider_node, 'host=' || provider_node, slot_name,
-           '{default}'::text[], '{}'::text[]
-    FROM spock.regress_status $$;
-CREATE FUNCTION spock.repset_add_table(set_name name, relation regclass, synchronize_data boolean DEFAULT false,
-    columns text[] DEFAULT NULL, row_filter text DEFAULT NULL, include_partitions boolean DEFAULT true)
-RETURNS boolean LANGUAGE sql AS $$
-    INSERT INTO spock.replication_set_table
-    SELECT s.set_id, relation FROM spock.replication_set s WHERE s.set_name = repset_add_table.set_name
-    RETURNING true $$;
-INSERT INTO spock.node VALUES (40001, 'sp1'), (40002, 'sp2'), (40003, 'sp3');
-INSERT INTO spock.local_node VALUES (40001, 1);
-INSERT INTO spock.replication_set VALUES (7, 40001, 'default');
-INSERT INTO spock.regress_status VALUES ('sp2', 'replicating', 'spk_regress_sp1_sub_sp2'), ('sp3', 'down', NULL);
+-- Spock, through a stand-in catalog with the shape and errors of Spock 5.0.11's (see its file):
+-- this database is node sp1, its peers sp2 and sp3; sp3's subscription is down
+\set local sp1
+\set peers '{sp2,sp3}'
+\set ECHO none
+\i ../../test/ha/spock_standin.sql
+\set ECHO all
+UPDATE spock.regress_status SET status = 'down', slot_name = NULL WHERE provider_node = 'sp3';
+-- node ids are 16-bit hashes of the names, three sets per node, forward_origins NULL
+SELECT node_name, node_id < 65536 AS sixteen_bits FROM spock.node ORDER BY node_name;
+SELECT set_name, replicate_update FROM spock.replication_set ORDER BY set_name;
+SELECT provider_node, status, slot_name, forward_origins FROM spock.sub_show_status() ORDER BY 1;
 SELECT pgrelay._engine();
 -- an engine node without a pg_relay node id (error)
 SELECT * FROM pgrelay.cluster_nodes();
@@ -193,7 +223,7 @@ SELECT pgrelay.remove_node(3);
 -- sp2 publishes in its heartbeat which slot on sp1 its subscription streams from; a slot that is
 -- not there (or inactive) is a link that is down, whatever the status says
 INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
-VALUES (2, 1000, now(), 'multi-node', false, '{}', '{"sp1": "spk_regress_sp2_sub_sp1"}', now()),
+VALUES (2, 1000, now(), 'multi-node', false, '{}', '{"sp1": "spk_contrib_regression_sp1_sub_sp1_sp2"}', now()),
        (3, 1000, now(), 'multi-node', false, '{}', '{}', now());
 SELECT node_id, link_up, link FROM pgrelay.cluster_nodes();
 UPDATE pgrelay.heartbeats SET links = '{}' WHERE node_id = 2;
@@ -224,10 +254,24 @@ DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 
 -- replication_setup(): pg_relay's replicated tables into the engine's set, this node mapped;
--- a second run adds nothing. It warns when commit timestamps are off, as here.
+-- a second run adds nothing (Spock itself refuses a table twice: a duplicate key). It warns when
+-- commit timestamps are off, as here.
 SELECT relation, added FROM pgrelay.replication_setup();
 SELECT relation, added FROM pgrelay.replication_setup();
-SELECT count(*) FROM spock.replication_set_table;
+SELECT s.set_name, count(*) FROM spock.replication_set_table t JOIN spock.replication_set s USING (set_id)
+GROUP BY 1 ORDER BY 1;
+\set VERBOSITY terse
+SELECT spock.repset_add_table('default', 'pgrelay.queue');
+\set VERBOSITY default
+-- another of the node's sets may be named; one the node does not have is a clear error
+SELECT count(*) AS added FROM pgrelay.replication_setup('ddl_sql') WHERE added;
+SELECT * FROM pgrelay.replication_setup('nonesuch');
+-- what Spock refuses itself: an unknown set, a table without a primary key in 'default'
+CREATE TABLE regress_ha_nokey (x integer);
+SELECT spock.repset_add_table('nonesuch', 'regress_ha_nokey');
+SELECT spock.repset_add_table('default', 'regress_ha_nokey');
+SELECT spock.repset_add_table('default_insert_only', 'regress_ha_nokey');
+DROP TABLE regress_ha_nokey;
 -- every table and sequence of pg_relay has a decision
 SELECT relation, replicate FROM pgrelay.replication_tables();
 SELECT count(*) FROM pgrelay.replication_tables() WHERE replicate IS NULL;
@@ -245,7 +289,15 @@ DROP ROLE regress_ha_owner;
 -- without an engine there is no replication set to fill (error)
 SELECT * FROM pgrelay.replication_setup();
 
+-- A node alone (no peer configured) leads at its first tick: there is nobody to wait for
 DELETE FROM pgrelay.nodes;
+SET pg_relay.mode = 'leader';
+SET pg_relay.dead_after = '10s';
+SELECT dispatch, is_leader, waiting, why FROM pgrelay._ha_tick(NULL, true, true, false);
+RESET pg_relay.mode;
+RESET pg_relay.is_leader;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
 SELECT pgrelay.unregister('ha_free'), pgrelay.unregister('ha_pinned');
 DROP FUNCTION regress_ha_noop(text);
 RESET pg_relay.dead_after;

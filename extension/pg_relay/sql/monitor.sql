@@ -79,10 +79,23 @@ SELECT pgrelay._processor_report('host-a', 4242, '9.9.9', 4, 3, '2026-03-01 10:0
 SELECT count(*) FROM pgrelay.processor_reports;
 DELETE FROM pgrelay.processor_reports;
 RESET ROLE;
+-- whether a leader-mode Processor leads is read where cluster_status reads it, its node's
+-- heartbeat: none yet, so it does not lead (whatever its report said)
 SET ROLE regress_monitor;
 SELECT host, pid, node_id, version, mode, workers, busy, leader, started_at, silent_for < '1 minute' AS recent,
        alive, backend_pid = pg_backend_pid() AS this_session
 FROM pgrelay.processors ORDER BY host;
+RESET ROLE;
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (0, 1, now(), 'leader', true, '{}', '{}', now());
+SET ROLE regress_monitor;
+SELECT host, leader FROM pgrelay.processors ORDER BY host;
+RESET ROLE;
+-- a node whose Processor stopped leads nothing
+UPDATE pgrelay.heartbeats SET stopped_at = now() WHERE node_id = 0;
+SELECT host, leader FROM pgrelay.processors ORDER BY host;
+DELETE FROM pgrelay.heartbeats;
+SET ROLE regress_monitor;
 -- the monitor may not report (error)
 SELECT pgrelay._processor_report('host-x', 1, '9.9.9', 1, 0, now(), '10 seconds');
 RESET ROLE;

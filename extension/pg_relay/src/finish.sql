@@ -24,6 +24,15 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * then its channel, the dispatch switch and the handler), each cheaper to start than one join of
  * all four, and a named row type as its result, whose description is cached, where a record of
  * OUT parameters is built again from the catalog on every call (docs/benchmarks.md).
+ *
+ * A replayed row. A row whose attempt this node has recorded already (pgrelay.log has the row of
+ * its event_id and queue id) was finished here: the transaction that wrote that log row deleted
+ * it. It is in the queue again only because it was inserted again with its id: a replication
+ * engine that applied a peer's INSERT a second time after a crash, a restore, a re-sync. Claimed,
+ * it is finished at once (deleted in the caller's transaction) and nothing runs: replayed_log is
+ * the log row that recorded its attempt. Its outcome stands as recorded: a retry was queued then,
+ * as a row of its own, and no second one is made; a failure was recorded in failed_events then.
+ * The log is node-local, so only the node that made the attempt can tell (docs/ha.md).
  */
 DECLARE
     r pgrelay._claim;
@@ -33,9 +42,10 @@ DECLARE
     ctx record;
 BEGIN
     SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, q.queued_at, q.run_at,
-           q.owner_node, q.node_restricted
+           q.owner_node, q.node_restricted,
+           (SELECT l.id FROM pgrelay.log l WHERE l.event_id = q.event_id AND l.queue_id = q.id LIMIT 1)
     INTO r.queue_id, r.event_id, r.channel, r.action_type, r.payload, r.attempt, r.queued_at, r.run_at,
-         owner, restricted
+         owner, restricted, r.replayed_log
     FROM pgrelay.queue q
     WHERE q.id = _claim_event.id AND q.run_at <= pg_catalog.now()
     FOR UPDATE SKIP LOCKED;
@@ -69,6 +79,13 @@ BEGIN
             r.queue_id := NULL;
         END IF;
     END IF;
+    -- A replayed row (above) is finished here: nothing of it runs, so no channel lock is needed.
+    IF r.replayed_log IS NOT NULL THEN
+        IF r.queue_id IS NOT NULL THEN
+            DELETE FROM pgrelay.queue x WHERE x.id = r.queue_id;
+        END IF;
+        RETURN r;
+    END IF;
     -- One event of the channel in flight across every session of this database: the lock is
     -- transaction-scoped, so it covers process_one() and the Processor's held transaction alike
     -- (and a batch: its events of the channel run one after another in it).
@@ -86,11 +103,13 @@ COMMENT ON FUNCTION pgrelay._claim_event(bigint) IS
 CREATE OR REPLACE FUNCTION pgrelay._queue_claim(id bigint)
 RETURNS TABLE (queue_id bigint, event_id bigint, channel text, action_type text, payload text,
                attempt integer, max_attempts integer, timeout_ms integer, handler text,
-               queued_at timestamptz, run_at timestamptz)
+               queued_at timestamptz, run_at timestamptz, replayed boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * _claim_event() as a set: the claimed row, or no row when the event is skipped (the step the
- * Processor's held transaction of a notify event starts with).
+ * Processor's held transaction of a notify event starts with). replayed: the row was replayed
+ * (its attempt is recorded in pgrelay.log already, see _claim_event) and is finished by this
+ * claim: the caller delivers nothing and commits.
  */
 #variable_conflict use_column
 DECLARE
@@ -101,7 +120,8 @@ BEGIN
         RETURN;
     END IF;
     RETURN QUERY SELECT c.queue_id, c.event_id, c.channel, c.action_type, c.payload, c.attempt,
-                        c.max_attempts, c.timeout_ms, c.handler, c.queued_at, c.run_at;
+                        c.max_attempts, c.timeout_ms, c.handler, c.queued_at, c.run_at,
+                        c.replayed_log IS NOT NULL;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_claim(bigint) IS
@@ -408,7 +428,9 @@ LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Claims the row, runs the channel's handler with the payload inside a subtransaction (so a
  * failing handler cannot take the bookkeeping with it), writes the log row and finishes the row.
- * outcome is skipped when the claim fails, else the log row's outcome; a failed attempt also
+ * outcome is skipped when the claim fails, replayed when the row's attempt was recorded already
+ * (the row was inserted again after it finished; the claim finished it, nothing ran, and log_id is
+ * the row that recorded it: _claim_event), else the log row's outcome; a failed attempt also
  * returns its error and SQLSTATE, and retry_at when it will run again. It works in the caller's
  * transaction: the Processor runs it alone (one event per transaction) or several times in one
  * transaction (a batch), one statement per event.
@@ -462,8 +484,11 @@ DECLARE
     r pgrelay.process_result;
 BEGIN
     c := pgrelay._claim_event(process_one.id);
-    IF c.queue_id IS NULL THEN
-        r.outcome := 'skipped';
+    IF c.queue_id IS NULL OR c.replayed_log IS NOT NULL THEN
+        -- skipped, or replayed: finished by the claim without running (log_id: the row that
+        -- recorded its attempt)
+        r.outcome := CASE WHEN c.queue_id IS NULL THEN 'skipped' ELSE 'replayed' END;
+        r.log_id := CASE WHEN c.queue_id IS NOT NULL THEN c.replayed_log END;
         pinned := set_config('search_path', keep_path, true);
         RETURN r;
     END IF;
@@ -527,7 +552,7 @@ COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
 -- pgrelay._claim_events()
 CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
 RETURNS TABLE (ord integer, queue_id bigint, channel text, action_type text, payload text, timeout interval,
-               call text, refusal text, refusal_sqlstate text)
+               call text, refusal text, refusal_sqlstate text, replayed_log bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 -- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
 -- No sequential scans: the plan is kept for the session, and one made while the queue was empty
@@ -538,7 +563,9 @@ SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off 
  * _claim_event() for the events of a batch (process_batch), in two statements whatever their
  * number: the rows that can be claimed now, locked until the caller's transaction ends, in the
  * order of ids (ord is the position in ids); the others are left out (skipped). Each handler is
- * looked up once per batch.
+ * looked up once per batch. A replayed row (its attempt is recorded already: _claim_event) is
+ * finished here, in the same statement, and returned with replayed_log, the log row that
+ * recorded it: the batch runs nothing of it.
  */
 #variable_conflict use_column
 DECLARE
@@ -558,7 +585,8 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH claimed AS MATERIALIZED (
-        SELECT i.ord::integer AS ord, q.id, q.action_type, q.payload, q.channel
+        SELECT i.ord::integer AS ord, q.id, q.action_type, q.payload, q.channel,
+               (SELECT l.id FROM pgrelay.log l WHERE l.event_id = q.event_id AND l.queue_id = q.id LIMIT 1) AS log_id
         FROM pgrelay.queue q
         JOIN (SELECT u.id, pg_catalog.min(u.ord) AS ord
               FROM pg_catalog.unnest(ids) WITH ORDINALITY u(id, ord) GROUP BY u.id) i ON i.id = q.id
@@ -571,6 +599,9 @@ BEGIN
         FROM pgrelay.channels c
         LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
         WHERE c.channel IN (SELECT x.channel FROM claimed x)
+    ), replayed AS (
+        DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)
+        RETURNING q.id
     )
     SELECT x.ord, x.id, x.channel, x.action_type, x.payload, h.timeout,
            CASE WHEN h.fn IS NOT NULL AND h.prosecdef THEN pg_catalog.left(h.handler, -6) END,
@@ -579,11 +610,15 @@ BEGIN
                 WHEN NOT h.prosecdef THEN pg_catalog.format('handler %s is not SECURITY DEFINER', h.handler)
            END,
            CASE WHEN h.handler IS NULL THEN NULL WHEN h.fn IS NULL THEN '42883'
-                WHEN NOT h.prosecdef THEN '42501' END
+                WHEN NOT h.prosecdef THEN '42501' END,
+           CASE WHEN rp.id IS NOT NULL THEN x.log_id END
     FROM claimed x
     JOIN handlers h ON h.channel = x.channel
-    -- one event of a channel-mode channel in flight across every session: as _claim_event
-    WHERE h.concurrency_mode = 'parallel'
+    LEFT JOIN replayed rp ON rp.id = x.id
+    -- one event of a channel-mode channel in flight across every session: as _claim_event (a
+    -- replayed row runs nothing and needs no lock)
+    WHERE rp.id IS NOT NULL
+       OR h.concurrency_mode = 'parallel'
        OR pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(x.channel))
     ORDER BY x.ord;
 END
@@ -708,7 +743,9 @@ LANGUAGE plpgsql VOLATILE AS $$
  * process_one). The events are claimed together at the start and finished together at the end
  * (two statements each, whatever the number of events), so a rollback anywhere finishes none of
  * them: they are offered again, and since a handler's work commits with its event, nothing runs
- * twice. outcome is skipped for an event that could not be claimed, or was not started (below).
+ * twice. outcome is skipped for an event that could not be claimed, or was not started (below),
+ * and replayed for one whose attempt was recorded already (finished by the claim without running:
+ * _claim_event; log_id is the row that recorded it).
  *
  * Timeouts. statement_timeout is one timer for the whole statement, so each handler's channel
  * timeout is kept in two ways: an event is started only while the statement has at least its
@@ -757,8 +794,16 @@ DECLARE
     states pg_catalog.text[] := '{}';
     starts pg_catalog.timestamptz[] := '{}';
     ends pg_catalog.timestamptz[] := '{}';
+    replayed_ids pg_catalog.int8[] := '{}';
+    replayed_logs pg_catalog.int8[] := '{}';
 BEGIN
     FOR c IN SELECT * FROM pgrelay._claim_events(process_batch.ids) LOOP
+        -- replayed: finished by the claim, nothing runs (its outcome stands as recorded)
+        IF c.replayed_log IS NOT NULL THEN
+            replayed_ids := replayed_ids || c.queue_id;
+            replayed_logs := replayed_logs || c.replayed_log;
+            CONTINUE;
+        END IF;
         IF c.action_type <> 'sql' THEN
             RAISE EXCEPTION 'event % is a "%" event; process_batch() runs sql actions only', c.queue_id, c.action_type
                 USING ERRCODE = 'wrong_object_type',
@@ -828,9 +873,12 @@ BEGIN
     END LOOP;
 
     RETURN QUERY
-    SELECT i.id, COALESCE(f.outcome, 'skipped'), f.log_id, f.retry_id, e.err, e.state, f.retry_at
+    SELECT i.id, COALESCE(f.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),
+           COALESCE(f.log_id, rp.log_id), f.retry_id, e.err, e.state, f.retry_at
     FROM pg_catalog.unnest(process_batch.ids) WITH ORDINALITY i(id, ord)
     LEFT JOIN pgrelay._complete_events(done_ids, results, errs, states, starts, ends) f ON f.queue_id = i.id
+    LEFT JOIN ROWS FROM (pg_catalog.unnest(replayed_ids), pg_catalog.unnest(replayed_logs)) AS rp(id, log_id)
+              ON rp.id = i.id
     LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errs), pg_catalog.unnest(states))
               AS e(id, err, state) ON e.id = i.id
     ORDER BY i.ord;

@@ -357,68 +357,96 @@ CREATE OR REPLACE FUNCTION pgrelay._verdicts(dead_after interval)
 RETURNS TABLE (node_id integer, node_name text, engine text, is_local boolean, link_up boolean, link text,
                mode text, leader boolean, beat_at timestamptz, stopped_at timestamptz,
                heard_at timestamptz, silent_for interval, fresh boolean, dead boolean, candidate boolean,
-               acked boolean, waiting boolean)
+               acked boolean, waiting boolean, unheard boolean)
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal: the rule applied to what this node has observed (nothing is written here).
  *   silent_for  how long, by this node's clock, the peer's beat has not moved (counted from when
- *               this node armed its observation if it has not seen one since)
+ *               this node armed its observation if it has not seen one since); never negative
  *   fresh       its beat moved within dead_after / 2; undecided: not yet seen to move, and armed
  *               less than dead_after / 2 ago
  *   dead        silent for dead_after and the engine does not report its link up
- *   candidate   its Processor runs (multi-node or leader, not stopped) and it is not dead
+ *   unheard     its beat has not moved since this node started watching, and its heartbeat (if
+ *               any) does not say that its Processor runs: nothing says whether a Processor of it
+ *               runs or is starting right now. It counts as running (live) until it is dead; a
+ *               heartbeat that says it stopped is believed once this node has watched it for
+ *               dead_after without hearing from it (a Processor started meanwhile would have
+ *               been heard), even while its link is up.
+ *   candidate   its Processor runs (its heartbeat says so, in multi-node or leader mode, or it is
+ *               unheard) and it is not dead
+ *   leader      its heartbeat says it leads, and it is a candidate: a dead or stopped node leads
+ *               nothing
  *   acked       its heartbeat acknowledges a beat this node wrote within dead_after / 2
  *   waiting     a candidate this node hears from (or may soon) that has not acknowledged it
- * PL/pgSQL so that the plan is made once per session: it runs every tick.
+ * PL/pgSQL so that the plan is made once per session: it runs every tick. The clock is read inside
+ * the statement, after its snapshot: an observation another session committed before it can then
+ * never be later than "now" (a silence would read negative).
  */
 #variable_conflict use_column
 DECLARE
     me integer := pgrelay._this_node();
-    t timestamptz := clock_timestamp();
-    now_ms bigint := floor(date_part('epoch', t) * 1000)::bigint;
-    win_ms bigint := floor(date_part('epoch', dead_after) * 500)::bigint;
-    armed timestamptz := COALESCE((SELECT o.since FROM pgrelay.peer_observations o WHERE o.node_id = me), t);
 BEGIN
     RETURN QUERY
-    WITH v AS (
+    WITH k AS MATERIALIZED (
+        SELECT clock_timestamp() AS t,
+               floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
+               - floor(date_part('epoch', dead_after) * 500)::bigint AS ack_floor
+    ), a AS MATERIALIZED (
+        SELECT COALESCE((SELECT o.since FROM pgrelay.peer_observations o WHERE o.node_id = me), k.t) AS armed
+        FROM k
+    ), v AS (
         SELECT c.*, h.mode AS h_mode, h.leader AS h_leader, h.beat_at AS h_beat_at,
                h.stopped_at AS h_stopped_at, h.node_id IS NOT NULL AS has_beat,
-               COALESCE((h.heard ->> me::text)::bigint, 0) >= now_ms - win_ms AS h_acked,
-               o.heard_at AS o_heard_at,
-               CASE WHEN c.is_local THEN interval '0' ELSE t - COALESCE(o.since, armed) END AS silent
+               COALESCE((h.heard ->> me::text)::bigint, 0) >= k.ack_floor AS h_acked,
+               o.heard_at AS o_heard_at, k.t,
+               CASE WHEN c.is_local THEN interval '0'
+                    ELSE GREATEST(k.t - COALESCE(o.since, a.armed), interval '0') END AS silent
         FROM pgrelay.cluster_nodes() c
+        CROSS JOIN k CROSS JOIN a
         LEFT JOIN pgrelay.heartbeats h ON h.node_id = c.node_id
         LEFT JOIN pgrelay.peer_observations o ON o.node_id = c.node_id AND NOT c.is_local
     ), w AS (
         SELECT v.*,
-               v.is_local OR (v.o_heard_at IS NOT NULL AND t - v.o_heard_at < dead_after / 2) AS is_fresh,
+               v.is_local OR (v.o_heard_at IS NOT NULL AND v.t - v.o_heard_at < dead_after / 2) AS is_fresh,
                NOT v.is_local AND v.o_heard_at IS NULL AND v.silent < dead_after / 2 AS is_undecided,
                NOT v.is_local AND v.silent >= dead_after AND v.link_up IS NOT TRUE AS is_dead,
-               v.has_beat AND v.h_stopped_at IS NULL AND v.h_mode IN ('multi-node', 'leader') AS runs
+               v.has_beat AND v.h_stopped_at IS NULL AND v.h_mode IN ('multi-node', 'leader') AS says_runs
         FROM v
+    ), x AS (
+        SELECT w.*,
+               NOT w.is_local AND w.o_heard_at IS NULL AND NOT w.says_runs AND NOT w.is_dead
+               AND (NOT w.has_beat OR w.silent < dead_after) AS is_unheard
+        FROM w
+    ), y AS (
+        SELECT x.*, (x.says_runs OR x.is_unheard) AND NOT x.is_dead AS runs_live FROM x
     )
-    SELECT w.node_id, w.node_name, w.engine, w.is_local, w.link_up, w.link, w.h_mode, COALESCE(w.h_leader, false),
-           w.h_beat_at, w.h_stopped_at, w.o_heard_at, w.silent, w.is_fresh, w.is_dead,
-           w.is_local OR (w.runs AND NOT w.is_dead),
-           w.is_local OR w.h_acked,
-           NOT w.is_local AND w.runs AND NOT w.is_dead AND (w.is_fresh OR w.is_undecided) AND NOT w.h_acked
-    FROM w
-    ORDER BY w.node_id;
+    SELECT y.node_id, y.node_name, y.engine, y.is_local, y.link_up, y.link, y.h_mode,
+           COALESCE(y.h_leader, false) AND y.h_stopped_at IS NULL AND (y.is_local OR y.runs_live),
+           y.h_beat_at, y.h_stopped_at, y.o_heard_at, y.silent, y.is_fresh, y.is_dead,
+           y.is_local OR y.runs_live,
+           y.is_local OR y.h_acked,
+           NOT y.is_local AND y.runs_live AND (y.is_fresh OR y.is_undecided) AND NOT y.h_acked,
+           y.is_unheard
+    FROM y
+    ORDER BY y.node_id;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._verdicts(interval) IS
-    'Internal: each configured node as this node sees it: silent for how long, fresh, dead, candidate, acknowledging';
+    'Internal: each configured node as this node sees it: silent for how long, fresh, dead, unheard, candidate, acknowledging';
 
 -- pgrelay._ha_observe()
 CREATE OR REPLACE FUNCTION pgrelay._ha_observe(dead_after interval,
                                     OUT in_contact boolean, OUT waiting integer[], OUT lowest integer,
-                                    OUT others_leading integer[], OUT dead integer[], OUT newly_dead integer[])
+                                    OUT others_leading integer[], OUT dead integer[], OUT newly_dead integer[],
+                                    OUT unheard integer[])
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_mode = force_generic_plan AS $$
 /*
  * Internal: records which peers' beats moved since the last look (by this node's clock), then
  * applies the rule: in_contact (every candidate this node hears from has acknowledged it; waiting
  * lists those that have not), the lowest candidate, the other candidates that say they lead, the
- * dead nodes and those found dead just now.
+ * dead nodes, those found dead just now, and the candidates this node has not heard from since it
+ * started watching (live until they are found dead: a peer never heard from is not known to be
+ * dead).
  */
 DECLARE
     me integer := pgrelay._this_node();
@@ -437,8 +465,9 @@ BEGIN
            min(v.node_id) FILTER (WHERE v.candidate),
            COALESCE(array_agg(v.node_id) FILTER (WHERE v.candidate AND v.leader AND NOT v.is_local), '{}'),
            COALESCE(array_agg(v.node_id) FILTER (WHERE v.dead), '{}'),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE NOT v.is_local), '{}')
-    INTO in_contact, waiting, lowest, others_leading, dead, members
+           COALESCE(array_agg(v.node_id) FILTER (WHERE NOT v.is_local), '{}'),
+           COALESCE(array_agg(v.node_id) FILTER (WHERE v.unheard), '{}')
+    INTO in_contact, waiting, lowest, others_leading, dead, members, unheard
     FROM pgrelay._verdicts(dead_after) v;
 
     -- Peers that never beat are watched from when this node armed; nodes that left are forgotten.
@@ -638,7 +667,10 @@ BEGIN
         ELSE
             dispatch := true;
             is_leader := st.in_contact AND st.lowest = node AND cardinality(st.others_leading) = 0;
-            why := CASE WHEN st.lowest IS DISTINCT FROM node THEN format('node %s is the lowest live node', st.lowest)
+            why := CASE WHEN st.lowest IS DISTINCT FROM node AND st.lowest = ANY (st.unheard)
+                            THEN format('node %s is the lowest live node: not heard from since this node started watching, it counts as live until it is found dead',
+                                        st.lowest)
+                        WHEN st.lowest IS DISTINCT FROM node THEN format('node %s is the lowest live node', st.lowest)
                         WHEN cardinality(st.others_leading) > 0
                             THEN format('node %s still leads', array_to_string(st.others_leading, ','))
                         WHEN NOT st.in_contact THEN format('waiting for node %s to hear from this one', waiting)
@@ -741,6 +773,39 @@ $$;
 COMMENT ON FUNCTION pgrelay.replication_tables() IS
     'Each table and sequence of pg_relay and of extensions built on it: must a multi-master cluster replicate it, and why';
 
+-- pgrelay._engine_has_set()
+CREATE OR REPLACE FUNCTION pgrelay._engine_has_set(engine text, set_name text) RETURNS boolean
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Internal (replication_setup): is set_name a replication set of this node? (Each statement is
+    -- planned when it first runs, so the other engine's catalog need not exist.)
+    IF engine = 'spock' THEN
+        RETURN EXISTS (SELECT 1 FROM spock.replication_set s JOIN spock.local_node l ON l.node_id = s.set_nodeid
+                       WHERE s.set_name = _engine_has_set.set_name);
+    END IF;
+    RETURN EXISTS (SELECT 1 FROM pglogical.replication_set s JOIN pglogical.local_node l ON l.node_id = s.set_nodeid
+                   WHERE s.set_name = _engine_has_set.set_name);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_has_set(text, text) IS
+    'Internal: is the set one of this node''s replication sets in the engine''s catalog?';
+
+-- pgrelay._engine_sets()
+CREATE OR REPLACE FUNCTION pgrelay._engine_sets(engine text) RETURNS text
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Internal (replication_setup's hint): this node's replication sets, by name.
+    IF engine = 'spock' THEN
+        RETURN (SELECT COALESCE(string_agg(s.set_name::text, ', ' ORDER BY s.set_name), 'none')
+                FROM spock.replication_set s JOIN spock.local_node l ON l.node_id = s.set_nodeid);
+    END IF;
+    RETURN (SELECT COALESCE(string_agg(s.set_name::text, ', ' ORDER BY s.set_name), 'none')
+            FROM pglogical.replication_set s JOIN pglogical.local_node l ON l.node_id = s.set_nodeid);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_sets(text) IS
+    'Internal: this node''s replication sets in the engine''s catalog, by name';
+
 -- pgrelay.replication_setup()
 CREATE OR REPLACE FUNCTION pgrelay.replication_setup(set_name text DEFAULT 'default')
 RETURNS TABLE (relation regclass, added boolean)
@@ -768,7 +833,13 @@ BEGIN
         RAISE EXCEPTION 'pg_relay.node_id is not set on this server'
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   DETAIL = 'Every node needs its own id (0 to 1023): ids of queue and log rows carry it.',
-                  HINT = 'ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf();';
+                  HINT = 'SET pg_relay.node_id = <id>; ALTER SYSTEM SET pg_relay.node_id = <id>; SELECT pg_reload_conf(); (one statement at a time: before PostgreSQL 17 ALTER SYSTEM knows the name only after the SET)';
+    END IF;
+    -- The set must be one of this node's: the engines' own error for another names no choice.
+    IF NOT pgrelay._engine_has_set(eng, set_name) THEN
+        RAISE EXCEPTION '% node has no replication set "%"', eng, pgrelay._show(set_name)
+            USING ERRCODE = 'undefined_object',
+                  HINT = format('This node''s sets: %s.', pgrelay._engine_sets(eng));
     END IF;
     SELECT m.engine_node INTO here FROM pgrelay._engine_members(eng) m WHERE m.is_local;
     PERFORM pgrelay.set_node(pgrelay._this_node(), here);

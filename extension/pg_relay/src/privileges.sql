@@ -93,9 +93,9 @@ GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgre
                 pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state, pgrelay.watched_tables
 TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
--- dispatch_state _this_node)
+-- dispatch_state _this_node; pg_relay status shows the interface version beside the extension's)
 GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
-                          pgrelay._this_node(), pgrelay._watch_readable(pgrelay.watches)
+                          pgrelay._this_node(), pgrelay.interface_version(), pgrelay._watch_readable(pgrelay.watches)
 TO pgrelay_monitor;
 GRANT EXECUTE ON FUNCTION pgrelay._watch_readable(pgrelay.watches) TO pgrelay_admin;
 -- PostgreSQL requires EXECUTE on a trigger's function of whoever adds a partition to a watched

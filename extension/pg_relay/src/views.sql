@@ -84,8 +84,17 @@ COMMENT ON VIEW pgrelay.webhook_status IS
     'its state (active, paused, inactive, gone: it answered 410 and its channel was paused) and why';
 
 CREATE OR REPLACE VIEW pgrelay.processors AS
-SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy, r.leader, r.started_at, r.last_tick_at,
-       now() - r.last_tick_at AS silent_for,
+SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy,
+       -- Whether it leads comes from where cluster_status reads it, this node's heartbeat (written
+       -- every tick), not from the report (every 10 s): the two never disagree. A Processor that
+       -- is not alive leads nothing.
+       CASE WHEN r.mode = 'leader'
+            THEN r.last_tick_at > now() - 3 * r.report_every
+                 AND COALESCE((SELECT h.leader AND h.stopped_at IS NULL FROM pgrelay.heartbeats h
+                               WHERE h.node_id = r.node_id), false)
+       END AS leader,
+       r.started_at, r.last_tick_at,
+       GREATEST(now() - r.last_tick_at, interval '0') AS silent_for,
        -- A running Processor reports every report_every: three missed reports and it is not alive.
        r.last_tick_at > now() - 3 * r.report_every AS alive,
        r.backend_pid

@@ -307,13 +307,15 @@ COMMENT ON FUNCTION pgrelay.register_webhook(text, text, text, jsonb, text, text
 
 -- pgrelay._webhook_claim()
 CREATE OR REPLACE FUNCTION pgrelay._webhook_claim(id bigint)
-RETURNS TABLE (payload text, attempt integer, event_id bigint, endpoint jsonb)
+RETURNS TABLE (payload text, attempt integer, event_id bigint, endpoint jsonb, replayed boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The first step of the Processor's held transaction for a webhook event: claims the row
  * (_queue_claim: no row means skipped) and returns its payload, attempt and event id with the
  * channel's endpoint: URL, method, headers and signing secret as given (references are resolved
  * by the Processor), CA file, the channel's timeout. endpoint is NULL when the channel has none.
+ * replayed: the row's attempt was recorded already and the claim finished it (_claim_event);
+ * endpoint is NULL then, and nothing is sent.
  */
 #variable_conflict use_column
 DECLARE
@@ -327,6 +329,10 @@ BEGIN
         RAISE EXCEPTION 'an event of channel "%" is a "%" event, not a webhook', c.channel, c.action_type
             USING ERRCODE = 'wrong_object_type';
     END IF;
+    IF c.replayed THEN
+        RETURN QUERY SELECT c.payload, c.attempt, c.event_id, NULL::jsonb, true;
+        RETURN;
+    END IF;
     RETURN QUERY
     SELECT c.payload, c.attempt, c.event_id,
            (SELECT jsonb_build_object('channel', w.channel, 'url', w.url, 'method', w.method,
@@ -334,7 +340,8 @@ BEGIN
                                       'headers', COALESCE(s.headers, '[]'), 'signing_secret', s.signing_secret,
                                       'timeout_ms', c.timeout_ms)
             FROM pgrelay.webhooks w LEFT JOIN pgrelay.webhook_secrets s ON s.channel = w.channel
-            WHERE w.channel = c.channel);
+            WHERE w.channel = c.channel),
+           false;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._webhook_claim(bigint) IS

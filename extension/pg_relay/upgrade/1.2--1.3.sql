@@ -62,3 +62,16 @@ END
 $$;
 -- trigger names come from pgrelay.watches now
 DROP FUNCTION IF EXISTS pgrelay._watch_name(text);
+
+-- High availability and replayed rows.
+-- A claim recognises a replayed row (its attempt is in pgrelay.log already) and finishes it: the
+-- claim's row type and the claims' results say so.
+-- (IF EXISTS: an upgrade from 1.1 runs this after 1.1--1.2, whose functions the code below creates.)
+ALTER TYPE pgrelay._claim ADD ATTRIBUTE replayed_log bigint;
+DROP FUNCTION IF EXISTS pgrelay._webhook_claim(bigint);
+DROP FUNCTION IF EXISTS pgrelay._queue_claim(bigint);
+DROP FUNCTION IF EXISTS pgrelay._claim_events(bigint[]);
+-- The dead-node rule counts a peer not heard from yet as live: the verdicts say which are.
+DROP FUNCTION IF EXISTS pgrelay._ha_observe(interval);
+DROP FUNCTION IF EXISTS pgrelay._verdicts(interval);
+-- ---- end of the HA branch's block ----
