@@ -29,6 +29,7 @@
 #include "clock.h"
 #include "config.h"
 #include "ha.h"
+#include "install_cmd.h"
 #include "log.h"
 #include "metrics.h"
 #include "metrics_http.h"
@@ -468,21 +469,25 @@ startup_connect(void)
 	return false;
 }
 
-/* log_started writes the "started" line: the version and every effective setting. */
+/*
+ * log_started writes the "started" line: the version, the SQL side the startup check found (which
+ * versions, and installed how) and every effective setting.
+ */
 static void
 log_started(void)
 {
 	static struct ConfigFields settings; /* its strings outlive the call; main thread only */
-	struct LogField f[1 + CONFIG_NPARAMS];
+	struct LogField f[2 + CONFIG_NPARAMS];
 	int i;
 
 	if (!log_enabled(LL_INFO))
 		return;
 	config_describe(&cf, &settings);
 	f[0] = LOG_STR("version", PGRELAY_VERSION);
+	f[1] = LOG_STR("sql", ticker.install);
 	for (i = 0; i < settings.n; i++)
-		f[1 + i] = settings.f[i];
-	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 1);
+		f[2 + i] = settings.f[i];
+	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 2);
 }
 
 /*
@@ -524,6 +529,8 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
+	if (argc > 1 && (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "upgrade") == 0))
+		return install_main(argc - 1, argv + 1, strcmp(argv[1], "upgrade") == 0);
 	saved_argc = argc;
 	saved_argv = argv;
 	rc = config_load(&cf, argc, argv, &out, err, sizeof err);

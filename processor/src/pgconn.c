@@ -312,6 +312,10 @@ check_result(struct PgConn *c, PGresult *res)
 				  PQresultErrorField(res, PG_DIAG_SQLSTATE));
 	else
 		set_error(c, PQerrorMessage(c->conn), NULL);
+	snprintf(c->hint, sizeof c->hint, "%s",
+			 res && PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)
+				 ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)
+				 : "");
 	/*
 	 * An error without a SQLSTATE was made by libpq itself ("server closed the connection
 	 * unexpectedly"): treat it as a lost session even if PQstatus has not caught up yet.

@@ -22,6 +22,7 @@ struct PgConn {
 	long timeout_ms;           /* statement_timeout set on this session, -1 when unknown */
 	char sqlstate[6];          /* SQLSTATE of the last failure ("" for none) */
 	char error[1024];          /* one-line message of the last failure */
+	char hint[512];            /* the server's HINT of the last failure ("" for none) */
 	bool lost;                 /* the last failure was the connection itself */
 	uint64_t prepared;         /* statements prepared on this session (bit per enum StmtId) */
 	unsigned long sessions;    /* sessions opened so far: a new one starts from the server's defaults */
@@ -90,7 +91,8 @@ const char *pgconn_connect_hint(const char *error, bool *config);
 PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 /*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
- * simple query protocol). Only for scripts made by statements.c: no outside value goes into them.
+ * simple query protocol). Only for SQL built into the Processor (statements.c, install_sql.h): no
+ * outside value goes into it.
  */
 bool pgconn_script(struct PgConn *c, const char *sql) MUSTCHECK;
 

@@ -23,9 +23,32 @@ static const struct Statement statements[] = {
 						  "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, false},
 	[STMT_WHOAMI] = {"pgrelay_whoami",
 					 "SELECT current_user || ' in database ' || pg_catalog.current_database()", 0, false},
-	[STMT_EXTENSION_VERSION] = {"pgrelay_extension_version",
-								"SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'",
-								0, false},
+	/* Which install, of which version: readable by any role (no pg_relay function is called). */
+	/*
+	 * Which install, of which version: readable by any role, also without USAGE on the schemas (no
+	 * name is looked up in them, no pg_relay function is called). A schema counts when it holds
+	 * anything: an empty one (made for the install, or left by a failed one) is no install.
+	 */
+	[STMT_INSTALL_PROBE] =
+		{"pgrelay_install_probe",
+		 "SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+		 " WHERE n.nspname = 'pgrelay') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
+		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
+		 " ON n.oid = p.pronamespace"
+		 " WHERE n.nspname = 'pgrelay' AND p.proname = 'installation' AND p.pronargs = 0),"
+		 " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay_notifier'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+		 " WHERE n.nspname = 'pgrelay_notifier') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
+		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay_notifier'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
+		 " ON n.oid = p.pronamespace"
+		 " WHERE n.nspname = 'pgrelay_notifier' AND p.proname = 'installation' AND p.pronargs = 0)",
+		 0, false},
+	[STMT_INSTALL_RELAY] = {"pgrelay_install_relay", "SELECT version FROM pgrelay.installation()", 0, false},
+	[STMT_INSTALL_NOTIFIER] = {"pgrelay_install_notifier",
+							   "SELECT version FROM pgrelay_notifier.installation()", 0, false},
 	[STMT_PRIVILEGES] =
 		{"pgrelay_privileges",
 		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
@@ -113,8 +136,7 @@ static const struct Statement statements[] = {
 							  "SELECT current_database(), current_user, d.paused,"
 							  " COALESCE(extract(epoch FROM now() - d.paused_at)::bigint, -1), d.in_recovery,"
 							  " d.node_id, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-							  " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
-							  " pgrelay.interface_version()"
+							  " NULL, pgrelay.interface_version()"
 							  " FROM pgrelay.dispatch_state d",
 							  0, false},
 	[STMT_STATUS_PROCESSORS] = {"pgrelay_status_processors",

@@ -14,7 +14,9 @@ enum StmtId {
 	STMT_SESSION_SETUP,     /* after connecting: pg_relay.mode, client_connection_check_interval */
 	STMT_SET_TIMEOUT,       /* statement_timeout of the session */
 	STMT_WHOAMI,            /* startup: the role and database, for messages */
-	STMT_EXTENSION_VERSION, /* startup: is pg_relay installed */
+	STMT_INSTALL_PROBE,     /* startup, status, install: what the catalog says of both extensions */
+	STMT_INSTALL_RELAY,     /* ... pgrelay.installation(): the version of a script install */
+	STMT_INSTALL_NOTIFIER,  /* ... pgrelay_notifier.installation() */
 	STMT_PRIVILEGES,        /* startup: may this role run the dispatch functions */
 	STMT_INTERFACE_VERSION, /* startup: pgrelay.interface_version() */
 	STMT_PROBE,             /* each tick: queue_probe() and the mode gate */

@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "install_state.h"
 #include "log.h"
 #include "pgconn.h"
 #include "pgrelay.h"
@@ -79,18 +80,22 @@ fit(const char *s, int width, char *buf, size_t len)
 }
 
 static bool
-print_dispatch(struct PgConn *c)
+print_dispatch(struct PgConn *c, const struct InstallState *st)
 {
 	PGresult *res = pgconn_query(c, STMT_STATUS_DISPATCH, NULL);
-	char since[32];
+	char since[32], sql[160];
 
 	if (res == NULL)
 		return false;
-	printf("pg_relay %s in database %s, read as %s at %s UTC\n", value(res, 0, 7), value(res, 0, 0),
+	printf("pg_relay %s in database %s, read as %s at %s UTC\n", st->relay.version, value(res, 0, 0),
 		   value(res, 0, 1), value(res, 0, 6));
-	/* One version story: the SQL interface the extension speaks, and the one this program speaks. */
-	printf("Versions:    extension pg_relay %s (interface %s); this pg_relay %s (interface %d)%s\n",
-		   value(res, 0, 7), value(res, 0, 8), PGRELAY_VERSION, PGRELAY_INTERFACE_VERSION,
+	/*
+	 * One version story: the SQL side (its versions, installed how, and the interface it speaks)
+	 * and this program.
+	 */
+	install_state_describe(st, sql, sizeof sql);
+	printf("Versions:    %s, interface %s; this pg_relay %s (interface %d)%s\n", sql, value(res, 0, 8),
+		   PGRELAY_VERSION, PGRELAY_INTERFACE_VERSION,
 		   atoi(value(res, 0, 8)) == PGRELAY_INTERFACE_VERSION
 			   ? ""
 			   : ": MISMATCH, a Processor of this version refuses to start");
@@ -238,8 +243,9 @@ int
 status_main(int argc, char **argv)
 {
 	const char *conninfo = NULL;
+	struct InstallState st;
 	struct PgConn c;
-	char err[512];
+	char err[512], why_hint[512];
 	long wait_ms;
 	bool config;
 	int rc = parse_args(argc, argv, &conninfo);
@@ -267,7 +273,17 @@ status_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 0;
-	if (!print_dispatch(&c) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c)) {
+	if (!install_state_read(&c, &st)) {
+		fprintf(stderr, "pg_relay status: %s\n", c.error);
+		pgconn_destroy(&c);
+		return 1;
+	}
+	if (install_state_problem(&st, err, sizeof err, why_hint, sizeof why_hint)) {
+		fprintf(stderr, "pg_relay status: %s\nhint: %s\n", err, why_hint);
+		pgconn_destroy(&c);
+		return 1;
+	}
+	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c)) {
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
 		fprintf(stderr,

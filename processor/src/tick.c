@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "install_state.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -64,30 +65,39 @@ one_value(struct Ticker *t, enum StmtId id, char *out, size_t outlen, bool *isnu
 	return true;
 }
 
+/* update_hint: how the install of st is brought to this Processor's version. */
+static const char *
+update_hint(const struct InstallState *st)
+{
+	return st->relay.kind == IK_SCRIPT
+			   ? "run pg_relay upgrade -d CONNINFO (with --notifier when it is installed) as the role that "
+				 "installed it"
+			   : "run ALTER EXTENSION pg_relay UPDATE (and ALTER EXTENSION pg_relay_notifier UPDATE) in that "
+				 "database";
+}
+
 bool
 ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen)
 {
-	char v[256], who[256], ext[256];
+	struct InstallState st;
+	char v[256], who[256], why[512];
 	bool isnull;
 
 	if (!one_value(t, STMT_WHOAMI, who, sizeof who, &isnull))
 		goto sqlerr;
-	if (!one_value(t, STMT_EXTENSION_VERSION, v, sizeof v, &isnull))
+	if (!install_state_read(&t->pg, &st))
 		goto sqlerr;
-	if (isnull) {
-		snprintf(err, errlen, "extension pg_relay is not installed (connected as %s)", who);
-		snprintf(hint, hintlen, "run CREATE EXTENSION pg_relay in that database");
+	if (install_state_problem(&st, why, sizeof why, hint, hintlen)) {
+		snprintf(err, errlen, "%s (connected as %s)", why, who);
 		return false;
 	}
-	snprintf(ext, sizeof ext, "%s", v);
+	install_state_describe(&st, t->install, sizeof t->install);
 	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull)) {
 		/* The check names functions of the current version: an older one has not got them. */
 		if (!t->pg.lost && strcmp(t->pg.sqlstate, "42883") == 0) {
-			snprintf(err, errlen, "extension pg_relay %s is older than this Processor (%s)", ext,
-					 t->pg.error);
-			snprintf(hint, hintlen,
-					 "run ALTER EXTENSION pg_relay UPDATE (and ALTER EXTENSION pg_relay_notifier UPDATE) in "
-					 "that database");
+			snprintf(err, errlen, "pg_relay %s (%s) is older than this Processor (%s)", st.relay.version,
+					 install_kind_name(st.relay.kind), t->pg.error);
+			snprintf(hint, hintlen, "%s", update_hint(&st));
 			return false;
 		}
 		goto sqlerr;
@@ -104,9 +114,7 @@ ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint
 				 "pg_relay interface version %s is not supported (this Processor speaks version %d)", v,
 				 PGRELAY_INTERFACE_VERSION);
 		if (atoi(v) < PGRELAY_INTERFACE_VERSION)
-			snprintf(hint, hintlen,
-					 "the extensions are older than this Processor: run ALTER EXTENSION pg_relay UPDATE (and "
-					 "ALTER EXTENSION pg_relay_notifier UPDATE) in that database");
+			snprintf(hint, hintlen, "the SQL side is older than this Processor: %s", update_hint(&st));
 		else
 			snprintf(hint, hintlen,
 					 "the extensions are newer than this Processor: install the matching Processor");

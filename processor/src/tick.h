@@ -24,6 +24,7 @@ struct Ticker {
 	int gate;                  /* -1 unknown, 0 standby_waiting, 1 dispatching */
 	int paused;                /* -1 unknown, 0 running, 1 paused */
 	long long seen_generation; /* -1 before the first probe */
+	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
 };
 
 /* ticker_init prepares the control connection to c's database; c must outlive t. */
@@ -38,8 +39,10 @@ void ticker_free(struct Ticker *t);
 bool ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTCHECK;
 
 /*
- * ticker_check_installation verifies the extension, the privileges and the interface version.
- * Returns false with a one-line reason and a hint when the Processor cannot work here.
+ * ticker_check_installation verifies the install (CREATE EXTENSION or pg_relay install, complete,
+ * both extensions the same way), the privileges and the interface version, and describes the
+ * install in t->install. Returns false with a one-line reason and a hint when the Processor cannot
+ * work here.
  */
 bool ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
 

@@ -424,6 +424,11 @@ case(WG, "processor", "SELECT pgrelay._webhook_gone({q_busy}, 'gone', 'x')", (),
 case("pgrelay.should_dispatch_single", "processor", "SELECT pgrelay.should_dispatch_single('leader')", (),
      err("42883", "does not exist"))
 case("pgrelay.interface_version", "processor", "SELECT pgrelay.interface_version(1)", (), err("42883", "does not exist"))
+case("pgrelay.installation", "monitor", "SELECT pgrelay.installation('1.2')", (), err("42883", "does not exist"))
+case("pgrelay.installation", "monitor", "SELECT method FROM pgrelay.installation()", (), result("extension"))
+case("pgrelay_notifier.installation", "processor", "SELECT pgrelay_notifier.installation(NULL)", (),
+     err("42883", "does not exist"))
+case("pgrelay_notifier.installation", "admin", "SELECT version FROM pgrelay_notifier.installation()", (), result("1.3"))
 TN = "pgrelay._this_node"
 for v in ("1024", "-1", "abc", "1e3", "99999999999", "3 4"):
     case(TN, "processor", "SELECT set_config('pg_relay.node_id', %s, true), pgrelay._this_node()", (v,),
@@ -1186,6 +1191,8 @@ SETTINGS_CASES = [
 ]
 FLAG_CASES = [
     (["--bogus"], 'unknown option "--bogus"'), (["-x"], 'unknown option "-x"'),
+    # --notifier belongs to pg_relay install and upgrade (test_managed.py has their bad input)
+    (["--notifier"], 'unknown option "--notifier"'),
     (["--workers"], 'option "--workers" needs a value'), (["-w"], 'option "-w" needs a value'),
     (["--config"], 'option "--config" needs a value'), (["extra"], 'unexpected argument "extra"'),
     (["--workers=2", "--", "--once"], 'unexpected argument "--once"'),

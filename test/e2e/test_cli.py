@@ -94,7 +94,8 @@ def test_missing_extension_is_one_clear_line(cluster):
         assert p.wait_exit() == 1
         err = p.lines("startup_failed")
         assert len(err) == 1
-        assert "extension pg_relay is not installed" in err[0] and "CREATE EXTENSION pg_relay" in err[0]
+        assert "pg_relay is not installed in this database" in err[0] and "CREATE EXTENSION pg_relay" in err[0]
+        assert "pg_relay install -d CONNINFO" in err[0]
     finally:
         d.close()
 

@@ -47,7 +47,8 @@ def test_replayed_rows_are_finished_without_running_again(db, processors, hookd)
     for c, ps in payloads.items():
         db.sql("SELECT pgrelay.notify(%s, p) FROM unnest(%s::text[]) p", (c, ps))
     db.sql("SELECT pgrelay.notify('rp_hook', '{\"n\": ' || i || '}') FROM generate_series(1, 3) i")
-    p = processors("-d", db.dsn, "--poll-interval=50ms", "--metrics=127.0.0.1:0", env={"HOOK_SECRET": H.SECRET})
+    p = processors("-d", db.dsn, "--poll-interval=50ms", "--metrics=127.0.0.1:0",
+                   "--secret-env=HOOK_SECRET=webhook/rp_hook", env={"HOOK_SECRET": H.SECRET})
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
                      and db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 13, "13 events done")
     assert len(h.requests()) == 3

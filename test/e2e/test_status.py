@@ -37,7 +37,7 @@ def test_status_as_a_monitor(db, processors):
     version = open(testlib.ROOT + "/VERSION").read().strip()
     ext = db.scalar("SELECT extversion FROM pg_extension WHERE extname = 'pg_relay'")
     iface = db.scalar("SELECT pgrelay.interface_version()")
-    assert re.search(r"^Versions: +extension pg_relay %s \(interface %d\); this pg_relay %s \(interface %d\)$"
+    assert re.search(r"^Versions: +pg_relay %s \(extension\), interface %d; this pg_relay %s \(interface %d\)$"
                      % (re.escape(ext), iface, re.escape(version), iface), out, re.M), out
     assert re.search(r"^Server: +a primary, pg_relay node 0$", out, re.M), out
     assert re.search(r"^Processors: +NONE reported", out, re.M), out

@@ -150,7 +150,7 @@ def test_events_queued_before_the_upgrade_are_done_after_it(cluster, processors)
         p = processors("--once", "-d", db.dsn)
         assert p.wait_exit() == 1
         line = p.lines("startup_failed")[0]
-        assert "extension pg_relay %s is older than this Processor" % released("pg_relay")[0] in line
+        assert "pg_relay %s (extension) is older than this Processor" % released("pg_relay")[0] in line
         assert "ALTER EXTENSION pg_relay UPDATE" in line
         db.sql("ALTER EXTENSION pg_relay UPDATE")
         p = processors("--once", "-d", db.dsn)

@@ -66,7 +66,15 @@ BEGIN
     INTO r.max_attempts, r.timeout_ms, r.handler, r.call, r.refusal, r.refusal_sqlstate, serial
     FROM pgrelay.channels c
     JOIN pgrelay.control k ON NOT k.paused
-    LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
+    -- The handler by its schema and name, read from the catalog: pg_relay's owner may not have
+    -- USAGE on the handler's schema (an install by the database's owner, not a superuser), and
+    -- needs none to read pg_proc; the Processor's role, which calls it, does need it.
+    -- (Written out in _claim_events too: a function call here costs every event.)
+    LEFT JOIN pg_catalog.pg_proc p
+           ON (p.pronamespace, p.proname, p.proargtypes)
+              = (SELECT n.oid, h.ident[2], '25'::pg_catalog.oidvector
+                 FROM (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h
+                 JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1])
     WHERE c.channel = r.channel AND c.active AND NOT c.paused;
     IF NOT FOUND THEN
         r.queue_id := NULL;
@@ -597,7 +605,12 @@ BEGIN
     ), handlers AS MATERIALIZED (
         SELECT c.channel, c.timeout, c.handler, c.concurrency_mode, p.oid AS fn, p.prosecdef
         FROM pgrelay.channels c
-        LEFT JOIN pg_catalog.pg_proc p ON p.oid = pg_catalog.to_regprocedure(c.handler)
+        -- the handler by schema and name, as _claim_event finds it
+        LEFT JOIN pg_catalog.pg_proc p
+               ON (p.pronamespace, p.proname, p.proargtypes)
+                  = (SELECT n.oid, h.ident[2], '25'::pg_catalog.oidvector
+                     FROM (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h
+                     JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1])
         WHERE c.channel IN (SELECT x.channel FROM claimed x)
     ), replayed AS (
         DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)

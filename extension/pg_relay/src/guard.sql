@@ -1,24 +1,37 @@
-/* extension/pg_relay/src/guard.sql: the schema must belong to a superuser (install and update) */
+/* extension/pg_relay/src/guard.sql: the schema must be the installer's or a superuser's, and nobody else's to write in (install and update) */
 
--- The control file names schema pgrelay, and CREATE EXTENSION uses a schema of that name when one
--- exists already. A role that could create it first (the owner of the database, say) would own
--- the schema of SECURITY DEFINER functions owned by a superuser: it could add look-alike
--- functions next to ours, grant its USAGE to anyone, or drop the schema and with it the whole
--- extension and its data. So a schema that is not a superuser's is refused, before anything is
--- created in it.
+-- The schema pgrelay exists before anything of pg_relay is created in it: CREATE EXTENSION uses
+-- the schema of that name when there is one, and an install over a plain connection (pg_relay
+-- install) makes it. A role that could create it first (the owner of the database, say) would own
+-- the schema of SECURITY DEFINER functions: it could add look-alike functions next to ours, grant
+-- its USAGE to anyone, or drop the schema and with it the whole of pg_relay and its data; a role
+-- that may CREATE in it could add look-alikes too. So the schema must belong to a superuser or to
+-- the role that installs (which owns every object of pg_relay then), and no other role may create
+-- in it. Checked again at every update.
 DO $$
 DECLARE
-    owner_name name;
-    owner_super boolean;
+    s record;
 BEGIN
-    SELECT r.rolname, r.rolsuper INTO owner_name, owner_super
+    SELECT r.rolname, r.rolsuper, r.rolname = current_user AS installs,
+           (SELECT pg_catalog.string_agg(DISTINCT CASE a.grantee WHEN 0 THEN 'PUBLIC'
+                                                 ELSE pg_catalog.pg_get_userbyid(a.grantee)::text END, ', ')
+            FROM pg_catalog.aclexplode(n.nspacl) a
+            WHERE a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner) AS creators
+    INTO s
     FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r ON r.oid = n.nspowner
     WHERE n.nspname = 'pgrelay';
-    IF NOT owner_super THEN
-        RAISE EXCEPTION 'schema pgrelay belongs to role %, which is not a superuser', owner_name
+    IF NOT (s.rolsuper OR s.installs) THEN
+        RAISE EXCEPTION 'schema pgrelay belongs to role %, which is neither a superuser nor the role installing pg_relay (%)',
+                        s.rolname, current_user
             USING ERRCODE = 'insufficient_privilege',
                   DETAIL = 'Its owner could change or drop the functions and tables of pg_relay.',
-                  HINT = 'Drop the schema (DROP SCHEMA pgrelay), then run CREATE EXTENSION pg_relay again.';
+                  HINT = 'Drop the schema (DROP SCHEMA pgrelay), then install pg_relay again.';
+    END IF;
+    IF s.creators IS NOT NULL THEN
+        RAISE EXCEPTION 'role(s) % may create objects in schema pgrelay', s.creators
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'They could put look-alikes of the functions of pg_relay next to them.',
+                  HINT = pg_catalog.format('REVOKE CREATE ON SCHEMA pgrelay FROM %s;', s.creators);
     END IF;
 END
 $$;

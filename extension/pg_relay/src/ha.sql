@@ -56,27 +56,40 @@ $$;
 COMMENT ON FUNCTION pgrelay._dead_after(interval) IS
     'dead_after to use: the argument, else the setting pg_relay.dead_after, else 60 s (100 ms to 1 day)';
 
+-- pgrelay._schema_trusted()
+CREATE OR REPLACE FUNCTION pgrelay._schema_trusted(schema name) RETURNS boolean
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- Internal (_engine): may pg_relay read and call objects of this schema with its owner's
+    -- rights? Only when it belongs to a superuser or to pg_relay's own owner (the role that
+    -- installed pg_relay, on a managed service the database's owner, which installed the engine
+    -- too), and no other role may create objects in it: then nothing in it is anybody else's code.
+    SELECT EXISTS (
+        SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
+        WHERE n.nspname = schema
+          AND (r.rolsuper OR n.nspowner = (SELECT p.nspowner FROM pg_namespace p WHERE p.nspname = 'pgrelay'))
+          AND NOT EXISTS (SELECT 1 FROM aclexplode(n.nspacl) a
+                          WHERE a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner))
+$$;
+COMMENT ON FUNCTION pgrelay._schema_trusted(name) IS
+    'Internal: is the schema a superuser''s or pg_relay''s owner''s, with nobody else allowed to create in it?';
+
 -- pgrelay._engine()
 CREATE OR REPLACE FUNCTION pgrelay._engine() RETURNS text
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The replication engine this database is a node of: spock, else pglogical, else static (the
- * table pgrelay.nodes). An engine's schema counts only when a superuser owns it, as the engines'
- * own installs do: the functions below read and call objects in it with the extension owner's
- * rights, so a schema anybody else made must never be trusted. A database with the engine
- * installed but no local node of it is not a member of that engine's cluster.
+ * table pgrelay.nodes). An engine's schema counts only when _schema_trusted() says so: the
+ * functions below read and call objects in it with the rights of pg_relay's owner, so a schema
+ * another role made, or may write in, must never be trusted. A database with the engine installed
+ * but no local node of it is not a member of that engine's cluster.
  */
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
-               WHERE n.nspname = 'spock' AND r.rolsuper)
-       AND to_regclass('spock.local_node') IS NOT NULL THEN
+    IF pgrelay._schema_trusted('spock') AND to_regclass('spock.local_node') IS NOT NULL THEN
         IF EXISTS (SELECT 1 FROM spock.local_node) THEN
             RETURN 'spock';
         END IF;
     END IF;
-    IF EXISTS (SELECT 1 FROM pg_namespace n JOIN pg_roles r ON r.oid = n.nspowner
-               WHERE n.nspname = 'pglogical' AND r.rolsuper)
-       AND to_regclass('pglogical.local_node') IS NOT NULL THEN
+    IF pgrelay._schema_trusted('pglogical') AND to_regclass('pglogical.local_node') IS NOT NULL THEN
         IF EXISTS (SELECT 1 FROM pglogical.local_node) THEN
             RETURN 'pglogical';
         END IF;
@@ -746,11 +759,10 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.watches', false, 'node-local: a watch is a trigger on this node''s table, named by this node''s OID of it; watch the table on each node that takes its writes'),
         ('pgrelay._id_clock', false, 'a sequence: node-local; ids are unique across nodes because they carry the node id')
     ), own AS (
-        SELECT d.objid::regclass AS rel
-        FROM pg_depend d JOIN pg_extension e ON e.oid = d.refobjid
-        JOIN pg_class c ON c.oid = d.objid
-        WHERE d.classid = 'pg_class'::regclass AND d.refclassid = 'pg_extension'::regclass
-          AND d.deptype = 'e' AND e.extname = 'pg_relay' AND c.relkind IN ('r', 'p', 'S')
+        -- the tables and sequences of schema pgrelay: pg_relay's, installed either way
+        SELECT c.oid::regclass AS rel
+        FROM pg_class c
+        WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'p', 'S')
     ), dependents AS (
         SELECT d.objid::regclass AS rel, de.extname
         FROM pg_extension e
@@ -761,6 +773,13 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
                         AND d.classid = 'pg_class'::regclass AND d.deptype = 'e'
         JOIN pg_class c ON c.oid = d.objid
         WHERE e.extname = 'pg_relay' AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+        UNION
+        -- pg_relay_notifier installed by pg_relay install: no extension, its own schema
+        SELECT c.oid::regclass, 'pg_relay_notifier'
+        FROM pg_class c
+        WHERE c.relnamespace = pg_catalog.to_regnamespace('pgrelay_notifier') AND c.relkind IN ('r', 'p')
+          AND c.relpersistence = 'p'
+          AND NOT EXISTS (SELECT 1 FROM pg_extension x WHERE x.extname = 'pg_relay_notifier')
     )
     SELECT o.rel, r.replicate, COALESCE(r.why, 'not classified')
     FROM own o LEFT JOIN rules r ON r.name::regclass = o.rel

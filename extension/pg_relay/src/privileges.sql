@@ -29,6 +29,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._webhook_gone(bigint, integer, text),
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),
+    pgrelay.installation(),
     pgrelay._this_node(),
     pgrelay.decode_id(bigint),
     pgrelay.error_kind(text),
@@ -64,6 +65,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.queue_probe(bigint),
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
+    pgrelay.installation(),
     pgrelay._this_node(),
     pgrelay.decode_id(bigint),
     pgrelay.error_kind(text),
@@ -95,7 +97,8 @@ TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
 -- dispatch_state _this_node; pg_relay status shows the interface version beside the extension's)
 GRANT EXECUTE ON FUNCTION pgrelay.error_kind(text), pgrelay.decode_id(bigint), pgrelay._cluster_status(),
-                          pgrelay._this_node(), pgrelay.interface_version(), pgrelay._watch_readable(pgrelay.watches)
+                          pgrelay._this_node(), pgrelay.interface_version(), pgrelay.installation(),
+                          pgrelay._watch_readable(pgrelay.watches)
 TO pgrelay_monitor;
 GRANT EXECUTE ON FUNCTION pgrelay._watch_readable(pgrelay.watches) TO pgrelay_admin;
 -- PostgreSQL requires EXECUTE on a trigger's function of whoever adds a partition to a watched

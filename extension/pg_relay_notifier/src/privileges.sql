@@ -52,3 +52,5 @@ GRANT USAGE ON SCHEMA pgrelay_notifier TO pgrelay_monitor;
 GRANT SELECT ON pgrelay_notifier.recent_failures, pgrelay_notifier.profile_summary,
                 pgrelay_notifier.profile_credentials
 TO pgrelay_monitor;
+-- Which version is installed, and how: for the Processor's startup check and pg_relay status.
+GRANT EXECUTE ON FUNCTION pgrelay_notifier.installation() TO pgrelay_processor, pgrelay_admin, pgrelay_monitor;
