@@ -222,6 +222,7 @@ collect_finished(void)
 				loop.want_probe = loop.reprobed = true;
 			break;
 		case OC_DEFERRED:
+		case OC_SNOOZED: /* back in the queue for later, no attempt spent */
 			loop.deferred++;
 			break;
 		case OC_REPLAYED:

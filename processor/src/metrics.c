@@ -516,7 +516,8 @@ render_events(struct Buf *out, const struct Snapshot *s)
 		   "Events the workers finished, by channel and outcome (ok, partial, cancelled, retry, timeout, "
 		   "failed; "
 		   "skipped, deferred, replayed, lost: no attempt; replayed: a queue row whose attempt was "
-		   "recorded already, finished without running again).");
+		   "recorded already, finished without running again; snoozed: the handler asked to run "
+		   "again later, no attempt spent).");
 	for (i = 0; i < s->nchannels; i++)
 		for (o = 0; o < N_OUTCOMES; o++) {
 			label_open(out, "pgrelay_events_total", "channel", s->channels[i].name);

@@ -6,8 +6,8 @@
 #include <stddef.h>
 #include <string.h>
 
-static const char *const outcome_names[] = {"skipped", "ok",     "partial",  "cancelled", "retry",
-											"timeout", "failed", "deferred", "replayed",  "lost"};
+static const char *const outcome_names[] = {"skipped",  "ok",       "partial", "cancelled", "retry", "timeout",
+											"failed",   "deferred", "replayed", "snoozed",  "lost"};
 static const char *const result_names[] = {"ok", "partial", "transient", "permanent", "cancelled"};
 static const char *const rcpt_names[] = {"pending", "sent", "failed", "retrying"};
 
@@ -93,6 +93,7 @@ outcome_status_name(enum Outcome o)
 	case OC_CANCELLED:
 	case OC_DEFERRED:
 	case OC_REPLAYED:
+	case OC_SNOOZED:
 	case OC_LOST:
 		break;
 	}

@@ -19,6 +19,7 @@ enum Outcome {
 	OC_FAILED,    /* failed for good */
 	OC_DEFERRED,  /* moved to a later time without an attempt (rate limit) */
 	OC_REPLAYED,  /* finished without an attempt: its attempt was recorded already (a replayed row) */
+	OC_SNOOZED,   /* the handler asked to run again later (SQLSTATE PGSNZ): no attempt spent */
 	OC_LOST       /* not finished: the statement or the connection failed; offered again later */
 };
 

@@ -126,6 +126,14 @@ log_replayed(struct Worker *w, const struct Job *j, const char *notification, co
 			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
 }
 
+/* log_snoozed: the handler asked to run the event again at retry_at (SQLSTATE PGSNZ). */
+static void
+log_snoozed(struct Worker *w, const struct Job *j, const char *retry_at)
+{
+	log_debug_c(&w->pg, "snoozed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("retry_at", retry_at ? retry_at : "-"));
+}
+
 /*
  * record_foreign_cancel: process_one() failed with a cancel (57014) that the Processor did not
  * send, since it is not stopping: the handler raised it (dblink and postgres_fdw pass a remote
@@ -200,6 +208,8 @@ run_sql(struct Worker *w, struct Job *j)
 						   pgconn_value(res, 0, 3));
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
+	else if (j->outcome == OC_SNOOZED)
+		log_snoozed(w, j, pgconn_value(res, 0, 3));
 	pgconn_clear(res);
 }
 
@@ -404,6 +414,8 @@ batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 							   pgconn_value(res, i, 4));
 		else if (j->outcome == OC_REPLAYED)
 			log_replayed(w, j, NULL, pgconn_value(res, i, 5));
+		else if (j->outcome == OC_SNOOZED)
+			log_snoozed(w, j, pgconn_value(res, i, 4));
 	}
 }
 

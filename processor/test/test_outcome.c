@@ -24,6 +24,7 @@ test_outcome_names(void)
 		{OC_FAILED, "failed", "failed"},
 		{OC_DEFERRED, "deferred", NULL},
 		{OC_REPLAYED, "replayed", NULL},
+		{OC_SNOOZED, "snoozed", NULL},
 		{OC_LOST, "lost", NULL},
 	};
 	size_t i;

@@ -73,6 +73,40 @@ case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', 42)", (), err("42883", 
 case(N, "producer", "SELECT pgrelay.notify('c_sql')", (), err("42883", "does not exist"))
 case(N, "producer", "SELECT pgrelay.notify(channel => 'c_sql', payload => 'x', priority => 1)", (),
      err("42883", "does not exist"))
+# keys: checked before anything is queued, and the channel's own checks apply to a keyed event
+for k in ("", "k" * 513):
+    case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', key => %s)", (k,), err("22023", "must be 1 to 512 bytes"))
+for label in ("LF", "RLO", "ZWSP", "BOM", "tag", "DEL"):
+    case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', key => %s)", ("k" + CONTROLS[label],),
+         err("22023", "without control or invisible characters"))
+for mode in (None, "", "KEEP", "preserve_run_at", "keep'; --"):
+    case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', key => 'k', key_mode => %s)", (mode,),
+         err("22023", "key_mode must be keep, replace or debounce"))
+case(N, "producer", "SELECT pgrelay.notify('nope', 'x', key => 'k')", (), err("42704", 'channel "nope" does not exist'))
+case(N, "producer", "SELECT pgrelay.notify('c_off', 'x', key => 'k')", (), err("55000", "is not active"))
+case(N, "producer", "SELECT pgrelay.notify('c_tiny', %s, key => 'k')", ("x" * 11,), err("54000", "larger than the 10 bytes"))
+case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', 'infinity', key => 'k')", (), err("22023", "run_at must be a finite time"))
+case(N, "producer", "SELECT pgrelay.notify('c_sql', NULL, key => 'k')", (), err("22004", "payload must not be NULL"))
+NM = "pgrelay.notify_many"
+case(NM, "producer", "SELECT pgrelay.notify_many(NULL, ARRAY['x'])", (), err("22004", "channel must not be NULL"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', NULL)", (), err("22004", "payloads must not be NULL"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', NULL])", (), err("22004", "nor hold a NULL"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY[['x'], ['y']])", (), err("2202E", "one-dimensional"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY[]::text[])", (), result([]))
+case(NM, "producer", "SELECT pgrelay.notify_many('nope', ARRAY['x'])", (), err("42704", 'channel "nope" does not exist'))
+case(NM, "producer", "SELECT pgrelay.notify_many(%s, ARRAY['x'])", ("c_sql'; DROP TABLE pgrelay.queue; --",),
+     err("42704", "does not exist"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_off', ARRAY['x'])", (), err("55000", "is not active"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_tiny', ARRAY['ok', %s])", ("x" * 11,),
+     err("54000", "payload 2 of 11 bytes is larger than the 10 bytes"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], 'infinity')", (), err("22023", "run_at must be a finite time"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys => ARRAY['k'])", (),
+     err("22023", "keys must have one element per payload (1 keys, 2 payloads)"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys => ARRAY['k', ''])", (),
+     err("22023", "must be 1 to 512 bytes"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], keys => ARRAY['k'], key_mode => 'merge')", (),
+     err("22023", "key_mode must be keep, replace or debounce"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', 'x')", (), err("22P02", "malformed array literal"))
 
 # ---- pgrelay, admin ------------------------------------------------------------------------
 
@@ -190,6 +224,24 @@ case(DT, "admin", "SELECT pgrelay.discard_failed(NULL, all_channels => NULL)", (
 case(DT, "admin", "SELECT pgrelay.discard_failed(%s, error_like => %s)", ("c_sql", "_%'); TRUNCATE pgrelay.log; --"), result(0))
 case(DT, "admin", "SELECT pgrelay.discard_failed('c_sql', failed_before => '294277-01-01')", (),
      err("22008", "out of range"))
+CB = "pgrelay.cancel(bigint)"
+case(CB, "admin", "SELECT pgrelay.cancel(NULL::bigint)", (), err("22004", "event_id must not be NULL"))
+case(CB, "admin", "SELECT pgrelay.cancel(0)", (), err("P0002", "event 0 does not exist"))
+case(CB, "admin", "SELECT pgrelay.cancel(9223372036854775807)", (), err("P0002", "does not exist"))
+case(CB, "admin", "SELECT pgrelay.cancel({ev_q})", (), err("42809", "sends an email; cancel its notification instead"))
+CT = "pgrelay.cancel(text, text, timestamp with time zone, timestamp with time zone, boolean)"
+case(CT, "admin", "SELECT pgrelay.cancel(NULL::text)", (), err("22004", "channel must not be NULL"))
+case(CT, "admin", "SELECT pgrelay.cancel('nope')", (), err("42704", 'channel "nope" does not exist'))
+case(CT, "admin", "SELECT pgrelay.cancel('42')", (), err("42704", 'channel "42" does not exist'))
+case(CT, "admin", "SELECT pgrelay.cancel(%s)", ("c_sql' OR true --",), err("42704", "does not exist"))
+case(CT, "admin", "SELECT pgrelay.cancel('c_mail')", (), err("42809", "sends emails"))
+case(CT, "admin", "SELECT pgrelay.cancel('c_sql', all_channels => true)", (), err("22023", "not both"))
+case(CT, "admin", "SELECT pgrelay.cancel(NULL, all_channels => NULL)", (), err("22004", "all_channels must not be NULL"))
+case(CT, "admin", "SELECT pgrelay.cancel('c_sql', key => 'no such key')", (), result(0))
+case(CT, "admin", "SELECT pgrelay.cancel('c_sql', key => %s)", ("%",), result(0))
+case(CT, "admin", "SELECT pgrelay.cancel('c_sql', queued_after => now(), queued_before => now() - interval '1 day')", (),
+     err("22023", "must be before queued_before"))
+case(CT, "admin", "SELECT pgrelay.cancel('c_sql', queued_before => 'soonish')", (), err("22007", "invalid input syntax"))
 
 W_T = "pgrelay.watch_table"
 case(W_T, "admin", "SELECT pgrelay.watch_table(NULL, 'c_sql')", (), err("22004", "table and channel must not be NULL"))
@@ -403,6 +455,9 @@ CP = "pgrelay._complete"
 case(CP, "processor", "SELECT * FROM pgrelay._complete(NULL, 'ok')", (), err("P0002", "does not exist"))
 case(CP, "processor", "SELECT * FROM pgrelay._complete({q_busy}, 'nonsense')", (), err("22023", 'invalid result "nonsense"'))
 case(CP, "processor", "SELECT * FROM pgrelay._complete({q_busy}, NULL)", (), err("22023", "invalid result"))
+SZ = "pgrelay._snooze"
+case(SZ, "processor", "SELECT outcome FROM pgrelay._snooze(NULL, 'later', '60', now())", (), err("P0002", "does not exist"))
+case(SZ, "processor", "SELECT outcome FROM pgrelay._snooze(-1, 'later', '60', now())", (), err("P0002", "queue row -1 does not exist"))
 DF = "pgrelay._queue_defer"
 case(DF, "processor", "SELECT pgrelay._queue_defer({q_busy}, NULL)", (), err("22004", "run_at must not be NULL"))
 case(DF, "processor", "SELECT pgrelay._queue_defer(NULL, now())", (), err("P0002", "does not exist"))

@@ -70,10 +70,17 @@ CREATE TABLE pgrelay.queue (
     attempt         integer NOT NULL DEFAULT 1,
     run_at          timestamptz NOT NULL DEFAULT now(),
     queued_at       timestamptz NOT NULL DEFAULT now(),
-    last_error      text
+    last_error      text,
+    -- since 1.3
+    key             text,
+    snoozes         integer NOT NULL DEFAULT 0
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
+COMMENT ON COLUMN pgrelay.queue.key IS
+    'notify(key => ...): at most one event of a channel and key waits to start on a node (docs/sql-api.md)';
+COMMENT ON COLUMN pgrelay.queue.snoozes IS
+    'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
 -- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered
 -- fetch of queue_pending_ids() (per action type, by run_at, queued_at, id) in every mode, so that
 -- a node never reads rows the dispatch rule does not offer it: unrestricted rows of
@@ -86,6 +93,8 @@ CREATE INDEX queue_node_idx ON pgrelay.queue (node_restricted, owner_node, actio
 -- owners ANALYZE saw. With every row owned by one node that guess is "all of them", and a node
 -- owning none would read every row of the others instead of its part of queue_node_idx.
 ALTER TABLE pgrelay.queue ALTER COLUMN owner_node SET (n_distinct = 1024);
+-- The pending event of a key (notify(key => ...)), looked up under the key's advisory lock.
+CREATE INDEX queue_key_idx ON pgrelay.queue (owner_node, channel, key) WHERE key IS NOT NULL;
 -- Every event is a row inserted and deleted, so the queue's dead rows come at the rate of events.
 -- Autovacuum's defaults (20% of the table, throttled by a cost delay) let the dispatch indexes of a
 -- busy queue grow by the pages of every row inserted between two visits, and keep growing from one
@@ -103,7 +112,7 @@ CREATE TABLE pgrelay.log (
     payload     text,
     attempt     integer NOT NULL,
     outcome     text NOT NULL
-                CHECK (outcome IN ('ok', 'partial', 'retry', 'timeout', 'failed', 'cancelled')),
+                CHECK (outcome IN ('ok', 'partial', 'retry', 'timeout', 'failed', 'cancelled', 'snoozed')),
     error       text,
     sqlstate    text,
     detail      jsonb,
@@ -117,7 +126,8 @@ COMMENT ON TABLE pgrelay.log IS 'The audit trail: one row per attempt';
 COMMENT ON COLUMN pgrelay.log.outcome IS
     'ok: done; partial: done, some recipients failed; retry: transient failure, retried at retry_at; '
     'timeout: timed out, retried at retry_at; failed: permanent failure or attempts exhausted; '
-    'cancelled: the work was withdrawn before the attempt';
+    'cancelled: the work was withdrawn before the attempt; snoozed: the handler asked to run again '
+    'at retry_at, without spending an attempt';
 -- One log row per attempt (queue row) of an event; the index also serves "the history of event x".
 CREATE UNIQUE INDEX log_event_idx ON pgrelay.log (event_id, queue_id);
 

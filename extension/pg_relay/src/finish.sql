@@ -250,9 +250,9 @@ BEGIN
     IF l.outcome IN ('retry', 'timeout') THEN
         v := pgrelay._next_id();
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         VALUES (v, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, l.retry_at, q.queued_at, l.error);
+                q.node_restricted, q.attempt + 1, l.retry_at, q.queued_at, l.error, q.key, q.snoozes);
         RETURN v;
     ELSIF l.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
@@ -358,7 +358,7 @@ BEGIN
     END IF;
     DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id
     RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-              x.attempt, x.queued_at
+              x.attempt, x.queued_at, x.key, x.snoozes
     INTO q;
     IF NOT FOUND THEN
         -- The DELETE waits for a row another transaction holds, so a row it did not find is gone:
@@ -391,9 +391,9 @@ BEGIN
     IF r.outcome IN ('retry', 'timeout') THEN
         r.retry_id := pgrelay._next_id();
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, r.retry_at, q.queued_at, _complete.error);
+                q.node_restricted, q.attempt + 1, r.retry_at, q.queued_at, _complete.error, q.key, q.snoozes);
     ELSIF r.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
                                                 error, sqlstate, log_id, node_id, queued_at, failed_at)
@@ -408,6 +408,92 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
     'Writes the log row of an attempt and finishes the claimed queue row, in one call';
+
+-- pgrelay._snooze_delay()
+CREATE OR REPLACE FUNCTION pgrelay._snooze_delay(message text, detail text) RETURNS interval
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (process_one, process_batch): the delay a handler asked for when it raised SQLSTATE
+ * PGSNZ: its DETAIL if it has one, else its message, read as seconds ('30', '2.5') or as an
+ * interval ('5 minutes', '1 hour 30 minutes'). NULL when it is neither, or outside 1 ms to 30 days.
+ */
+DECLARE
+    t text := btrim(COALESCE(NULLIF(btrim(detail), ''), message));
+    d interval;
+BEGIN
+    IF t ~ '^[0-9]{1,9}(\.[0-9]{1,6})?$' THEN
+        d := make_interval(secs => t::double precision);
+    ELSE
+        BEGIN
+            d := t::interval;
+        EXCEPTION WHEN OTHERS THEN
+            RETURN NULL;
+        END;
+    END IF;
+    IF d < interval '1 millisecond' OR d > interval '30 days' THEN
+        RETURN NULL;
+    END IF;
+    RETURN d;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._snooze_delay(text, text) IS
+    'Internal: the delay of a snooze (SQLSTATE PGSNZ), from its DETAIL or message; NULL if unreadable or out of range';
+
+-- pgrelay._snooze()
+CREATE OR REPLACE FUNCTION pgrelay._snooze(queue_id bigint, message text, detail text, started_at timestamptz)
+RETURNS pgrelay.process_result
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (process_one, process_batch): finishes a claimed row whose handler snoozed (raised
+ * SQLSTATE PGSNZ with this message and detail): a log row with outcome snoozed, and the same
+ * attempt queued again after the delay they give (_snooze_delay), with snoozes + 1 (its key
+ * kept). Nothing of the handler's work stays (it ran in a subtransaction that the raise rolled
+ * back). A snooze is bounded: the 101st snooze of an event,
+ * or one whose delay is unreadable or out of range, is an error of the attempt
+ * instead, retried or failed as the channel says, so that no event snoozes for ever. Returns what
+ * process_one() returns for the attempt.
+ */
+DECLARE
+    q pgrelay.queue;
+    r pgrelay.process_result;
+    c pgrelay._completed;
+    finished timestamptz := clock_timestamp();
+    delay interval := pgrelay._snooze_delay(message, detail);
+BEGIN
+    q := pgrelay._lock_claimed(queue_id);
+    r.sqlstate := 'PGSNZ';
+    IF q.snoozes >= 100 OR delay IS NULL THEN
+        r.error := CASE WHEN delay IS NULL
+                        THEN format('the snooze delay "%s" is not a number of seconds nor an interval from 1 ms to 30 days',
+                                    pgrelay._show(btrim(COALESCE(NULLIF(btrim(detail), ''), message))))
+                        ELSE format('snoozed 100 times, the most an event may: %s', message) END;
+        c := pgrelay._complete(queue_id, 'error', r.error, r.sqlstate, started_at);
+        r.outcome := c.outcome;
+        r.log_id := c.log_id;
+        r.retry_id := c.retry_id;
+        r.retry_at := c.retry_at;
+        RETURN r;
+    END IF;
+    DELETE FROM pgrelay.queue x WHERE x.id = q.id;
+    r.error := message;
+    r.outcome := 'snoozed';
+    r.log_id := pgrelay._next_id();
+    r.retry_id := pgrelay._next_id();
+    r.retry_at := finished + delay;
+    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                             error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
+    VALUES (r.log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, r.outcome,
+            _snooze.message, 'PGSNZ', pgrelay._node_id(), q.queued_at, COALESCE(_snooze.started_at, finished),
+            finished, r.retry_at);
+    INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                               attempt, run_at, queued_at, last_error, key, snoozes)
+    VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
+            q.attempt, r.retry_at, q.queued_at, q.last_error, q.key, q.snoozes + 1);
+    RETURN r;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._snooze(bigint, text, text, timestamptz) IS
+    'Internal: queues a snoozed attempt again after its delay, without spending it (at most 100 times)';
 
 -- pgrelay._queue_defer()
 CREATE OR REPLACE FUNCTION pgrelay._queue_defer(queue_id bigint, run_at timestamptz) RETURNS void
@@ -486,6 +572,7 @@ DECLARE
     state pg_catalog.text; -- not "sqlstate": inside an exception handler that names the error's SQLSTATE
     l pg_catalog.record;
     error pg_catalog.text;
+    snooze pg_catalog.text;
     -- the result: a named row type, whose description is cached (OUT parameters would make the
     -- server build it from the catalog on every call); computed before the caller's search_path
     -- is put back, so that every expression here is planned on the pinned one
@@ -530,6 +617,10 @@ BEGIN
             END IF;
             GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
             result := 'error';
+        WHEN SQLSTATE 'PGSNZ' THEN
+            -- "run me again later": no attempt spent (_snooze)
+            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, snooze = PG_EXCEPTION_DETAIL;
+            result := 'snooze';
         WHEN OTHERS OR assert_failure THEN
             GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
             result := 'error';
@@ -548,14 +639,18 @@ BEGIN
     pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
     pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
 
-    l := pgrelay._complete(c.queue_id, result, error, state, started);
-    r := ROW(l.outcome, l.log_id, l.retry_id, error, state, l.retry_at);
+    IF result = 'snooze' THEN
+        r := pgrelay._snooze(c.queue_id, error, snooze, started);
+    ELSE
+        l := pgrelay._complete(c.queue_id, result, error, state, started);
+        r := ROW(l.outcome, l.log_id, l.retry_id, error, state, l.retry_at);
+    END IF;
     pinned := set_config('search_path', keep_path, false);
     RETURN r;
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
-    'Runs one sql event end to end; returns skipped, ok, retry, timeout or failed';
+    'Runs one sql event end to end; returns skipped, replayed, ok, snoozed, retry, timeout or failed';
 
 -- pgrelay._claim_events()
 CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
@@ -684,7 +779,8 @@ BEGIN
         DELETE FROM pgrelay.queue x USING pgrelay.channels c
         WHERE x.id = ANY (_complete_events.ids) AND c.channel = x.channel
         RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-                  x.attempt, x.queued_at, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
+                  x.attempt, x.queued_at, x.key, x.snoozes, c.max_attempts, c.retry_policy, c.backoff_base,
+                  c.backoff_max
     ), o AS MATERIALIZED (
         SELECT d.*, r.error, r.sqlstate, r.started_at, r.finished_at, e.outcome, pgrelay._next_id() AS log_id,
                CASE WHEN e.outcome IN ('retry', 'timeout') THEN pgrelay._next_id() END AS retry_id,
@@ -702,9 +798,9 @@ BEGIN
         FROM o
     ), q AS (
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         SELECT o.retry_id, o.event_id, o.channel, o.action_type, o.payload, o.owner_node,
-               o.node_restricted, o.attempt + 1, o.retry_at, o.queued_at, o.error
+               o.node_restricted, o.attempt + 1, o.retry_at, o.queued_at, o.error, o.key, o.snoozes
         FROM o WHERE o.retry_id IS NOT NULL
     ), f AS (
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
@@ -809,6 +905,15 @@ DECLARE
     ends pg_catalog.timestamptz[] := '{}';
     replayed_ids pg_catalog.int8[] := '{}';
     replayed_logs pg_catalog.int8[] := '{}';
+    snooze pg_catalog.text;
+    s pgrelay.process_result;
+    -- the events whose handler snoozed, finished right away (_snooze): parallel arrays
+    sn_ids pg_catalog.int8[] := '{}';
+    sn_outcomes pg_catalog.text[] := '{}';
+    sn_logs pg_catalog.int8[] := '{}';
+    sn_retries pg_catalog.int8[] := '{}';
+    sn_ats pg_catalog.timestamptz[] := '{}';
+    sn_errs pg_catalog.text[] := '{}';
 BEGIN
     FOR c IN SELECT * FROM pgrelay._claim_events(process_batch.ids) LOOP
         -- replayed: finished by the claim, nothing runs (its outcome stands as recorded)
@@ -861,6 +966,10 @@ BEGIN
                 GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
                 result := 'error';
                 spent := true;
+            WHEN SQLSTATE 'PGSNZ' THEN
+                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, snooze = PG_EXCEPTION_DETAIL;
+                result := 'snooze';
+                state := 'PGSNZ';
             WHEN OTHERS OR assert_failure THEN
                 GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
                 result := 'error';
@@ -877,6 +986,17 @@ BEGIN
             pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
             pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
         END IF;
+        IF result = 'snooze' THEN
+            -- finished now, alone: the row goes back to the queue for later (_snooze)
+            s := pgrelay._snooze(c.queue_id, err, snooze, began);
+            sn_ids := sn_ids || c.queue_id;
+            sn_outcomes := sn_outcomes || s.outcome;
+            sn_logs := sn_logs || s.log_id;
+            sn_retries := sn_retries || s.retry_id;
+            sn_ats := sn_ats || s.retry_at;
+            sn_errs := sn_errs || s.error;
+            CONTINUE;
+        END IF;
         done_ids := done_ids || c.queue_id;
         results := results || result;
         errs := errs || err;
@@ -886,14 +1006,18 @@ BEGIN
     END LOOP;
 
     RETURN QUERY
-    SELECT i.id, COALESCE(f.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),
-           COALESCE(f.log_id, rp.log_id), f.retry_id, e.err, e.state, f.retry_at
+    SELECT i.id, COALESCE(f.outcome, sn.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),
+           COALESCE(f.log_id, sn.log_id, rp.log_id), COALESCE(f.retry_id, sn.retry_id), COALESCE(e.err, sn.err),
+           COALESCE(e.state, CASE WHEN sn.id IS NOT NULL THEN 'PGSNZ' END), COALESCE(f.retry_at, sn.retry_at)
     FROM pg_catalog.unnest(process_batch.ids) WITH ORDINALITY i(id, ord)
     LEFT JOIN pgrelay._complete_events(done_ids, results, errs, states, starts, ends) f ON f.queue_id = i.id
     LEFT JOIN ROWS FROM (pg_catalog.unnest(replayed_ids), pg_catalog.unnest(replayed_logs)) AS rp(id, log_id)
               ON rp.id = i.id
     LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errs), pg_catalog.unnest(states))
               AS e(id, err, state) ON e.id = i.id
+    LEFT JOIN ROWS FROM (pg_catalog.unnest(sn_ids), pg_catalog.unnest(sn_outcomes), pg_catalog.unnest(sn_logs),
+                         pg_catalog.unnest(sn_retries), pg_catalog.unnest(sn_ats), pg_catalog.unnest(sn_errs))
+              AS sn(id, outcome, log_id, retry_id, retry_at, err) ON sn.id = i.id
     ORDER BY i.ord;
     pinned := set_config('search_path', keep_path, false);
 END

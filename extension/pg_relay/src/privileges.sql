@@ -7,7 +7,8 @@ REVOKE ALL ON ALL FUNCTIONS IN SCHEMA pgrelay FROM PUBLIC;
 
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_producer, pgrelay_processor, pgrelay_admin;
 
-GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz) TO pgrelay_producer;
+GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) TO pgrelay_producer;
+GRANT EXECUTE ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.queue_probe(bigint),
@@ -24,6 +25,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz),
     pgrelay._queue_mark_done(bigint),
     pgrelay._complete(bigint, text, text, text, timestamptz),
+    pgrelay._snooze(bigint, text, text, timestamptz),
     pgrelay._queue_defer(bigint, timestamptz),
     pgrelay._webhook_claim(bigint),
     pgrelay._webhook_gone(bigint, integer, text),
@@ -57,6 +59,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.retry_failed(text, timestamptz, timestamptz, text, boolean),
     pgrelay.discard_failed(bigint),
     pgrelay.discard_failed(text, timestamptz, timestamptz, text, boolean),
+    pgrelay.cancel(bigint),
+    pgrelay.cancel(text, text, timestamptz, timestamptz, boolean),
     pgrelay.purge_log(interval),
     pgrelay.watch_table(regclass, text, text[], text[]),
     pgrelay.unwatch_table(regclass, text),

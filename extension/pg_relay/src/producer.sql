@@ -74,13 +74,88 @@ $$;
 COMMENT ON FUNCTION pgrelay._enqueue(text, text, timestamptz, bigint) IS
     'Internal: checks an event and queues it with the given id in the caller''s transaction';
 
+-- pgrelay._key_lock()
+CREATE OR REPLACE FUNCTION pgrelay._key_lock(channel text, key text) RETURNS void
+LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+    -- Internal: the transaction's lock on a channel's key (held until it ends): producers of one key
+    -- queue one after another, and a retry or snooze of a keyed event waits for them. Different
+    -- keys whose hashes collide only wait for each other.
+    SELECT pg_catalog.pg_advisory_xact_lock(1885827587, pg_catalog.hashtext(channel || E'\n' || key))
+$$;
+COMMENT ON FUNCTION pgrelay._key_lock(text, text) IS
+    'Internal: the advisory lock of a channel''s key, until the transaction ends';
+
+-- pgrelay._enqueue_keyed()
+CREATE OR REPLACE FUNCTION pgrelay._enqueue_keyed(channel text, payload text, run_at timestamptz, key text,
+                                                  key_mode text, id bigint)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (notify and notify_many with a key): at most one event of a channel and key waits to
+ * start on this node. Under the key's lock (_key_lock), the waiting event of the key, if there is
+ * one, is found and locked (SKIP LOCKED: an event that is being run right now does not wait, it
+ * is running, not waiting), and key_mode says what this call makes of it:
+ *   keep      nothing changes; its id is returned
+ *   replace   its payload becomes this one (run_at stays)
+ *   debounce  its payload and its run_at become this call's (run_at NULL: now)
+ * Without a waiting event, a new one is queued with the given id. Returns the id of the event that
+ * now stands (its event id). The checks of a new event apply to a replacement too.
+ */
+DECLARE
+    pending record;
+    c pgrelay.channels;
+BEGIN
+    IF key_mode IS NULL OR key_mode NOT IN ('keep', 'replace', 'debounce') THEN
+        RAISE EXCEPTION 'key_mode must be keep, replace or debounce, not %', COALESCE(pgrelay._show(key_mode), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF key = '' OR pg_catalog.octet_length(key) > 512 OR pgrelay._show(key) <> key THEN
+        RAISE EXCEPTION 'key "%" must be 1 to 512 bytes without control or invisible characters', pgrelay._show(key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue_keyed.channel AND x.active
+      AND pg_catalog.octet_length(_enqueue_keyed.payload) <= x.max_payload_bytes
+      AND (_enqueue_keyed.run_at IS NULL OR pg_catalog.isfinite(_enqueue_keyed.run_at));
+    IF NOT FOUND THEN
+        RETURN pgrelay._enqueue_refused(_enqueue_keyed.channel, _enqueue_keyed.payload, _enqueue_keyed.run_at);
+    END IF;
+    PERFORM pgrelay._key_lock(c.channel, _enqueue_keyed.key);
+    SELECT q.id, q.event_id INTO pending FROM pgrelay.queue q
+    WHERE q.owner_node = pgrelay._node_id() AND q.channel = c.channel AND q.key = _enqueue_keyed.key
+    ORDER BY q.id LIMIT 1
+    FOR UPDATE SKIP LOCKED;
+    IF FOUND THEN
+        IF key_mode = 'replace' THEN
+            UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload WHERE q.id = pending.id;
+        ELSIF key_mode = 'debounce' THEN
+            UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload,
+                                       run_at = COALESCE(_enqueue_keyed.run_at, pg_catalog.now())
+            WHERE q.id = pending.id;
+        END IF;
+        RETURN pending.event_id;
+    END IF;
+    INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                               run_at, queued_at, key)
+    VALUES (_enqueue_keyed.id, _enqueue_keyed.id, c.channel, c.action_type, _enqueue_keyed.payload,
+            pgrelay._node_id(), c.node_restricted, COALESCE(_enqueue_keyed.run_at, pg_catalog.now()),
+            pg_catalog.now(), _enqueue_keyed.key);
+    RETURN _enqueue_keyed.id;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._enqueue_keyed(text, text, timestamptz, text, text, bigint) IS
+    'Internal: queues an event of a key, or keeps, replaces or debounces the one waiting';
+
 -- pgrelay.notify()
-CREATE OR REPLACE FUNCTION pgrelay.notify(channel text, payload text, run_at timestamptz DEFAULT NULL)
+CREATE OR REPLACE FUNCTION pgrelay.notify(channel text, payload text, run_at timestamptz DEFAULT NULL,
+                                          key text DEFAULT NULL, key_mode text DEFAULT 'keep')
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Queues one event in the caller's transaction: a rollback discards it, a commit guarantees it.
- * Returns the queue id, which is also the event id.
+ * Returns the queue id, which is also the event id. With a key, at most one event of the channel
+ * and key waits to start on this node: key_mode says whether a second call keeps the waiting one,
+ * replaces its payload or also moves its run_at (debounce), and the id returned is that of the
+ * event that now stands (_enqueue_keyed).
  *
  * Every producer runs this once per event, so its common case (no run_at) does in its own body
  * what _next_id() and _enqueue() do, with their statements copied (a change to one is a change to
@@ -98,6 +173,9 @@ BEGIN
         v := pgrelay._id_clock_catch_up(v);
     END IF;
     v := ((v >> 12) << 22) | (pgrelay._node_id()::bigint << 12) | (v & 4095);
+    IF notify.key IS NOT NULL THEN
+        RETURN pgrelay._enqueue_keyed(notify.channel, notify.payload, notify.run_at, notify.key, notify.key_mode, v);
+    END IF;
     IF notify.run_at IS NOT NULL THEN
         RETURN pgrelay._enqueue(notify.channel, notify.payload, notify.run_at, v);
     END IF;
@@ -114,5 +192,83 @@ BEGIN
     RETURN pgrelay._enqueue_refused(notify.channel, notify.payload, NULL);
 END
 $$;
-COMMENT ON FUNCTION pgrelay.notify(text, text, timestamptz) IS
-    'Queues an event on an active channel in the caller''s transaction; returns its id';
+COMMENT ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) IS
+    'Queues an event on an active channel in the caller''s transaction; with a key, at most one waits to start; returns its id';
+
+-- pgrelay.notify_many()
+CREATE OR REPLACE FUNCTION pgrelay.notify_many(channel text, payloads text[], run_at timestamptz DEFAULT NULL,
+                                               keys text[] DEFAULT NULL, key_mode text DEFAULT 'keep')
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Queues one event per payload in the caller's transaction, as many notify() calls would, and
+ * returns their ids in the order of payloads. The channel and the arguments are checked once,
+ * then one INSERT queues them all. With keys (one
+ * per payload, NULL for an event without one), each keyed event is queued as notify(key => ...)
+ * queues it, in order: two payloads of one key in one call are two calls.
+ */
+DECLARE
+    c pgrelay.channels;
+    ids bigint[];
+    bad bigint;
+BEGIN
+    IF notify_many.channel IS NULL THEN
+        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF array_ndims(notify_many.payloads) > 1 THEN
+        RAISE EXCEPTION 'payloads must be a one-dimensional array' USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF notify_many.payloads IS NULL OR array_position(notify_many.payloads, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'payloads must not be NULL nor hold a NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an empty string for an event without a payload.';
+    END IF;
+    IF notify_many.keys IS NOT NULL AND cardinality(notify_many.keys) <> cardinality(notify_many.payloads) THEN
+        RAISE EXCEPTION 'keys must have one element per payload (% keys, % payloads)',
+                        cardinality(notify_many.keys), cardinality(notify_many.payloads)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF notify_many.run_at IS NOT NULL AND NOT isfinite(notify_many.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', notify_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cardinality(notify_many.payloads) = 0 THEN
+        RETURN '{}';
+    END IF;
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = notify_many.channel AND x.active;
+    IF NOT FOUND THEN
+        RETURN ARRAY[pgrelay._enqueue_refused(notify_many.channel, '', NULL)];
+    END IF;
+    SELECT min(o) INTO bad FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
+    WHERE octet_length(p.payload) > c.max_payload_bytes;
+    IF bad IS NOT NULL THEN
+        RAISE EXCEPTION 'payload % of % bytes is larger than the % bytes channel "%" accepts', bad,
+                        octet_length(notify_many.payloads[bad]), c.max_payload_bytes, c.channel
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
+    END IF;
+    IF notify_many.keys IS NOT NULL THEN
+        RETURN ARRAY(SELECT CASE WHEN p.key IS NULL
+                                 THEN pgrelay._enqueue(c.channel, p.payload, notify_many.run_at, pgrelay._next_id())
+                                 ELSE pgrelay._enqueue_keyed(c.channel, p.payload, notify_many.run_at, p.key,
+                                                             notify_many.key_mode, pgrelay._next_id()) END
+                     FROM unnest(notify_many.payloads, notify_many.keys) WITH ORDINALITY AS p(payload, key, o)
+                     ORDER BY p.o);
+    END IF;
+    -- One id per row, drawn in the order of payloads (the CTE is evaluated once, row by row).
+    WITH rows AS (
+        SELECT p.payload, p.o, pgrelay._next_id() AS id
+        FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
+    ), ins AS (
+        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                                   run_at, queued_at)
+        SELECT r.id, r.id, c.channel, c.action_type, r.payload, pgrelay._node_id(), c.node_restricted,
+               COALESCE(notify_many.run_at, now()), now()
+        FROM rows r
+    )
+    SELECT array_agg(r.id ORDER BY r.o) INTO ids FROM rows r;
+    RETURN ids;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) IS
+    'Queues one event per payload on an active channel in one statement; returns their ids in order';

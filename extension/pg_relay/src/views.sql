@@ -9,12 +9,14 @@ SELECT COALESCE(c.channel, q.channel) AS channel,
        count(q.id) FILTER (WHERE q.attempt > 1) AS retrying,
        now() - min(q.run_at) FILTER (WHERE q.run_at <= now()) AS oldest_due_age,
        min(q.run_at) FILTER (WHERE q.run_at > now()) AS next_run_at,
-       COALESCE(c.paused, false) AS paused
+       COALESCE(c.paused, false) AS paused,
+       count(q.id) FILTER (WHERE q.key IS NOT NULL) AS keyed,
+       count(q.id) FILTER (WHERE q.snoozes > 0) AS snoozed
 FROM pgrelay.channels c
 FULL JOIN pgrelay.queue q ON q.channel = c.channel
 GROUP BY 1, 2, 3, 9;
 COMMENT ON VIEW pgrelay.queue_depth IS
-    'Per channel: queued and due events, retries waiting, age of the oldest due event, paused';
+    'Per channel: queued and due events, retries waiting, age of the oldest due event, paused, events with a key, snoozed events';
 
 CREATE OR REPLACE VIEW pgrelay.failed AS
 SELECT f.event_id, f.channel, f.action_type, f.payload, f.attempts, f.error, f.sqlstate,

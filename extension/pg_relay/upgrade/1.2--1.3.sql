@@ -75,3 +75,21 @@ DROP FUNCTION IF EXISTS pgrelay._claim_events(bigint[]);
 DROP FUNCTION IF EXISTS pgrelay._ha_observe(interval);
 DROP FUNCTION IF EXISTS pgrelay._verdicts(interval);
 -- ---- end of the HA branch's block ----
+
+-- Keys, cancel, snooze: the pending event of a key, how often an event snoozed, the snoozed outcome.
+ALTER TABLE pgrelay.queue ADD COLUMN key text, ADD COLUMN snoozes integer NOT NULL DEFAULT 0;
+COMMENT ON COLUMN pgrelay.queue.key IS
+    'notify(key => ...): at most one event of a channel and key waits to start on a node (docs/sql-api.md)';
+COMMENT ON COLUMN pgrelay.queue.snoozes IS
+    'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
+CREATE INDEX queue_key_idx ON pgrelay.queue (owner_node, channel, key) WHERE key IS NOT NULL;
+ALTER TABLE pgrelay.log DROP CONSTRAINT log_outcome_check,
+    ADD CONSTRAINT log_outcome_check
+        CHECK (outcome IN ('ok', 'partial', 'retry', 'timeout', 'failed', 'cancelled', 'snoozed'));
+COMMENT ON COLUMN pgrelay.log.outcome IS
+    'ok: done; partial: done, some recipients failed; retry: transient failure, retried at retry_at; '
+    'timeout: timed out, retried at retry_at; failed: permanent failure or attempts exhausted; '
+    'cancelled: the work was withdrawn before the attempt; snoozed: the handler asked to run again '
+    'at retry_at, without spending an attempt';
+-- notify() takes a key and a key_mode (created again by the code below)
+DROP FUNCTION IF EXISTS pgrelay.notify(text, text, timestamptz);

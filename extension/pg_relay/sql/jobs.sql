@@ -1,0 +1,174 @@
+-- what every job queue has: keys (notify(key => ...)), notify_many(), cancel(), snooze (PGSNZ)
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+SET timezone = 'UTC';
+DELETE FROM pgrelay.queue;
+CREATE TABLE regress_job_calls (n integer GENERATED ALWAYS AS IDENTITY, payload text);
+CREATE FUNCTION regress_job(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO regress_job_calls (payload) VALUES (payload);
+    CASE
+        WHEN payload LIKE 'snooze %' THEN
+            RAISE EXCEPTION 'not yet' USING ERRCODE = 'PGSNZ', DETAIL = substr(payload, 8);
+        WHEN payload LIKE 'nap %' THEN
+            RAISE EXCEPTION '%', substr(payload, 5) USING ERRCODE = 'PGSNZ';
+        WHEN payload = 'fail' THEN
+            RAISE EXCEPTION 'bad payload';
+        ELSE NULL;
+    END CASE;
+END
+$$;
+SELECT channel FROM pgrelay.register('j_one', 'sql', handler => 'regress_job(text)', max_attempts => 3);
+SELECT channel FROM pgrelay.register('j_two', 'sql', handler => 'regress_job(text)');
+
+-- keys: a second call with the key keeps the waiting event (keep, the default) and returns its id
+SELECT pgrelay.notify('j_one', 'first', key => 'k1') AS k1 \gset
+SELECT pgrelay.notify('j_one', 'second', key => 'k1') = :k1 AS same_event;
+SELECT payload, key FROM pgrelay.queue WHERE key = 'k1';
+-- replace: the payload becomes the new one, run_at stays
+SELECT pgrelay.notify('j_one', 'third', now() + interval '1 hour', key => 'k1', key_mode => 'replace') = :k1 AS same_event;
+SELECT payload, run_at <= now() AS due FROM pgrelay.queue WHERE key = 'k1';
+-- debounce: payload and run_at move
+SELECT pgrelay.notify('j_one', 'fourth', now() + interval '1 hour', key => 'k1', key_mode => 'debounce') = :k1 AS same_event;
+SELECT payload, run_at > now() + interval '59 minutes' AS moved FROM pgrelay.queue WHERE key = 'k1';
+-- debounce without run_at: due now
+SELECT pgrelay.notify('j_one', 'fifth', key => 'k1', key_mode => 'debounce') = :k1 AS same_event;
+SELECT payload, run_at <= now() AS due FROM pgrelay.queue WHERE key = 'k1';
+-- a key is per channel; events without a key are never merged
+SELECT pgrelay.notify('j_two', 'other channel', key => 'k1') <> :k1 AS new_event;
+SELECT pgrelay.notify('j_one', 'no key') <> pgrelay.notify('j_one', 'no key') AS two_events;
+SELECT channel, count(*) FILTER (WHERE key = 'k1') AS with_k1, count(*) AS queued FROM pgrelay.queue GROUP BY 1 ORDER BY 1;
+SELECT channel, queued, keyed FROM pgrelay.queue_depth WHERE channel LIKE 'j_%' ORDER BY 1;
+-- once it has run, the key is free again: the next call queues a new event
+SELECT outcome FROM pgrelay.process_one(:k1);
+SELECT pgrelay.notify('j_one', 'after', key => 'k1') <> :k1 AS new_event;
+-- a retry keeps its key, and a later call finds it
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'fail', key => 'kf') AS kf \gset
+SELECT outcome FROM pgrelay.process_one(:kf);
+SELECT attempt, key, payload FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') = :kf AS same_event;
+SELECT attempt, key, payload FROM pgrelay.queue;
+-- bad keys and modes
+SELECT pgrelay.notify('j_one', 'x', key => '');
+SELECT pgrelay.notify('j_one', 'x', key => repeat('k', 513));
+SELECT pgrelay.notify('j_one', 'x', key => E'a\nb');
+SELECT pgrelay.notify('j_one', 'x', key => 'k', key_mode => 'merge');
+SELECT pgrelay.notify('j_one', 'x', key => 'k', key_mode => NULL);
+-- the checks of notify() apply to a keyed event too (and to a replacement)
+SELECT pgrelay.notify('j_nope', 'x', key => 'k');
+SELECT pgrelay.notify('j_one', 'x', 'infinity', key => 'k');
+SELECT pgrelay.notify('j_one', NULL, key => 'k');
+
+-- notify_many: one id per payload, in order, one event each
+DELETE FROM pgrelay.queue;
+SELECT cardinality(pgrelay.notify_many('j_two', ARRAY['a', 'b', 'c'])) AS ids;
+SELECT payload FROM pgrelay.queue ORDER BY id;
+SELECT pgrelay.notify_many('j_two', ARRAY['d', 'e']) AS ids \gset
+SELECT (SELECT array_agg(payload ORDER BY i) FROM unnest(:'ids'::bigint[]) WITH ORDINALITY u(id, i)
+        JOIN pgrelay.queue q ON q.id = u.id) AS payloads_of_ids;
+SELECT count(DISTINCT id) = 5 AS distinct_ids, bool_and(id = event_id) AS own_events FROM pgrelay.queue;
+SELECT pgrelay.notify_many('j_two', '{}') AS empty;
+-- run_at applies to every event
+SELECT cardinality(pgrelay.notify_many('j_two', ARRAY['later'], now() + interval '1 hour'));
+SELECT payload, run_at > now() AS scheduled FROM pgrelay.queue WHERE payload = 'later';
+-- keys: one per payload (NULL: no key); two of one key in one call are two calls
+DELETE FROM pgrelay.queue;
+SELECT ids[1] = ids[3] AS merged, ids[2] <> ids[1] AS kept_apart
+FROM (SELECT pgrelay.notify_many('j_two', ARRAY['p1', 'p2', 'p3'], keys => ARRAY['a', NULL, 'a'],
+                                 key_mode => 'replace') AS ids) x;
+SELECT payload, key FROM pgrelay.queue ORDER BY id;
+-- bad input
+SELECT pgrelay.notify_many(NULL, ARRAY['x']);
+SELECT pgrelay.notify_many('j_two', NULL);
+SELECT pgrelay.notify_many('j_two', ARRAY['x', NULL]);
+SELECT pgrelay.notify_many('j_two', ARRAY[['x'], ['y']]);
+SELECT pgrelay.notify_many('j_two', ARRAY['x', 'y'], keys => ARRAY['k']);
+SELECT pgrelay.notify_many('j_two', ARRAY['x'], '-infinity');
+SELECT pgrelay.notify_many('j_nope', ARRAY['x']);
+SELECT pgrelay.notify_many('j_two', ARRAY['x', 'y'], keys => ARRAY['k', ''], key_mode => 'keep');
+SELECT pgrelay.notify_many('j_two', ARRAY['x'], keys => ARRAY['k'], key_mode => 'later');
+SELECT channel FROM pgrelay.register('j_small', 'sql', handler => 'regress_job(text)', max_payload_bytes => 10);
+SELECT pgrelay.notify_many('j_small', ARRAY['short', 'much too long']);
+SELECT channel FROM pgrelay.register('j_off', 'sql', handler => 'regress_job(text)', active => false);
+SELECT pgrelay.notify_many('j_off', ARRAY['x']);
+-- nothing of a refused call stays
+SELECT count(*) AS queued FROM pgrelay.queue;
+
+-- cancel(event_id): a waiting event leaves with a cancelled log row
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'to cancel') AS c1 \gset
+SELECT pgrelay.cancel(:c1);
+SELECT count(*) AS queued FROM pgrelay.queue WHERE event_id = :c1;
+SELECT outcome, attempt, error LIKE 'cancelled by %' AS says_who FROM pgrelay.log WHERE event_id = :c1;
+-- again: finished; never an event: an error
+SELECT pgrelay.cancel(:c1);
+SELECT pgrelay.cancel(12345);
+SELECT pgrelay.cancel(NULL::bigint);
+-- a retry waiting is cancelled too (its attempt is the one that will not run)
+SELECT pgrelay.notify('j_one', 'fail') AS c2 \gset
+SELECT outcome FROM pgrelay.process_one(:c2);
+SELECT pgrelay.cancel(:c2);
+SELECT outcome, attempt FROM pgrelay.log WHERE event_id = :c2 ORDER BY id;
+-- a scheduled event too
+SELECT pgrelay.cancel(pgrelay.notify('j_one', 'tomorrow', now() + interval '1 day'));
+-- cancel by filter: the key, the time range, the channel
+SELECT pgrelay.notify('j_one', 'a', key => 'ka') AS ka \gset
+SELECT pgrelay.notify('j_one', 'b', key => 'kb') AS kb \gset
+SELECT pgrelay.notify('j_two', 'c', key => 'ka') AS kc \gset
+SELECT pgrelay.cancel('j_one', key => 'ka');
+SELECT channel, key FROM pgrelay.queue ORDER BY id;
+SELECT pgrelay.cancel('j_one', queued_before => now() - interval '1 minute');
+SELECT pgrelay.cancel('j_one', queued_after => now() - interval '1 minute');
+SELECT pgrelay.cancel(NULL, all_channels => true);
+SELECT count(*) AS queued FROM pgrelay.queue;
+SELECT outcome, count(*) FROM pgrelay.log WHERE event_id IN (:ka, :kb, :kc) GROUP BY 1;
+-- bad input
+SELECT pgrelay.cancel(NULL::text);
+SELECT pgrelay.cancel('j_one', all_channels => NULL);
+SELECT pgrelay.cancel('j_one', all_channels => true);
+SELECT pgrelay.cancel('j_nope');
+SELECT pgrelay.cancel('123');
+SELECT pgrelay.cancel('j_one', queued_after => '2026-02-01 UTC', queued_before => '2026-01-01 UTC');
+
+-- snooze: the handler raises PGSNZ with a delay (DETAIL, or the message): the same attempt again later
+DELETE FROM pgrelay.queue;
+TRUNCATE regress_job_calls;
+SELECT pgrelay.notify('j_one', 'snooze 90', key => 'ks') AS s1 \gset
+SELECT outcome, retry_id IS NOT NULL AS queued_again, retry_at - now() > interval '85 seconds' AS later, sqlstate
+FROM pgrelay.process_one(:s1);
+SELECT event_id = :s1 AS same_event, attempt, snoozes, key, run_at > now() AS later FROM pgrelay.queue;
+SELECT outcome, attempt, error, sqlstate, retry_at IS NOT NULL AS has_retry_at FROM pgrelay.log WHERE event_id = :s1;
+SELECT channel, snoozed FROM pgrelay.queue_depth WHERE channel = 'j_one';
+-- the message as the delay, as an interval
+SELECT pgrelay.notify('j_one', 'nap 2 hours') AS s2 \gset
+SELECT outcome, retry_at - now() > interval '119 minutes' AS later FROM pgrelay.process_one(:s2);
+-- an unreadable or out-of-range delay is an error of the attempt (it spends one)
+SELECT pgrelay.notify('j_one', 'nap soon') AS s3 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s3);
+SELECT pgrelay.notify('j_one', 'snooze 31 days') AS s4 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s4);
+SELECT pgrelay.notify('j_one', 'snooze 0') AS s5 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s5);
+-- the bound: after 100 snoozes the next is an error of the attempt
+SELECT pgrelay.notify('j_one', 'snooze 1') AS s6 \gset
+UPDATE pgrelay.queue SET snoozes = 100 WHERE event_id = :s6;
+SELECT outcome, error, sqlstate FROM pgrelay.process_one(:s6);
+SELECT attempt, snoozes FROM pgrelay.queue WHERE event_id = :s6;
+-- in a batch: the snoozed event goes back, the others finish as usual
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'b1') AS b1 \gset
+SELECT pgrelay.notify('j_one', 'snooze 60') AS b2 \gset
+SELECT pgrelay.notify('j_one', 'b3') AS b3 \gset
+SELECT b.id = :b2 AS is_snoozed, b.outcome, b.retry_id IS NOT NULL AS queued_again, b.sqlstate
+FROM pgrelay.process_batch(ARRAY[:b1, :b2, :b3]::bigint[]) b;
+SELECT event_id = :b2 AS snoozed_one, attempt, snoozes FROM pgrelay.queue;
+-- the snooze bound in a batch, too
+UPDATE pgrelay.queue SET snoozes = 100, run_at = now();
+SELECT outcome, error FROM pgrelay.process_batch(ARRAY(SELECT id FROM pgrelay.queue));
+
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.unregister(c) FROM unnest(ARRAY['j_one', 'j_two', 'j_small', 'j_off']) c;
+DROP FUNCTION regress_job(text);
+DROP TABLE regress_job_calls;
