@@ -9,7 +9,9 @@
 #                   and the pg_relay system user
 #   make check      every test on throwaway clusters: C unit tests, SQL regression and isolation
 #                   tests, end-to-end tests with real PostgreSQL, SMTP and TLS, the Debian package
-#                   (test/run-all)
+#                   (test/run-all), on PostgreSQL 15; PG_MAJORS="15 17 18" runs the SQL and
+#                   end-to-end tests on each of those majors (17 and 18 from Debian chroots that
+#                   test/lib/pgchroot builds once per machine: root only)
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
@@ -85,9 +87,11 @@ uninstall:
 	rmdir $(DESTDIR)$(DOCDIR)/monitoring $(DESTDIR)$(DOCDIR) 2>/dev/null || true
 	@echo "kept $(CONFDIR) (config and secrets) and the $(SERVICE_USER) user"
 
+PG_MAJORS ?= 15
+
 check:
 	bash packaging/install-deps
-	bash test/run-all
+	PG_MAJORS="$(PG_MAJORS)" bash test/run-all
 
 demo:
 	bash demo/run

@@ -22,9 +22,9 @@ def test_readme_use_it_runs_verbatim(cluster, processors):
     try:
         existing = {r[0] for r in db.sql("SELECT rolname FROM pg_roles WHERE rolname IN ('relay', 'app', 'dba')")}
         assert not existing, "roles of another test are in the way: %s" % existing
-        psql = os.path.join(testlib.pg_prefix(), "lib", "postgresql", "15", "bin", "psql")
+        psql = testlib.program("psql")
         for block in blocks:
-            r = subprocess.run([psql, "-X", "-v", "ON_ERROR_STOP=1", "-d", db.dsn], input=block,
+            r = subprocess.run(psql + ["-X", "-v", "ON_ERROR_STOP=1", "-d", db.dsn], input=block,
                                stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
             assert r.returncode == 0, "README block failed:\n%s\n---\n%s" % (block, r.stdout)
         # The README's mail server is smtp.example.com: tests talk to loopback only, so the mail

@@ -1,5 +1,5 @@
 """The retention recipes of docs/operations.md, as written there: the pg_cron statements run on a
-cluster that preloads pg_cron (Debian's postgresql-15-cron), make the jobs they say, and each
+cluster that preloads pg_cron (Debian's postgresql-MAJOR-cron), make the jobs they say, and each
 job's command does its work as the role that scheduled it; the systemd units are ones
 systemd-analyze accepts, and their psql command purges a real database."""
 import os
@@ -36,8 +36,7 @@ def blocks(lang):
 
 
 def has_pg_cron():
-    lib = os.path.join(testlib.pg_prefix(), "lib", "postgresql", "15", "lib", "pg_cron.so")
-    return os.path.exists(lib)
+    return os.path.exists(os.path.join(testlib.pg_libdir(), "pg_cron.so"))
 
 
 OLD = """
@@ -55,7 +54,7 @@ VALUES (3, 'orders', 'sql', 'x', 1, 2, 0, now() - interval '100 days', now() - i
 """
 
 
-@pytest.mark.skipif(not has_pg_cron(), reason="pg_cron (postgresql-15-cron) is not installed")
+@pytest.mark.skipif(not has_pg_cron(), reason="pg_cron (postgresql-%s-cron) is not installed" % testlib.pg_major())
 def test_pg_cron_recipe_as_written():
     conf = [l for l in blocks("")[0].splitlines() if l and not l.startswith("#")]
     assert conf == ["shared_preload_libraries = 'pg_cron'", "cron.database_name = 'app'"]
@@ -117,9 +116,8 @@ def test_systemd_timer_and_cron_line_as_written(db, tmp_path):
     assert cron.split(" postgres ", 1)[1] == command
     args = re.findall(r'"[^"]*"|\S+', command)
     args = [a.strip('"') for a in args]
-    psql = os.path.join(testlib.pg_prefix(), "lib", "postgresql", "15", "bin", "psql")
     assert args[0] == "/usr/bin/psql" and args[args.index("-d") + 1] == "app"
-    args[0] = psql
+    args[:1] = testlib.program("psql")
     args[args.index("-d") + 1] = db.dsn
     r = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
     assert r.returncode == 0, r.stdout

@@ -62,24 +62,67 @@ def work_dir(prefix):
 
 
 _prefix = None
+_prefix_majors = set()
+_major = None
 
 
-def pg_prefix():
-    """The private PostgreSQL prefix: made once per test session unless run-all made it."""
+def pg_major():
+    """The PostgreSQL major of this session's clusters, as a string: PGRELAY_PG_MAJOR (test/run-all
+    sets it for each major it runs), else pgcluster's default (15 on Debian 12)."""
+    global _major
+    if _major is None:
+        _major = os.environ.get("PGRELAY_PG_MAJOR") or subprocess.run(
+            [PGCLUSTER, "major"], check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+    return _major
+
+
+def runs_here(major=None):
+    """Whether a major's programs are this machine's own (else they run in a Debian chroot of
+    test/lib/pgchroot, and only the server's socket and files are shared with the tests)."""
+    major = str(major or pg_major())
+    bindir = os.environ.get("PG_BINDIR")
+    if bindir and os.path.basename(os.path.dirname(bindir.rstrip("/"))) == major:
+        return True
+    return os.access("/usr/lib/postgresql/%s/bin/postgres" % major, os.X_OK)
+
+
+def pg_prefix(major=None):
+    """The private PostgreSQL prefix, holding `major` (default: the session's): made once per test
+    session unless run-all made it; a major it lacks is added on first use."""
     global _prefix
+    major = str(major or pg_major())
     if _prefix is None:
-        _prefix = os.environ.get("PGRELAY_PG_PREFIX")
-        if not _prefix:
-            _prefix = os.path.join(work_dir("pgprefix-"), "pg")
-            subprocess.run([PGCLUSTER, "prefix", _prefix], check=True)
-            os.environ["PGRELAY_PG_PREFIX"] = _prefix
+        _prefix = os.environ.get("PGRELAY_PG_PREFIX") or os.path.join(work_dir("pgprefix-"), "pg")
+    if major not in _prefix_majors:
+        if not os.path.exists(os.path.join(_prefix, "lib", "postgresql", major, "bin", "postgres")):
+            subprocess.run([PGCLUSTER, "prefix", _prefix, major], check=True)
+        _prefix_majors.add(major)
+        os.environ["PGRELAY_PG_PREFIX"] = _prefix
     return _prefix
 
 
-def pgcluster(*args, check=True):
-    pg_prefix()
+def pg_libdir(major=None):
+    """The prefix's library directory of a major (its .so files: pglogical, pg_cron), on this
+    machine's side."""
+    major = str(major or pg_major())
+    return os.path.join(pg_prefix(major), "lib", "postgresql", major, "lib")
+
+
+def program(name, major=None):
+    """The command (a list: append the arguments) that runs one of a major's client programs from
+    the prefix (psql, pg_dump, ...), where that major runs: on this machine or in its chroot."""
+    major = str(major or pg_major())
+    path = os.path.join(pg_prefix(major), "lib", "postgresql", major, "bin", name)
+    return [path] if runs_here(major) else [PGCLUSTER, "exec", major, path]
+
+
+def pgcluster(*args, check=True, major=None):
+    """test/lib/pgcluster; `major` picks the major of a cluster it makes (init), else the session's."""
+    major = str(major or pg_major())
+    pg_prefix(major)
     return subprocess.run([PGCLUSTER] + [str(a) for a in args], check=check,
-                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                          stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                          env=dict(os.environ, PGRELAY_PG_MAJOR=major))
 
 
 def run_parallel(*fns):
@@ -124,38 +167,42 @@ def keep_dirs():
 
 class Cluster:
     """One throwaway PostgreSQL cluster on a unix socket in its directory and a loopback port.
-    pglogical=True initialises it for pglogical 2 (pgcluster init-pglogical)."""
+    pglogical=True initialises it for pglogical 2 (pgcluster init-pglogical). `major` (default:
+    the session's, pg_major()) is the PostgreSQL major it is made with; a cluster of any major
+    works the same from here (pgcluster runs another major's server in its chroot)."""
 
-    def __init__(self, path, conf=(), init=True, pglogical=False):
+    def __init__(self, path, conf=(), init=True, pglogical=False, major=None):
         self.path = path
+        self.major = str(major or pg_major())
         if init:
-            r = pgcluster("init-pglogical" if pglogical else "init", path, *conf, check=False)
+            r = pgcluster("init-pglogical" if pglogical else "init", path, *conf, check=False,
+                          major=self.major)
             if r.returncode != 0:
                 raise AssertionError("initdb failed: " + r.stderr)
         self.port = None
 
     def start(self, port=None):
         """Start on `port`, else on the port of the last start, else on a free one."""
-        r = pgcluster("start", self.path, *([port] if port else []), check=False)
+        r = pgcluster("start", self.path, *([port] if port else []), check=False, major=self.major)
         if r.returncode != 0:
             raise AssertionError("cluster start failed: " + r.stderr)
         self.port = int(r.stdout.strip())
         return self
 
     def stop(self, mode="fast"):
-        pgcluster("stop", self.path, mode, check=False)
+        pgcluster("stop", self.path, mode, check=False, major=self.major)
 
     def restart(self, mode="fast"):
         self.stop(mode)
         return self.start()
 
     def promote(self):
-        pgcluster("promote", self.path)
+        pgcluster("promote", self.path, major=self.major)
 
     def standby(self, path):
         """A streaming standby of this (running) cluster, started."""
-        pgcluster("basebackup", self.path, path)
-        return Cluster(path, init=False).start()
+        pgcluster("basebackup", self.path, path, major=self.major)
+        return Cluster(path, init=False, major=self.major).start()
 
     def dsn(self, dbname="postgres", **extra):
         parts = ["host=%s" % self.path, "port=%d" % self.port, "dbname=%s" % dbname, "user=postgres"]
@@ -177,19 +224,19 @@ class Cluster:
 
     def pid(self):
         """The postmaster's pid."""
-        return int(pgcluster("pid", self.path).stdout)
+        return int(pgcluster("pid", self.path, major=self.major).stdout)
 
     def pids(self):
         """The postmaster's pid and its children's."""
-        return [int(p) for p in pgcluster("pids", self.path).stdout.split()]
+        return [int(p) for p in pgcluster("pids", self.path, major=self.major).stdout.split()]
 
     def freeze(self):
         """SIGSTOP the postmaster and every child: a hung server. Connections are still accepted
         by the kernel and then never answered, so do not connect to it until thaw()."""
-        pgcluster("freeze", self.path)
+        pgcluster("freeze", self.path, major=self.major)
 
     def thaw(self):
-        pgcluster("thaw", self.path)
+        pgcluster("thaw", self.path, major=self.major)
 
 
 class Database:
@@ -688,28 +735,34 @@ def pglogical_guard(request, pc):
     pc.heal()
 
 
-def pglogical_missing():
-    """Why pglogical clusters cannot run here (None when they can): the private prefix is a
-    hard-linked copy of the install, so pglogical must be installed before it is made."""
-    if glob.glob(os.path.join(pg_prefix(), "lib", "postgresql", "*", "lib", "pglogical.so")):
+def pglogical_missing(major=None):
+    """Why pglogical clusters of a major (default: the session's) cannot run here (None when they
+    can): the private prefix is a hard-linked copy of the install, so pglogical must be installed
+    before it is made."""
+    major = str(major or pg_major())
+    if os.path.exists(os.path.join(pg_libdir(major), "pglogical.so")):
         return None
-    if not glob.glob("/usr/lib/postgresql/*/lib/pglogical.so"):
-        return "pglogical is not installed (apt-get install postgresql-15-pglogical)"
-    return "the PostgreSQL prefix %s predates the pglogical install: make it again" % pg_prefix()
+    if not runs_here(major):
+        return "the chroot of PostgreSQL %s has no pglogical (its Debian suite has no postgresql-%s-pglogical)" % (
+            major, major)
+    if not os.path.exists("/usr/lib/postgresql/%s/lib/pglogical.so" % major):
+        return "pglogical is not installed (apt-get install postgresql-%s-pglogical)" % major
+    return "the PostgreSQL prefix %s predates the pglogical install: make it again" % pg_prefix(major)
 
 
 class StandbyPair:
     """A primary and its streaming standby (pg_basebackup -R -X stream), both started and
     streaming. After promote() `primary` is the promoted node and `old_primary` the one that was
     killed: never restart that one as it is (two read-write servers, and a read-write multi-host
-    conninfo picks the first listed). conninfo() always lists both, in their original order."""
+    conninfo picks the first listed). conninfo() always lists both, in their original order.
+    `major`: the PostgreSQL major of both (default: the session's)."""
 
-    def __init__(self, path=None, conf=()):
+    def __init__(self, path=None, conf=(), major=None):
         self.path = path or work_dir("pair-")
         self.nodes = []
         self.old_primary = None
         try:
-            self.primary = Cluster(os.path.join(self.path, "a"),
+            self.primary = Cluster(os.path.join(self.path, "a"), major=major,
                                    conf=("wal_level = replica", "max_wal_senders = 10") + tuple(conf))
             self.nodes.append(self.primary)
             self.primary.start()
@@ -823,7 +876,8 @@ class PglogicalCluster:
     nodes -> schema (SQL run on every node, or a callable(node)) -> add_tables(tables) ->
     subscribe(). With subscribe=False the constructor stops after the schema and the caller does
     the rest. `node_ids` (default 1..N) become each node's `pg_relay.node_id` setting; pass
-    node_ids=False for none. `conf` lines go to every node's postgresql.conf.
+    node_ids=False for none. `conf` lines go to every node's postgresql.conf. `major` is the
+    PostgreSQL major of every node (default: the session's).
 
     Nodes are indexed from 1 (node i is named "n<i>"); node i's subscription to node j is named
     "n<i>_from_n<j>". Teardown (close) stops the servers and deletes their directories, never
@@ -832,7 +886,7 @@ class PglogicalCluster:
     SETS = ("default", "default_insert_only", "ddl_sql")
 
     def __init__(self, n=2, dbname="relay", node_ids=None, conf=(), path=None, schema=None,
-                 tables=(), subscribe=True, replication_sets=SETS):
+                 tables=(), subscribe=True, replication_sets=SETS, major=None):
         if n < 2:
             raise ValueError("a pglogical cluster needs at least two nodes")
         if node_ids is None:
@@ -852,7 +906,7 @@ class PglogicalCluster:
             t = time.monotonic()
             clusters = run_parallel(*[
                 (lambda i: lambda: Cluster(
-                    os.path.join(self.path, "n%d" % i), pglogical=True,
+                    os.path.join(self.path, "n%d" % i), pglogical=True, major=major,
                     conf=tuple(conf) + (() if node_ids is False else
                                         ("pg_relay.node_id = %d" % node_ids[i - 1],))))(i)
                 for i in range(1, n + 1)])
