@@ -288,6 +288,92 @@ case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', 'nope')", (),
 case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_secret', 'c_sql')", (),
      err("42501", "may not change the triggers of table public.w_secret"))
 
+# ---- pgrelay, recurring events (admin; the Processor fires) ----------------------------------
+SCH = "pgrelay.schedule"
+case(SCH, "admin", "SELECT pgrelay.schedule(NULL, 'c_sql', '* * * * *')", (), err("22004", "name must not be NULL"))
+case(SCH, "admin", "SELECT pgrelay.schedule('', 'c_sql', '* * * * *')", (), err("42602", 'invalid schedule name ""'))
+case(SCH, "admin", "SELECT pgrelay.schedule(%s, 'c_sql', '* * * * *')", ("x" * 129,), err("42602", "invalid schedule name"))
+for inj in ["s'; DROP TABLE pgrelay.queue; --", "%I%s%L", "has space"]:
+    case(SCH, "admin", "SELECT pgrelay.schedule(%s, 'c_sql', '* * * * *')", (inj,), err("42602", "invalid schedule name"))
+for label, ch in CONTROLS.items():
+    case(SCH, "admin", "SELECT pgrelay.schedule(%s, 'c_sql', '* * * * *')", ("s" + ch + "x",),
+         err("42602", "invalid schedule name"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new')", (),
+     err("22004", 'schedule "s_new" does not exist; give its channel and cron to create it'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql')", (), err("22004", "give its channel and cron"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', cron => '* * * * *')", (), err("22004", "give its channel and cron"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'nope', '* * * * *')", (), err("42704", 'channel "nope" does not exist'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', %s, '* * * * *')", ("c_sql'; --",), err("42704", "does not exist"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', %s, '* * * * *')", ("c\u202esql",), err("42704", 'channel "c?sql" does not exist'))
+for cron, says in [("", '"": 0 fields, not 5'), ("* * * *", "4 fields, not 5"), ("* * * * * *", "6 fields, not 5"),
+                   ("60 * * * *", 'minute field "60": 60 is out of range 0-59'),
+                   ("* 24 * * *", 'hour field "24": 24 is out of range 0-23'),
+                   ("* * 0 * *", 'day-of-month field "0": 0 is out of range 1-31'),
+                   ("* * * 13 *", 'month field "13": 13 is out of range 1-12'),
+                   ("* * * * 8", 'day-of-week field "8": 8 is out of range 0-7'),
+                   ("* * * BRU *", '"BRU" is not a number or a name (JAN FEB'),
+                   ("*/0 * * * *", "the step after / must be a positive number"),
+                   ("9-1 * * * *", "the range 9-1 ends before it starts"),
+                   ("1,,2 * * * *", "a list item is empty"), ("99999 * * * *", '"99999" is not a number'),
+                   ("@reboot", "unknown macro"), ("* * * * *; DROP TABLE pgrelay.queue", "only digits, names"),
+                   ("* * * * *\r\n*", "only digits, names"), ("1," * 600 + "1 * * * *", "longer than 1000 characters"),
+                   ("0 0 30 2 *", "names no time in the next 10 years")]:
+    case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', %s)", (cron,), err("22023", says))
+for label, ch in CONTROLS.items():
+    if label == "TAB":
+        continue  # a tab separates fields
+    case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', %s)", ("* * * * *" + ch,),
+         err("22023", "invalid cron expression"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', timezone => 'Nowhere/City')", (),
+     err("22023", 'unknown time zone "Nowhere/City"'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', timezone => '')", (),
+     err("22023", 'unknown time zone ""'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', timezone => %s)", ("Europe/Berlin\r\n",),
+     err("22023", 'unknown time zone "Europe/Berlin??"'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', timezone => %s)", ("x" * 5000,),
+     err("22023", "unknown time zone"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', timezone => 'CET')", (),
+     err("22023", 'time zone "CET" is an abbreviation'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_tiny', '* * * * *', %s)", ("x" * 11,),
+     err("54000", 'payload of 11 bytes is larger than the 10 bytes channel "c_tiny" accepts'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', catch_up => 'all')", (),
+     err("22023", 'invalid catch_up "all"'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', catch_up => %s)", ("once\r\n",),
+     err("22023", 'invalid catch_up "once??"'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', active => 'maybe')", (),
+     err("22P02", "invalid input syntax for type boolean"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', every => '1 hour')", (),
+     err("42883", "does not exist"))
+UNS = "pgrelay.unschedule"
+case(UNS, "admin", "SELECT pgrelay.unschedule(NULL)", (), err("22004", "name must not be NULL"))
+case(UNS, "admin", "SELECT pgrelay.unschedule('nope')", (), err("42704", 'schedule "nope" does not exist'))
+case(UNS, "admin", "SELECT pgrelay.unschedule(%s)", ("x'; DELETE FROM pgrelay.schedule_entries; --",),
+     err("42704", "does not exist"))
+case(UNS, "admin", "SELECT pgrelay.unschedule(%s)", ("s\r\nx",), err("42704", 'schedule "s??x" does not exist'))
+CNR = "pgrelay.cron_next_runs"
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs(NULL)", (), err("22004", "cron must not be NULL"))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('61 * * * *')", (), err("22023", 'minute field "61"'))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', NULL)", (), err("22004", "timezone must not be NULL"))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', 'Mars/Base')", (), err("22023", 'unknown time zone "Mars/Base"'))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', 'EST')", (), err("22023", "is an abbreviation"))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', 'UTC', 'infinity')", (),
+     err("22023", "after must be a finite time, not infinity"))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', 'UTC', 'soon')", (),
+     err("22007", "invalid input syntax for type timestamp with time zone"))
+for n in ("0", "-1", "1001", "NULL"):
+    case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', count => %s)" % n, (),
+         err("22023", "count must be between 1 and 1000, not %s" % n))
+case(CNR, "admin", "SELECT pgrelay.cron_next_runs('* * * * *', count => 99999999999)", (),
+     err("42883", "does not exist"))
+case(CNR, "admin", "SELECT count(*) FROM pgrelay.cron_next_runs('0 0 30 2 *', 'UTC', '2026-01-01', 1000)", (), result(0))
+SF = "pgrelay._schedule_fire"
+case(SF, "processor", "SELECT * FROM pgrelay._schedule_fire('infinity')", (), err("22023", "at must be a finite time, not infinity"))
+case(SF, "processor", "SELECT * FROM pgrelay._schedule_fire('-infinity')", (), err("22023", "at must be a finite time"))
+case(SF, "processor", "SELECT * FROM pgrelay._schedule_fire('soon')", (),
+     err("22007", "invalid input syntax for type timestamp with time zone"))
+case(SF, "processor", "SELECT count(*) FROM pgrelay._schedule_fire('2000-01-01')", (), result(0))
+case(SF, "processor", "SELECT * FROM pgrelay._schedule_fire(1, 2)", (), err("42883", "does not exist"))
+
 RWH = "pgrelay.register_webhook"
 
 

@@ -314,6 +314,57 @@ COMMENT ON COLUMN pgrelay.watches.watcher IS
     'The login role that called watch_table(): a change queues only the columns this role may read, '
     'and nothing while it may read none or row-level security applies to it';
 
+-- ---- Recurring events (schedule(), docs/sql-api.md "Recurring events"): the schedules and the
+-- occurrences fired. Both replicated: every node must see a schedule, when it next runs, and
+-- which occurrences are queued already.
+CREATE TABLE pgrelay.schedule_entries (
+    name          text PRIMARY KEY,
+    channel       text NOT NULL REFERENCES pgrelay.channels,
+    cron          text NOT NULL,
+    timezone      text NOT NULL,
+    payload       text NOT NULL,
+    catch_up      text NOT NULL DEFAULT 'once' CHECK (catch_up IN ('once', 'skip')),
+    active        boolean NOT NULL DEFAULT true,
+    next_run_at   timestamptz,
+    last_run_at   timestamptz,
+    last_fired_at timestamptz,
+    last_outcome  text,
+    last_event_id bigint,
+    last_reason   text,
+    created_by    name NOT NULL DEFAULT session_user,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.schedule_entries IS
+    'Recurring events: each schedule queues its payload on its channel at the times its cron expression '
+    'names; change them with schedule() and unschedule(), read them in pgrelay.schedules';
+COMMENT ON COLUMN pgrelay.schedule_entries.next_run_at IS
+    'The next occurrence not fired yet (NULL: the expression names no later time); the probe reads it';
+COMMENT ON COLUMN pgrelay.schedule_entries.last_run_at IS 'The occurrence fired last (its scheduled time)';
+-- The probe asks "is an active schedule due?" on every tick: one look at this index.
+CREATE INDEX schedule_entries_due_idx ON pgrelay.schedule_entries (next_run_at) WHERE active;
+
+-- One row per occurrence fired: queued, skipped (missed, with catch_up skip) or failed (the channel
+-- refused it). The primary key is the occurrence's identity: no node queues an occurrence whose row
+-- it has. The only unique index, so that replication resolves a conflict on it (docs/ha.md).
+CREATE TABLE pgrelay.schedule_runs (
+    schedule   text NOT NULL REFERENCES pgrelay.schedule_entries ON DELETE CASCADE,
+    occurrence timestamptz NOT NULL,
+    outcome    text NOT NULL CHECK (outcome IN ('queued', 'skipped', 'failed')),
+    late       boolean NOT NULL DEFAULT false,
+    reason     text,
+    event_id   bigint,
+    node_id    integer NOT NULL,
+    fired_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schedule, occurrence)
+);
+COMMENT ON TABLE pgrelay.schedule_runs IS
+    'The occurrences of each schedule fired in the last 31 days: queued (with its event id), skipped or failed, '
+    'by which node';
+COMMENT ON COLUMN pgrelay.schedule_runs.late IS
+    'Fired more than a minute after its time (no Processor fired it then): queued once with catch_up once, else skipped';
+-- ---- end of the recurring events block ----
+
 -- pg_dump keeps user data of extension tables only when told to.
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.channels', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
@@ -326,3 +377,5 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.watches', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_entries', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_runs', '');

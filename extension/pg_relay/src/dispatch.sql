@@ -59,7 +59,8 @@ COMMENT ON FUNCTION pgrelay.queue_has_work() IS
 -- pgrelay.queue_probe()
 CREATE OR REPLACE FUNCTION pgrelay.queue_probe(seen_generation bigint DEFAULT NULL,
                                     OUT has_work boolean, OUT reload_requested boolean,
-                                    OUT paused boolean, OUT reload_generation bigint)
+                                    OUT paused boolean, OUT reload_generation bigint,
+                                    OUT schedule_due boolean)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * PL/pgSQL, not SQL: a SECURITY DEFINER SQL function is never inlined, and PostgreSQL plans the
@@ -69,6 +70,10 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
  * has_work looks only at the events the session's dispatch rule offers (settings pg_relay.mode,
  * pg_relay.node_id, pg_relay.is_leader; every event in single mode, which skips reading them).
  * An empty queue (the idle case) is answered by the first statement alone.
+ *
+ * schedule_due: an active schedule's next occurrence has come (one look at the index of
+ * pgrelay.schedule_entries, in the same first statement): the Processor then runs
+ * pgrelay._schedule_fire(), which fires on the one node that fires schedules. Never on a standby.
  */
 DECLARE
     scope_free boolean := true;
@@ -83,9 +88,11 @@ BEGIN
     SELECT EXISTS (SELECT 1 FROM pgrelay.queue q),
            queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
            c.paused,
-           c.reload_generation
+           c.reload_generation,
+           EXISTS (SELECT 1 FROM pgrelay.schedule_entries s WHERE s.active AND s.next_run_at <= pg_catalog.now())
+           AND NOT pg_catalog.pg_is_in_recovery()
     INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
-         queue_probe.reload_generation
+         queue_probe.reload_generation, queue_probe.schedule_due
     FROM pgrelay.control c;
     IF NOT queue_probe.has_work THEN
         RETURN;
@@ -103,7 +110,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
-    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused';
+    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused, is a schedule due';
 
 -- pgrelay.queue_pending_ids()
 CREATE OR REPLACE FUNCTION pgrelay.queue_pending_ids(max_rows integer DEFAULT NULL)

@@ -625,7 +625,7 @@ CREATE OR REPLACE FUNCTION pgrelay._ha_tick(seen_generation bigint, beat boolean
                                  OUT has_work boolean, OUT reload_requested boolean, OUT paused boolean,
                                  OUT reload_generation bigint, OUT dispatch boolean, OUT is_leader boolean,
                                  OUT waiting text, OUT adopted text, OUT in_recovery boolean,
-                                 OUT node integer, OUT why text)
+                                 OUT node integer, OUT why text, OUT schedule_due boolean)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The Processor's tick in multi-node and leader mode, in one round trip: heartbeat, observation,
@@ -636,7 +636,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *   leader      is_lowest_live_master(), published on this session as pg_relay.is_leader (the
  *               Processor publishes it on its worker sessions between events)
  *
- * node is this node's id; why says why it does not lead (leader mode).
+ * node is this node's id; why says why it does not lead (leader mode). schedule_due: a schedule
+ * is due and this node is the one that fires schedules (the leader; in multi-node mode the lowest
+ * live node, in contact): the Processor then runs pgrelay._schedule_fire(). Only on a beat.
  *
  * first: the Processor's first tick; holding: the Processor leads, or events it started as leader
  * still run (the heartbeat says so, and no other node leads meanwhile). With beat false (a drain
@@ -650,6 +652,7 @@ DECLARE
     da interval;
     st record;
     p record;
+    fires boolean := false;
 BEGIN
     IF beat IS NULL OR first IS NULL OR holding IS NULL THEN
         RAISE EXCEPTION '_ha_tick(): beat, first and holding must not be NULL'
@@ -675,6 +678,7 @@ BEGIN
         IF mode = 'multi-node' THEN
             dispatch := st.in_contact;
             is_leader := false;
+            fires := st.in_contact AND st.lowest = node;
             SELECT string_agg(a.node_id || ':' || a.adopted, ',' ORDER BY a.node_id) INTO adopted
             FROM pgrelay._adopt(st.dead, st.newly_dead, st.lowest) a;
         ELSE
@@ -689,6 +693,7 @@ BEGIN
                         WHEN NOT st.in_contact THEN format('waiting for node %s to hear from this one', waiting)
                    END;
             PERFORM set_config('pg_relay.is_leader', CASE WHEN is_leader THEN 'on' ELSE 'off' END, false);
+            fires := is_leader;
         END IF;
     END IF;
     SELECT * INTO p FROM pgrelay.queue_probe(seen_generation);
@@ -696,6 +701,7 @@ BEGIN
     reload_requested := p.reload_requested;
     paused := p.paused;
     reload_generation := p.reload_generation;
+    schedule_due := COALESCE(p.schedule_due AND fires, false);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._ha_tick(bigint, boolean, boolean, boolean) IS
@@ -753,6 +759,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.heartbeats', true, 'how the nodes hear from each other'),
         ('pgrelay.webhooks', true, 'a webhook endpoint registered on one node is used by the Processors of all'),
         ('pgrelay.webhook_secrets', true, 'the header values and signing secret of a webhook endpoint, with it'),
+        ('pgrelay.schedule_entries', true, 'a schedule and its next occurrence: whichever node fires next reads it'),
+        ('pgrelay.schedule_runs', true, 'the occurrences fired: a node never queues one that any node queued'),
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
         ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
         ('pgrelay.processor_reports', false, 'node-local: the Processors running against this node, each written by its own Processor'),

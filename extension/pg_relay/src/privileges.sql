@@ -45,7 +45,9 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._cluster_status(),
     -- monitoring: the Processor's own row of pgrelay.processors
     pgrelay._processor_report(text, integer, text, integer, integer, timestamptz, interval),
-    pgrelay._processor_stop(text, integer)
+    pgrelay._processor_stop(text, integer),
+    -- recurring events: the Processor fires the schedules due when its probe says so
+    pgrelay._schedule_fire(timestamptz)
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
@@ -79,14 +81,19 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.replication_tables(),
     pgrelay.replication_setup(text),
     pgrelay.cluster_nodes(),
-    pgrelay._cluster_status()
+    pgrelay._cluster_status(),
+    -- recurring events
+    pgrelay.schedule(text, text, text, text, text, text, boolean),
+    pgrelay.unschedule(text),
+    pgrelay.cron_next_runs(text, text, timestamptz, integer)
 TO pgrelay_admin;
 
 GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.log,
                 pgrelay.failed_events, pgrelay.control, pgrelay.queue_depth, pgrelay.failed,
                 pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
                 pgrelay.cluster_status, pgrelay.webhooks, pgrelay.webhook_status, pgrelay.processor_reports,
-                pgrelay.processors, pgrelay.dispatch_state, pgrelay.watches, pgrelay.watched_tables
+                pgrelay.processors, pgrelay.dispatch_state, pgrelay.watches, pgrelay.watched_tables,
+                pgrelay.schedule_entries, pgrelay.schedule_runs, pgrelay.schedules
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,
@@ -96,7 +103,8 @@ TO pgrelay_processor;
 -- The monitor role reads the views, and nothing else: no table, no function that changes anything.
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status,
-                pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state, pgrelay.watched_tables
+                pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state, pgrelay.watched_tables,
+                pgrelay.schedules
 TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
 -- dispatch_state _this_node; pg_relay status shows the interface version beside the extension's)

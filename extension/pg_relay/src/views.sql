@@ -124,3 +124,18 @@ FROM pgrelay.watches w
 CROSS JOIN LATERAL pgrelay._watch_readable(w) s;
 COMMENT ON VIEW pgrelay.watched_tables IS
     'Each watch of watch_table(): its table, channel and watcher, and state: active, or why its changes queue nothing now';
+
+-- ---- Recurring events: the schedules, with their last and next runs (no payload: the monitor
+-- role reads this view, and sees no payload anywhere; its size says whether there is one).
+CREATE OR REPLACE VIEW pgrelay.schedules AS
+SELECT e.name, e.channel, e.cron, e.timezone, e.catch_up, e.active,
+       e.last_run_at, e.last_outcome, e.last_event_id, e.last_fired_at, e.last_reason,
+       CASE WHEN e.active THEN e.next_run_at END AS next_run_at,
+       e.active AND e.next_run_at <= now() AS due,
+       octet_length(e.payload) AS payload_bytes,
+       e.created_by, e.updated_at
+FROM pgrelay.schedule_entries e;
+COMMENT ON VIEW pgrelay.schedules IS
+    'Each recurring event: channel, cron expression and time zone, the occurrence fired last and how, the next '
+    'one (NULL while inactive or when the expression names no later time), due now, the payload''s size';
+-- ---- end of the recurring events block ----

@@ -93,3 +93,54 @@ COMMENT ON COLUMN pgrelay.log.outcome IS
     'at retry_at, without spending an attempt';
 -- notify() takes a key and a key_mode (created again by the code below)
 DROP FUNCTION IF EXISTS pgrelay.notify(text, text, timestamptz);
+
+-- ---- Recurring events (schedule(), unschedule(), pgrelay.schedules) ----
+-- The tables as src/catalog.sql creates them.
+CREATE TABLE pgrelay.schedule_entries (
+    name          text PRIMARY KEY,
+    channel       text NOT NULL REFERENCES pgrelay.channels,
+    cron          text NOT NULL,
+    timezone      text NOT NULL,
+    payload       text NOT NULL,
+    catch_up      text NOT NULL DEFAULT 'once' CHECK (catch_up IN ('once', 'skip')),
+    active        boolean NOT NULL DEFAULT true,
+    next_run_at   timestamptz,
+    last_run_at   timestamptz,
+    last_fired_at timestamptz,
+    last_outcome  text,
+    last_event_id bigint,
+    last_reason   text,
+    created_by    name NOT NULL DEFAULT session_user,
+    created_at    timestamptz NOT NULL DEFAULT now(),
+    updated_at    timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.schedule_entries IS
+    'Recurring events: each schedule queues its payload on its channel at the times its cron expression '
+    'names; change them with schedule() and unschedule(), read them in pgrelay.schedules';
+COMMENT ON COLUMN pgrelay.schedule_entries.next_run_at IS
+    'The next occurrence not fired yet (NULL: the expression names no later time); the probe reads it';
+COMMENT ON COLUMN pgrelay.schedule_entries.last_run_at IS 'The occurrence fired last (its scheduled time)';
+CREATE INDEX schedule_entries_due_idx ON pgrelay.schedule_entries (next_run_at) WHERE active;
+CREATE TABLE pgrelay.schedule_runs (
+    schedule   text NOT NULL REFERENCES pgrelay.schedule_entries ON DELETE CASCADE,
+    occurrence timestamptz NOT NULL,
+    outcome    text NOT NULL CHECK (outcome IN ('queued', 'skipped', 'failed')),
+    late       boolean NOT NULL DEFAULT false,
+    reason     text,
+    event_id   bigint,
+    node_id    integer NOT NULL,
+    fired_at   timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (schedule, occurrence)
+);
+COMMENT ON TABLE pgrelay.schedule_runs IS
+    'The occurrences of each schedule fired in the last 31 days: queued (with its event id), skipped or failed, '
+    'by which node';
+COMMENT ON COLUMN pgrelay.schedule_runs.late IS
+    'Fired more than a minute after its time (no Processor fired it then): queued once with catch_up once, else skipped';
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_entries', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_runs', '');
+-- The probe and the HA tick say whether a schedule is due: a new OUT column each (IF EXISTS: an
+-- upgrade from 1.1 runs this after 1.1--1.2, whose functions the code below creates).
+DROP FUNCTION IF EXISTS pgrelay.queue_probe(bigint);
+DROP FUNCTION IF EXISTS pgrelay._ha_tick(bigint, boolean, boolean, boolean);
+-- ---- end of the recurring events block ----
