@@ -315,6 +315,13 @@ BEGIN
                   HINT = 'Stop watching it first: SELECT pgrelay.unwatch_table(table, channel).';
     END IF;
     DELETE FROM pgrelay.watches w WHERE w.channel = unregister.channel;  -- of tables that were dropped
+    IF EXISTS (SELECT 1 FROM pgrelay.schedule_entries s WHERE s.channel = unregister.channel) THEN
+        RAISE EXCEPTION 'channel "%" has schedule %', unregister.channel,
+                        (SELECT string_agg(pg_catalog.quote_literal(s.name), ', ' ORDER BY s.name)
+                         FROM pgrelay.schedule_entries s WHERE s.channel = unregister.channel)
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Remove it first: SELECT pgrelay.unschedule(name).';
+    END IF;
     SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = unregister.channel;
     IF queued > 0 THEN
         RAISE EXCEPTION 'channel "%" still has % queued event(s)', unregister.channel, queued
