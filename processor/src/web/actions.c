@@ -25,7 +25,10 @@ finish(struct WebReq *r, PGresult *res, const char *action, const char *target, 
 	struct Buf t = BUF_INIT;
 
 	log_info("web_action", LOG_STR("action", action), LOG_STR("target", target), LOG_OPT_STR("user", r->user),
-			 LOG_STR("role", r->caps.role), LOG_STR("result", res ? "done" : refused ? "refused" : "failed"),
+			 LOG_STR("role", r->caps.role),
+			 LOG_STR("result", res       ? "done"
+							   : refused ? "refused"
+										 : "failed"),
 			 LOG_OPT_STR("error", res ? NULL : web_db_error()));
 	if (res == NULL)
 		r->status = refused ? MHD_HTTP_FORBIDDEN : MHD_HTTP_CONFLICT;
@@ -71,7 +74,8 @@ one_event(struct WebReq *r, const char *action, const char *sql, const char *don
 void
 action_retry(struct WebReq *r)
 {
-	one_event(r, "retry", "SELECT pgrelay.retry_failed($1::bigint)", "The event is queued again with a fresh attempt budget");
+	one_event(r, "retry", "SELECT pgrelay.retry_failed($1::bigint)",
+			  "The event is queued again with a fresh attempt budget");
 }
 
 void
@@ -90,8 +94,10 @@ a_set(struct WebReq *r, const char *action, const char *fn, const char *done_tex
 						   ch == NULL && web_arg(r, "all") != NULL ? "t" : "f"};
 	char sql[256];
 
-	snprintf(sql, sizeof sql, "SELECT %s($1, $2::timestamptz, $3::timestamptz, $4, all_channels => $5::boolean)", fn);
-	finish(r, web_db_query(sql, 5, vals), action, ch ? ch : "every channel", done_text, "/failures", "Back to Failures");
+	snprintf(sql, sizeof sql,
+			 "SELECT %s($1, $2::timestamptz, $3::timestamptz, $4, all_channels => $5::boolean)", fn);
+	finish(r, web_db_query(sql, 5, vals), action, ch ? ch : "every channel", done_text, "/failures",
+		   "Back to Failures");
 }
 
 void

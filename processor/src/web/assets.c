@@ -41,7 +41,8 @@ static const char css[] =
 	"button.danger{border-color:var(--fail);color:var(--fail)}\n"
 	"button.denied{opacity:.55}\n"
 	".chart{background:var(--card);border:1px solid var(--line);margin:.3em 0 1em}\n"
-	".chart .done{fill:var(--ok)}.chart .failed{fill:var(--fail)}.chart .retried{fill:var(--retry)}"
+	".chart .done,.spark .done{fill:var(--ok)}.chart .failed,.spark .failed{fill:var(--fail)}"
+	".chart .retried,.spark .retried{fill:var(--retry)}"
 	".chart text{font-size:11px;fill:var(--muted)}.chart .axis{stroke:var(--line)}\n"
 	".legend span{display:inline-block;margin-right:1em;font-size:12px;color:var(--muted)}\n"
 	".legend i{display:inline-block;width:.8em;height:.8em;margin-right:.3em}\n"
@@ -49,6 +50,8 @@ static const char css[] =
 	".legend .retried{background:var(--retry)}\n"
 	".muted{color:var(--muted)}.spark{vertical-align:middle}\n"
 	".charts{display:flex;gap:1.5em;flex-wrap:wrap}\n"
+	".actions{margin:.4em 0}#dispatch,#failed-count{margin:.4em 0 1em}figure{margin:0}"
+	"figcaption{font-size:13px;color:var(--fg);margin-bottom:.2em}\n"
 	"footer{padding:1em 1.2em;color:var(--muted);font-size:12px}\n"
 	".js-only{display:none}.js .js-only{display:inline}\n";
 
@@ -70,7 +73,8 @@ static const char js[] =
 	"    schedule();\n"
 	"  }\n"
 	"  document.querySelectorAll('form[data-confirm]').forEach(function (f) {\n"
-	"    f.addEventListener('submit', function (e) { if (!confirm(f.dataset.confirm)) e.preventDefault(); });\n"
+	"    f.addEventListener('submit', function (e) { if (!confirm(f.dataset.confirm)) e.preventDefault(); "
+	"});\n"
 	"  });\n"
 	"});\n";
 

@@ -331,7 +331,8 @@ auth_hash_line(const char *name, const char *password, long iterations, struct B
 		return false;
 	}
 	if (iterations < AUTH_MIN_ITERATIONS || iterations > AUTH_MAX_ITERATIONS) {
-		snprintf(err, errlen, "--iterations must be from %d to %ld", AUTH_MIN_ITERATIONS, AUTH_MAX_ITERATIONS);
+		snprintf(err, errlen, "--iterations must be from %d to %ld", AUTH_MIN_ITERATIONS,
+				 AUTH_MAX_ITERATIONS);
 		return false;
 	}
 	if (RAND_bytes(salt, SALT_LEN) != 1 || !pbkdf2(password, salt, iterations, hash)) {
@@ -339,8 +340,8 @@ auth_hash_line(const char *name, const char *password, long iterations, struct B
 		return false;
 	}
 	buf_printf(out, "%s:pbkdf2-sha256:%ld:", name, iterations);
-	ok = base64_encode(out, salt, SALT_LEN, 0) && buf_putc(out, ':') && base64_encode(out, hash, HASH_LEN, 0) &&
-		 buf_putc(out, '\n');
+	ok = base64_encode(out, salt, SALT_LEN, 0) && buf_putc(out, ':') &&
+		 base64_encode(out, hash, HASH_LEN, 0) && buf_putc(out, '\n');
 	OPENSSL_cleanse(hash, sizeof hash);
 	if (!ok || out->oom) {
 		snprintf(err, errlen, "out of memory");

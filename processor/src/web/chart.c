@@ -23,7 +23,8 @@ peak(int n, const long long *done, const long long *retried, const long long *fa
 
 /* bar draws one stacked bar at x of width w, bottom at y0, h pixels for max. */
 static void
-bar(struct Buf *b, double x, double w, double y0, double h, long long max, long long d, long long r, long long f)
+bar(struct Buf *b, double x, double w, double y0, double h, long long max, long long d, long long r,
+	long long f)
 {
 	double y = y0, part;
 	const long long v[3] = {d, r, f};
@@ -37,8 +38,8 @@ bar(struct Buf *b, double x, double w, double y0, double h, long long max, long 
 		if (part < 1)
 			part = 1;
 		y -= part;
-		buf_printf(b, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", cls[k], x, y, w,
-				   part);
+		buf_printf(b, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", cls[k], x,
+				   y, w, part);
 	}
 }
 
@@ -77,8 +78,8 @@ chart_bars(struct Buf *b, const char *label, long long start, int step, int n, c
 			   "xmlns=\"http://www.w3.org/2000/svg\"><title>",
 			   width, height, width, height);
 	html_esc(b, label);
-	buf_printf(b, "</title><line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>", left, top + h,
-			   width - 4, top + h);
+	buf_printf(b, "</title><line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>", left,
+			   top + h, width - 4, top + h);
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%lld</text>", left - 4, top + 9, max);
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>", left - 4, top + h);
 	for (i = 0; i < n; i++) {

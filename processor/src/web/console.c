@@ -28,7 +28,8 @@ static const char web_usage[] =
 	"pg_relay web - the web console: queues, throughput, events and their attempts, failures, Processors\n"
 	"and cluster nodes of pg_relay in a database, with retry, discard, pause and resume for admins.\n"
 	"\n"
-	"Usage: pg_relay web [-d CONNINFO] [--listen=ADDR:PORT] [--tls-cert=FILE --tls-key=FILE] [--auth-file=FILE]\n"
+	"Usage: pg_relay web [-d CONNINFO] [--listen=ADDR:PORT] [--tls-cert=FILE --tls-key=FILE] "
+	"[--auth-file=FILE]\n"
 	"       pg_relay web --hash-password=NAME [--iterations=N]   (the password is read from stdin)\n"
 	"\n"
 	"  -d, --dbname=CONNINFO        libpq connection string or URI (default: the PG* environment variables)\n"
@@ -113,7 +114,8 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 			else if (strcmp(optarg, "debug") == 0)
 				a->level = LL_DEBUG;
 			else {
-				fprintf(stderr, "pg_relay web: --log-level must be error, warn, info or debug, not \"%s\"\n", optarg);
+				fprintf(stderr, "pg_relay web: --log-level must be error, warn, info or debug, not \"%s\"\n",
+						optarg);
 				return 2;
 			}
 			break;
@@ -173,7 +175,8 @@ hash_password(const struct WebArgs *a)
 	bool ok;
 
 	if (!auth_name_ok(a->hash_name)) {
-		fprintf(stderr, "pg_relay web: the user name must be 1 to 64 letters, digits or . _ @ -, not \"%s\"\n",
+		fprintf(stderr,
+				"pg_relay web: the user name must be 1 to 64 letters, digits or . _ @ -, not \"%s\"\n",
 				a->hash_name);
 		return 2;
 	}
@@ -248,16 +251,19 @@ web_main(int argc, char **argv)
 		return 1;
 	}
 	if (!caps.admin && !caps.monitor)
-		log_warn("web_role", LOG_STR("role", caps.role),
-				 LOG_STR("hint", "the role is neither pgrelay_admin nor pgrelay_monitor: the pages say what it may not read"));
+		log_warn(
+			"web_role", LOG_STR("role", caps.role),
+			LOG_STR(
+				"hint",
+				"the role is neither pgrelay_admin nor pgrelay_monitor: the pages say what it may not read"));
 	if (!web_server_start(&a.server, url, sizeof url, err, sizeof err)) {
 		fprintf(stderr, "pg_relay web: %s\n", err);
 		web_db_close();
 		return 1;
 	}
-	log_info("web_listening", LOG_STR("url", url), LOG_STR("role", caps.role), LOG_STR("database", caps.database),
-			 LOG_BOOL("tls", a.server.tls_cert != NULL), LOG_BOOL("auth", a.server.auth_file != NULL),
-			 LOG_INT("users", auth_users()));
+	log_info("web_listening", LOG_STR("url", url), LOG_STR("role", caps.role),
+			 LOG_STR("database", caps.database), LOG_BOOL("tls", a.server.tls_cert != NULL),
+			 LOG_BOOL("auth", a.server.auth_file != NULL), LOG_INT("users", auth_users()));
 	wait_for_stop(&set);
 	web_server_stop();
 	web_db_close();

@@ -123,11 +123,13 @@ html_begin(struct WebReq *r, const char *title, const char *nav, bool refresh)
 	html_esc(b, title);
 	buf_puts(b, " \xC2\xB7 pg_relay</title><link rel=\"stylesheet\" href=\"/static/console.css\">"
 				"<script src=\"/static/console.js\" defer></script></head>\n");
-	buf_printf(b, "<body data-refresh=\"%d\"><header><a class=\"brand\" href=\"/\">pg_relay</a><nav>", refresh ? 1 : 0);
+	buf_printf(b, "<body data-refresh=\"%d\"><header><a class=\"brand\" href=\"/\">pg_relay</a><nav>",
+			   refresh ? 1 : 0);
 	for (p = web_pages; p->path != NULL; p++) {
 		if (!p->in_nav)
 			continue;
-		buf_printf(b, "<a href=\"%s\"%s>", p->path, nav && strcmp(nav, p->path) == 0 ? " class=\"current\"" : "");
+		buf_printf(b, "<a href=\"%s\"%s>", p->path,
+				   nav && strcmp(nav, p->path) == 0 ? " class=\"current\"" : "");
 		html_esc(b, p->title);
 		buf_puts(b, "</a>");
 	}
@@ -153,11 +155,12 @@ html_begin(struct WebReq *r, const char *title, const char *nav, bool refresh)
 void
 html_end(struct WebReq *r)
 {
-	buf_printf(&r->out,
-			   "</main>\n<footer>pg_relay %s \xC2\xB7 times are UTC \xC2\xB7 "
-			   "<label class=\"js-only\"><input type=\"checkbox\" id=\"autorefresh\"> refresh every 5 s</label>"
-			   "</footer>\n</body></html>\n",
-			   PGRELAY_VERSION);
+	buf_printf(
+		&r->out,
+		"</main>\n<footer>pg_relay %s \xC2\xB7 times are UTC \xC2\xB7 "
+		"<label class=\"js-only\"><input type=\"checkbox\" id=\"autorefresh\"> refresh every 5 s</label>"
+		"</footer>\n</body></html>\n",
+		PGRELAY_VERSION);
 }
 
 void

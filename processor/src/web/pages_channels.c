@@ -15,7 +15,8 @@ static const char with_settings[] =
 	"SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due, d.retrying,"
 	" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1),"
 	" pg_catalog.to_char(d.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-	" w.endpoint, w.state, c.max_attempts, c.timeout::text, c.backoff_base::text || ' .. ' || c.backoff_max::text,"
+	" w.endpoint, w.state, c.max_attempts, c.timeout::text, c.backoff_base::text || ' .. ' || "
+	"c.backoff_max::text,"
 	" c.concurrency_mode, c.batch, c.retry_policy, c.handler, c.description"
 	" FROM pgrelay.queue_depth d LEFT JOIN pgrelay.webhook_status w USING (channel)"
 	" LEFT JOIN pgrelay.channels c USING (channel) ORDER BY d.channel LIMIT 500";
@@ -24,15 +25,17 @@ static const char without_settings[] =
 	" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1),"
 	" pg_catalog.to_char(d.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
 	" w.endpoint, w.state, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
-	" FROM pgrelay.queue_depth d LEFT JOIN pgrelay.webhook_status w USING (channel) ORDER BY d.channel LIMIT 500";
+	" FROM pgrelay.queue_depth d LEFT JOIN pgrelay.webhook_status w USING (channel) ORDER BY d.channel LIMIT "
+	"500";
 
 static void
 pause_form(struct WebReq *r, const char *channel, bool paused)
 {
 	html_form_begin(r, paused ? "/action/resume" : "/action/pause", NULL);
 	html_hidden(r, "channel", channel ? channel : "");
-	html_button(r, paused ? (channel ? "Resume" : "Resume everything") : (channel ? "Pause" : "Pause everything"),
-				r->caps.act_pause, paused ? "primary" : "danger");
+	html_button(
+		r, paused ? (channel ? "Resume" : "Resume everything") : (channel ? "Pause" : "Pause everything"),
+		r->caps.act_pause, paused ? "primary" : "danger");
 }
 
 static void
@@ -46,9 +49,10 @@ global_state(struct WebReq *r)
 		return;
 	}
 	paused = web_db_rows(res) > 0 && web_db_flag(res, 0, 0);
-	buf_printf(&r->out, "<p id=\"dispatch\">Dispatch: <b>%s</b> ", paused ? "paused everywhere" : "running");
+	buf_printf(&r->out, "<div id=\"dispatch\">Dispatch: <b>%s</b> ",
+			   paused ? "paused everywhere" : "running");
 	pause_form(r, NULL, paused);
-	buf_puts(&r->out, "</p>\n");
+	buf_puts(&r->out, "</div>\n");
 	web_db_clear(res);
 }
 
@@ -88,8 +92,9 @@ page_channels(struct WebReq *r)
 					  "<th class=\"num\">Queued</th><th class=\"num\">Due</th><th class=\"num\">Retrying</th>"
 					  "<th class=\"num\">Oldest due</th><th>Next run</th><th>Endpoint</th>");
 	if (r->caps.read_channels)
-		buf_puts(&r->out, "<th class=\"num\">Max attempts</th><th>Timeout</th><th>Backoff</th><th>Concurrency</th>"
-						  "<th>Batch</th><th>Retry policy</th><th>Handler</th>");
+		buf_puts(&r->out,
+				 "<th class=\"num\">Max attempts</th><th>Timeout</th><th>Backoff</th><th>Concurrency</th>"
+				 "<th>Batch</th><th>Retry policy</th><th>Handler</th>");
 	buf_puts(&r->out, "<th></th></tr>\n");
 	for (i = 0; i < n; i++) {
 		bool paused = web_db_flag(res, i, 3);
@@ -106,9 +111,10 @@ page_channels(struct WebReq *r)
 		}
 		buf_puts(&r->out, "</td>");
 		cell(r, res, i, 1);
-		buf_printf(&r->out, "<td class=\"state\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-							"<td class=\"num\">%s</td><td class=\"num\">",
-				   paused ? "<span class=\"tag warn\">paused</span>"
+		buf_printf(&r->out,
+				   "<td class=\"state\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+				   "<td class=\"num\">%s</td><td class=\"num\">",
+				   paused                   ? "<span class=\"tag warn\">paused</span>"
 				   : web_db_flag(res, i, 2) ? "active"
 											: "<span class=\"tag\">inactive</span>",
 				   web_db_value(res, i, 4), web_db_value(res, i, 5), web_db_value(res, i, 6));

@@ -46,16 +46,18 @@ status(struct WebReq *r, const char *id, const PGresult *att)
 	int n = att ? web_db_rows(att) : 0;
 
 	buf_puts(&r->out, "<h2>Where it stands</h2>\n<div id=\"status\">");
-	res = r->caps.read_failed ? web_db_query("SELECT pg_catalog.to_char(failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-											 " attempts, error, error_kind FROM pgrelay.failed WHERE event_id = $1::bigint",
-											 1, vals)
-							  : NULL;
+	res =
+		r->caps.read_failed
+			? web_db_query("SELECT pg_catalog.to_char(failed_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+						   " attempts, error, error_kind FROM pgrelay.failed WHERE event_id = $1::bigint",
+						   1, vals)
+			: NULL;
 	if (res != NULL && web_db_rows(res) > 0) {
 		buf_puts(&r->out, "<p><span class=\"tag failed\">failed for good</span> at ");
 		html_esc(&r->out, web_db_value(res, 0, 0));
 		buf_printf(&r->out, " UTC after %s attempt(s): ", web_db_value(res, 0, 1));
 		html_esc_cut(&r->out, web_db_value(res, 0, 2), 500);
-		buf_puts(&r->out, "</p><p>");
+		buf_puts(&r->out, "</p><div class=\"actions\">");
 		if (!r->caps.act_failed)
 			html_denied(r, "retry or discard events", "members of pgrelay_admin");
 		html_form_begin(r, "/action/retry", NULL);
@@ -65,17 +67,18 @@ status(struct WebReq *r, const char *id, const PGresult *att)
 		html_form_begin(r, "/action/discard", "Forget this failed event? Its attempts stay in the log.");
 		html_hidden(r, "event_id", id);
 		html_button(r, "Discard", r->caps.act_failed, "danger");
-		buf_puts(&r->out, "</p>");
+		buf_puts(&r->out, "</div>");
 	} else if (r->caps.read_queue) {
 		web_db_clear(res);
 		/* a retried event has a new queue row of the same event id, made after the event */
-		res = web_db_query("SELECT attempt, pg_catalog.to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-						   " run_at <= pg_catalog.now() FROM pgrelay.queue"
-						   " WHERE id >= $1::bigint AND event_id = $1::bigint ORDER BY id DESC LIMIT 1",
-						   1, vals);
+		res = web_db_query(
+			"SELECT attempt, pg_catalog.to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+			" run_at <= pg_catalog.now() FROM pgrelay.queue"
+			" WHERE id >= $1::bigint AND event_id = $1::bigint ORDER BY id DESC LIMIT 1",
+			1, vals);
 		if (res != NULL && web_db_rows(res) > 0) {
-			buf_printf(&r->out, "<p><span class=\"tag retry\">queued</span> attempt %s, %s ", web_db_value(res, 0, 0),
-					   web_db_flag(res, 0, 2) ? "due since" : "due at");
+			buf_printf(&r->out, "<p><span class=\"tag retry\">queued</span> attempt %s, %s ",
+					   web_db_value(res, 0, 0), web_db_flag(res, 0, 2) ? "due since" : "due at");
 			html_esc(&r->out, web_db_value(res, 0, 1));
 			buf_puts(&r->out, " UTC</p>");
 		} else if (n > 0) {
@@ -109,9 +112,11 @@ attempts_table(struct WebReq *r, const PGresult *res)
 	int i, n = web_db_rows(res);
 	bool hook = n > 0 && strcmp(web_db_value(res, 0, 10), "webhook") == 0;
 
-	buf_puts(&r->out, "<h2>Attempts</h2>\n<table id=\"attempts\"><tr><th class=\"num\">#</th><th>Started</th>"
-					  "<th class=\"num\">ms</th><th>Outcome</th><th>Error</th><th>SQLSTATE</th><th class=\"num\">Node</th>"
-					  "<th>Retry at</th>");
+	buf_puts(
+		&r->out,
+		"<h2>Attempts</h2>\n<table id=\"attempts\"><tr><th class=\"num\">#</th><th>Started</th>"
+		"<th class=\"num\">ms</th><th>Outcome</th><th>Error</th><th>SQLSTATE</th><th class=\"num\">Node</th>"
+		"<th>Retry at</th>");
 	if (hook)
 		buf_puts(&r->out, "<th class=\"num\">HTTP</th><th class=\"num\">Latency ms</th>");
 	buf_puts(&r->out, "</tr>\n");
@@ -129,8 +134,8 @@ attempts_table(struct WebReq *r, const PGresult *res)
 		buf_printf(&r->out, "<td class=\"num\">%s</td>", web_db_value(res, i, 5));
 		text_cell(r, web_db_value(res, i, 8));
 		if (hook)
-			buf_printf(&r->out, "<td class=\"num\">%s</td><td class=\"num\">%s</td>", web_db_value(res, i, 11),
-					   web_db_value(res, i, 12));
+			buf_printf(&r->out, "<td class=\"num\">%s</td><td class=\"num\">%s</td>",
+					   web_db_value(res, i, 11), web_db_value(res, i, 12));
 		buf_puts(&r->out, "</tr>\n");
 	}
 	buf_puts(&r->out, "</table>\n");
@@ -173,9 +178,10 @@ payload(struct WebReq *r, const char *id, char *notification, size_t len)
 					   1, vals);
 	if (res != NULL && web_db_rows(res) == 0 && r->caps.read_queue) {
 		web_db_clear(res);
-		res = web_db_query("SELECT pg_catalog.left(payload, 65536), pg_catalog.octet_length(payload), action_type"
-						   " FROM pgrelay.queue WHERE id = $1::bigint",
-						   1, vals);
+		res = web_db_query(
+			"SELECT pg_catalog.left(payload, 65536), pg_catalog.octet_length(payload), action_type"
+			" FROM pgrelay.queue WHERE id = $1::bigint",
+			1, vals);
 	}
 	if (res == NULL) {
 		html_db_error(r, "the payload");
@@ -208,8 +214,9 @@ recipients(struct WebReq *r, const char *nid)
 		html_db_error(r, "the recipients");
 		return;
 	}
-	buf_puts(&r->out, "<h3>Recipients</h3><table id=\"recipients\"><tr><th>Kind</th><th>Address</th><th>Name</th>"
-					  "<th>Status</th><th class=\"num\">Code</th><th>Reply</th></tr>\n");
+	buf_puts(&r->out,
+			 "<h3>Recipients</h3><table id=\"recipients\"><tr><th>Kind</th><th>Address</th><th>Name</th>"
+			 "<th>Status</th><th class=\"num\">Code</th><th>Reply</th></tr>\n");
 	for (i = 0; i < web_db_rows(res); i++) {
 		buf_puts(&r->out, "<tr>");
 		text_cell(r, web_db_value(res, i, 0));
@@ -227,23 +234,27 @@ recipients(struct WebReq *r, const char *nid)
 static void
 deliveries(struct WebReq *r, const char *nid)
 {
-	PGresult *res = web_db_query(
-		"SELECT a.attempt, a.outcome, a.transport, a.reply_code, pg_catalog.left(a.reply, 1000),"
-		" a.provider_message_id, a.error, a.unknown_outcome,"
-		" pg_catalog.to_char(a.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-		" CASE WHEN $2::boolean THEN (SELECT pg_catalog.left(t.trace, 65536) FROM pgrelay_notifier.attempt_traces t"
-		" WHERE t.attempt_id = a.attempt_id) END"
-		" FROM pgrelay_notifier.attempts a WHERE a.notification_id = $1::bigint ORDER BY a.attempt_id LIMIT 100",
-		2, (const char *const[]){nid, r->caps.read_traces ? "t" : "f"});
+	PGresult *res =
+		web_db_query("SELECT a.attempt, a.outcome, a.transport, a.reply_code, pg_catalog.left(a.reply, 1000),"
+					 " a.provider_message_id, a.error, a.unknown_outcome,"
+					 " pg_catalog.to_char(a.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+					 " CASE WHEN $2::boolean THEN (SELECT pg_catalog.left(t.trace, 65536) FROM "
+					 "pgrelay_notifier.attempt_traces t"
+					 " WHERE t.attempt_id = a.attempt_id) END"
+					 " FROM pgrelay_notifier.attempts a WHERE a.notification_id = $1::bigint ORDER BY "
+					 "a.attempt_id LIMIT 100",
+					 2, (const char *const[]){nid, r->caps.read_traces ? "t" : "f"});
 	int i;
 
 	if (res == NULL) {
 		html_db_error(r, "the delivery attempts");
 		return;
 	}
-	buf_puts(&r->out, "<h3>Delivery attempts</h3><table id=\"deliveries\"><tr><th class=\"num\">#</th><th>Finished</th>"
-					  "<th>Outcome</th><th>Transport</th><th class=\"num\">Reply code</th><th>Reply</th>"
-					  "<th>Provider id</th><th>Error</th></tr>\n");
+	buf_puts(
+		&r->out,
+		"<h3>Delivery attempts</h3><table id=\"deliveries\"><tr><th class=\"num\">#</th><th>Finished</th>"
+		"<th>Outcome</th><th>Transport</th><th class=\"num\">Reply code</th><th>Reply</th>"
+		"<th>Provider id</th><th>Error</th></tr>\n");
 	for (i = 0; i < web_db_rows(res); i++) {
 		buf_printf(&r->out, "<tr><td class=\"num\">%s</td>", web_db_value(res, i, 0));
 		text_cell(r, web_db_value(res, i, 8));
@@ -263,13 +274,15 @@ deliveries(struct WebReq *r, const char *nid)
 	for (i = 0; i < web_db_rows(res); i++) {
 		if (web_db_null(res, i, 9))
 			continue;
-		buf_printf(&r->out, "<details class=\"trace\"><summary>Attempt %s: the trace (redacted)</summary><pre>",
+		buf_printf(&r->out,
+				   "<details class=\"trace\"><summary>Attempt %s: the trace (redacted)</summary><pre>",
 				   web_db_value(res, i, 0));
 		html_esc(&r->out, web_db_value(res, i, 9));
 		buf_puts(&r->out, "</pre></details>\n");
 	}
 	if (!r->caps.read_traces)
-		html_denied(r, "read the delivery traces (pgrelay_notifier.attempt_traces)", "members of pgrelay_admin");
+		html_denied(r, "read the delivery traces (pgrelay_notifier.attempt_traces)",
+					"members of pgrelay_admin");
 	web_db_clear(res);
 }
 
@@ -289,10 +302,11 @@ email(struct WebReq *r, const char *nid)
 		html_notice(r, "warn", "The payload is not a notification id.");
 		return;
 	}
-	res = web_db_query("SELECT notification_id, status, subject, from_address, message_id, attempts, last_error,"
-					   " pg_catalog.to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), profile"
-					   " FROM pgrelay_notifier.notifications WHERE notification_id = $1::bigint",
-					   1, vals);
+	res = web_db_query(
+		"SELECT notification_id, status, subject, from_address, message_id, attempts, last_error,"
+		" pg_catalog.to_char(sent_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), profile"
+		" FROM pgrelay_notifier.notifications WHERE notification_id = $1::bigint",
+		1, vals);
 	if (res == NULL) {
 		html_db_error(r, "the notification");
 		return;
@@ -337,7 +351,8 @@ page_event(struct WebReq *r)
 	snprintf(title, sizeof title, "Event %s", id);
 	html_begin(r, title, "/events", false);
 	if (!r->caps.read_log && !r->caps.read_attempts)
-		html_denied(r, "read the attempts (pgrelay.attempts)", "members of pgrelay_monitor and pgrelay_admin");
+		html_denied(r, "read the attempts (pgrelay.attempts)",
+					"members of pgrelay_monitor and pgrelay_admin");
 	else {
 		att = web_db_query(r->caps.read_log ? attempts_admin : attempts_monitor, 1, vals);
 		if (att == NULL)
@@ -356,8 +371,8 @@ page_event(struct WebReq *r)
 	payload(r, id, notification, sizeof notification);
 	if (att != NULL)
 		attempts_table(r, att);
-	if (notification[0] || (att != NULL && web_db_rows(att) > 0 && strcmp(web_db_value(att, 0, 10), "notify") == 0 &&
-							!r->caps.read_log))
+	if (notification[0] || (att != NULL && web_db_rows(att) > 0 &&
+							strcmp(web_db_value(att, 0, 10), "notify") == 0 && !r->caps.read_log))
 		email(r, notification);
 	web_db_clear(att);
 	html_end(r);

@@ -66,22 +66,25 @@ input(struct WebReq *r, const char *label, const char *name, const char *value, 
 static void
 search_form(struct WebReq *r, const struct Filters *f)
 {
-	PGresult *res = web_db_query("SELECT channel FROM pgrelay.queue_depth ORDER BY channel LIMIT 500", 0, NULL);
+	PGresult *res =
+		web_db_query("SELECT channel FROM pgrelay.queue_depth ORDER BY channel LIMIT 500", 0, NULL);
 	int i;
 
 	buf_puts(&r->out, "<form class=\"search\" method=\"get\" action=\"/events\">");
 	input(r, "Channel", "channel", f->channel, "any", true);
 	buf_puts(&r->out, "<label>Outcome<select name=\"outcome\"><option value=\"\">any</option>");
 	for (i = 0; outcomes[i]; i++)
-		buf_printf(&r->out, "<option%s>%s</option>", f->outcome && strcmp(f->outcome, outcomes[i]) == 0 ? " selected" : "",
-				   outcomes[i]);
+		buf_printf(&r->out, "<option%s>%s</option>",
+				   f->outcome && strcmp(f->outcome, outcomes[i]) == 0 ? " selected" : "", outcomes[i]);
 	buf_puts(&r->out, "</select></label>");
 	input(r, "Event id", "event", f->event, "any", true);
 	input(r, "From (UTC)", "from", f->from, "2026-12-01 10:00", true);
 	input(r, "To (UTC)", "to", f->to, "now", true);
-	input(r, "Payload contains", "q", f->text, r->caps.read_log ? "text" : "your role may not read payloads",
+	input(r, "Payload contains", "q", r->caps.read_log ? f->text : NULL, r->caps.read_log ? "text" : "your role may not read payloads",
 		  r->caps.read_log);
-	buf_puts(&r->out, "<button type=\"submit\" class=\"primary\">Search</button> <a href=\"/events\">clear</a></form>\n");
+	buf_puts(
+		&r->out,
+		"<button type=\"submit\" class=\"primary\">Search</button> <a href=\"/events\">clear</a></form>\n");
 	if (res != NULL) {
 		buf_puts(&r->out, "<datalist id=\"channel-names\">");
 		for (i = 0; i < web_db_rows(res); i++) {
@@ -116,12 +119,14 @@ scan(struct WebReq *r, const struct Filters *f, const char *src)
 			   query_param(&q, f->before ? f->before : "9223372036854775807"));
 	/* a time as the smallest log id made then, as pgrelay._id_floor() (which monitors may not run) */
 	if (f->from)
-		buf_printf(&q.sql, " AND l.id >= (GREATEST(pg_catalog.floor(pg_catalog.date_part('epoch', $%d::timestamptz)"
-						   " * 1000)::bigint - 1767225600000, 0) << 22)",
+		buf_printf(&q.sql,
+				   " AND l.id >= (GREATEST(pg_catalog.floor(pg_catalog.date_part('epoch', $%d::timestamptz)"
+				   " * 1000)::bigint - 1767225600000, 0) << 22)",
 				   query_param(&q, f->from));
 	if (f->to)
-		buf_printf(&q.sql, " AND l.id < (GREATEST(pg_catalog.floor(pg_catalog.date_part('epoch', $%d::timestamptz)"
-						   " * 1000)::bigint - 1767225600000, 0) << 22)",
+		buf_printf(&q.sql,
+				   " AND l.id < (GREATEST(pg_catalog.floor(pg_catalog.date_part('epoch', $%d::timestamptz)"
+				   " * 1000)::bigint - 1767225600000, 0) << 22)",
 				   query_param(&q, f->to));
 	if (f->channel)
 		buf_printf(&q.sql, " AND l.channel = $%d", query_param(&q, f->channel));
@@ -129,9 +134,10 @@ scan(struct WebReq *r, const struct Filters *f, const char *src)
 		buf_printf(&q.sql, " AND l.outcome = $%d", query_param(&q, f->outcome));
 	if (f->event)
 		buf_printf(&q.sql, " AND l.event_id = $%d::bigint", query_param(&q, f->event));
-	buf_printf(&q.sql, " ORDER BY l.id DESC LIMIT %d)"
-					   " SELECT (SELECT pg_catalog.count(*) FROM scan), (SELECT pg_catalog.min(id) FROM scan),"
-					   " ARRAY(SELECT id FROM scan WHERE hit ORDER BY id DESC LIMIT %d)::text",
+	buf_printf(&q.sql,
+			   " ORDER BY l.id DESC LIMIT %d)"
+			   " SELECT (SELECT pg_catalog.count(*) FROM scan), (SELECT pg_catalog.min(id) FROM scan),"
+			   " ARRAY(SELECT id FROM scan WHERE hit ORDER BY id DESC LIMIT %d)::text",
 			   SCAN_MAX, PAGE_ROWS + 1);
 	return query_run(&q);
 }
@@ -145,7 +151,8 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 	int i, n;
 
 	buf_printf(&q.sql,
-			   "SELECT l.id, l.event_id, l.channel, l.action_type, l.attempt, l.outcome, l.error, l.sqlstate, l.node_id,"
+			   "SELECT l.id, l.event_id, l.channel, l.action_type, l.attempt, l.outcome, l.error, "
+			   "l.sqlstate, l.node_id,"
 			   " pg_catalog.to_char(l.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
 			   " round((pg_catalog.date_part('epoch', l.finished_at - l.started_at) * 1000)::numeric, 1)"
 			   " FROM %s l WHERE l.id = ANY ($%d::bigint[]) ORDER BY l.id DESC",
@@ -159,9 +166,10 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 	if (n == 0)
 		html_notice(r, "info", "No attempt matches.");
 	else {
-		buf_puts(&r->out, "<table id=\"events\"><tr><th>Finished</th><th>Event</th><th>Channel</th><th>Type</th>"
-						  "<th class=\"num\">Attempt</th><th>Outcome</th><th>Error</th><th>SQLSTATE</th>"
-						  "<th class=\"num\">ms</th><th class=\"num\">Node</th></tr>\n");
+		buf_puts(&r->out,
+				 "<table id=\"events\"><tr><th>Finished</th><th>Event</th><th>Channel</th><th>Type</th>"
+				 "<th class=\"num\">Attempt</th><th>Outcome</th><th>Error</th><th>SQLSTATE</th>"
+				 "<th class=\"num\">ms</th><th class=\"num\">Node</th></tr>\n");
 		for (i = 0; i < n && i < PAGE_ROWS; i++) {
 			buf_puts(&r->out, "<tr><td>");
 			html_esc(&r->out, web_db_value(res, i, 9));
@@ -170,7 +178,8 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 			html_esc(&r->out, web_db_value(res, i, 2));
 			buf_puts(&r->out, "</td><td>");
 			html_esc(&r->out, web_db_value(res, i, 3));
-			buf_printf(&r->out, "</td><td class=\"num\">%s</td><td><span class=\"tag ", web_db_value(res, i, 4));
+			buf_printf(&r->out, "</td><td class=\"num\">%s</td><td><span class=\"tag ",
+					   web_db_value(res, i, 4));
 			html_esc(&r->out, web_db_value(res, i, 5));
 			buf_puts(&r->out, "\">");
 			html_esc(&r->out, web_db_value(res, i, 5));
@@ -209,13 +218,14 @@ void
 page_events(struct WebReq *r)
 {
 	struct Filters f = {web_arg(r, "channel"), web_arg(r, "outcome"), web_arg(r, "event"), web_arg(r, "from"),
-						web_arg(r, "to"),	   web_arg(r, "q"),		  web_arg(r, "before")};
+						web_arg(r, "to"),      web_arg(r, "q"),       web_arg(r, "before")};
 	const char *src = r->caps.read_log ? "pgrelay.log" : "pgrelay.attempts";
 	PGresult *res;
 
 	html_begin(r, "Events", "/events", false);
 	if (!r->caps.read_log && !r->caps.read_attempts) {
-		html_denied(r, "read the attempts (pgrelay.attempts)", "members of pgrelay_monitor and pgrelay_admin");
+		html_denied(r, "read the attempts (pgrelay.attempts)",
+					"members of pgrelay_monitor and pgrelay_admin");
 		html_end(r);
 		return;
 	}
@@ -233,7 +243,9 @@ page_events(struct WebReq *r)
 	res = scan(r, &f, src);
 	if (res == NULL) {
 		if (strncmp(web_db_sqlstate(), "22", 2) == 0)
-			html_notice(r, "warn", "A filter is not valid: times are written 2026-12-01 10:00 (UTC unless +02 and the like follow).");
+			html_notice(r, "warn",
+						"A filter is not valid: times are written 2026-12-01 10:00 (UTC unless +02 and the "
+						"like follow).");
 		html_db_error(r, "the search");
 	} else {
 		rows(r, &f, src, web_db_value(res, 0, 2), atoll(web_db_value(res, 0, 0)), web_db_value(res, 0, 1));

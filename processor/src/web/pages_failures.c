@@ -47,7 +47,8 @@ set_form(struct WebReq *r, const struct Filters *f, const char *action, const ch
 {
 	char confirm[160];
 
-	snprintf(confirm, sizeof confirm, "%s %s failed event(s)%s?", label, count, f->channel ? "" : " of every channel");
+	snprintf(confirm, sizeof confirm, "%s %s failed event(s)%s?", label, count,
+			 f->channel ? "" : " of every channel");
 	html_form_begin(r, action, confirm);
 	html_hidden(r, "channel", f->channel);
 	html_hidden(r, "after", f->after);
@@ -87,7 +88,8 @@ page_failures(struct WebReq *r)
 
 	html_begin(r, "Failures", "/failures", true);
 	if (!r->caps.read_failed) {
-		html_denied(r, "read the failed events (pgrelay.failed)", "members of pgrelay_monitor and pgrelay_admin");
+		html_denied(r, "read the failed events (pgrelay.failed)",
+					"members of pgrelay_monitor and pgrelay_admin");
 		html_end(r);
 		return;
 	}
@@ -96,7 +98,9 @@ page_failures(struct WebReq *r)
 	field(r, "Failed from (UTC)", "after", f.after, "2026-12-01 10:00");
 	field(r, "Failed before (UTC)", "before", f.before, "now");
 	field(r, "Error LIKE", "error", f.error, "%timeout%");
-	buf_puts(&r->out, "<button type=\"submit\" class=\"primary\">Filter</button> <a href=\"/failures\">clear</a></form>\n");
+	buf_puts(
+		&r->out,
+		"<button type=\"submit\" class=\"primary\">Filter</button> <a href=\"/failures\">clear</a></form>\n");
 	if (f.below && !web_digits(f.below)) {
 		html_notice(r, "warn", "below must be an event id.");
 		html_end(r);
@@ -112,19 +116,21 @@ page_failures(struct WebReq *r)
 	}
 	snprintf(count, sizeof count, "%s", web_db_value(res, 0, 0));
 	web_db_clear(res);
-	buf_printf(&r->out, "<p id=\"failed-count\"><b>%s</b> failed event(s) match%s. ", count,
+	buf_printf(&r->out, "<div id=\"failed-count\"><b>%s</b> failed event(s) match%s. ", count,
 			   f.channel ? "" : " (every channel)");
 	if (strcmp(count, "0") != 0) {
 		set_form(r, &f, "/action/retry-failed", "Retry all", count, "primary");
 		buf_puts(&r->out, " ");
 		set_form(r, &f, "/action/discard-failed", "Discard all", count, "danger");
 	}
-	buf_puts(&r->out, "</p>\n");
+	buf_puts(&r->out, "</div>\n");
 	if (!r->caps.act_failed)
 		html_denied(r, "retry or discard events", "members of pgrelay_admin");
 	memset(&q, 0, sizeof q);
-	buf_puts(&q.sql, "SELECT f.event_id, f.channel, pg_catalog.to_char(f.failed_at AT TIME ZONE 'UTC',"
-					 " 'YYYY-MM-DD HH24:MI:SS'), f.attempts, f.error, f.sqlstate, f.error_kind FROM pgrelay.failed f");
+	buf_puts(
+		&q.sql,
+		"SELECT f.event_id, f.channel, pg_catalog.to_char(f.failed_at AT TIME ZONE 'UTC',"
+		" 'YYYY-MM-DD HH24:MI:SS'), f.attempts, f.error, f.sqlstate, f.error_kind FROM pgrelay.failed f");
 	where(&q, &f);
 	if (f.below)
 		buf_printf(&q.sql, " AND f.event_id < $%d::bigint", query_param(&q, f.below));

@@ -20,9 +20,10 @@
 static void
 dispatch_notices(struct WebReq *r)
 {
-	PGresult *res = web_db_query("SELECT paused, COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() - paused_at), -1)"
-								 " FROM pgrelay.dispatch_state",
-								 0, NULL);
+	PGresult *res = web_db_query(
+		"SELECT paused, COALESCE(pg_catalog.date_part('epoch', pg_catalog.now() - paused_at), -1)"
+		" FROM pgrelay.dispatch_state",
+		0, NULL);
 	struct Buf t = BUF_INIT;
 
 	if (res == NULL) {
@@ -36,7 +37,8 @@ dispatch_notices(struct WebReq *r)
 		html_notice(r, "warn", t.data);
 	}
 	if (r->caps.standby)
-		html_notice(r, "info", "This server is a standby: its Processors wait, and what it shows is its primary's.");
+		html_notice(r, "info",
+					"This server is a standby: its Processors wait, and what it shows is its primary's.");
 	web_db_clear(res);
 	buf_free(&t);
 }
@@ -44,14 +46,16 @@ dispatch_notices(struct WebReq *r)
 static void
 processors_line(struct WebReq *r)
 {
-	PGresult *res = web_db_query("SELECT count(*) FILTER (WHERE alive), count(*) FROM pgrelay.processors", 0, NULL);
+	PGresult *res =
+		web_db_query("SELECT count(*) FILTER (WHERE alive), count(*) FROM pgrelay.processors", 0, NULL);
 
 	if (res == NULL) {
 		html_db_error(r, "pgrelay.processors");
 		return;
 	}
-	buf_printf(&r->out, "<p id=\"processors-line\">%s Processor(s) alive of %s reported \xC2\xB7 "
-						"<a href=\"/processors\">Processors</a></p>\n",
+	buf_printf(&r->out,
+			   "<p id=\"processors-line\">%s Processor(s) alive of %s reported \xC2\xB7 "
+			   "<a href=\"/processors\">Processors</a></p>\n",
 			   web_db_value(res, 0, 0), web_db_value(res, 0, 1));
 	if (atoll(web_db_value(res, 0, 0)) == 0)
 		html_notice(r, "warn", "No Processor is alive on this node: nothing runs the events.");
@@ -68,8 +72,10 @@ charts(struct WebReq *r, long long hour_start, long long day_start)
 	chart_bars(&r->out, "Attempts per minute, last hour", hour_start, 60, HOUR_BUCKETS, d, t, f);
 	rates_fold(day_start, 900, DAY_BUCKETS, NULL, d, t, f);
 	chart_bars(&r->out, "Attempts per 15 minutes, last day", day_start, 900, DAY_BUCKETS, d, t, f);
-	buf_puts(&r->out, "</div><p class=\"legend\"><span><i class=\"done\"></i>done</span>"
-					  "<span><i class=\"retried\"></i>retried</span><span><i class=\"failed\"></i>failed</span></p>\n");
+	buf_puts(
+		&r->out,
+		"</div><p class=\"legend\"><span><i class=\"done\"></i>done</span>"
+		"<span><i class=\"retried\"></i>retried</span><span><i class=\"failed\"></i>failed</span></p>\n");
 }
 
 static long long
@@ -91,7 +97,8 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 		" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1), pg_catalog.count(*) OVER ()"
 		" FROM pgrelay.queue_depth d ORDER BY d.due DESC, d.queued DESC, d.channel LIMIT 100",
 		0, NULL);
-	long long hd[HOUR_BUCKETS], hr[HOUR_BUCKETS], hf[HOUR_BUCKETS], dd[DAY_BUCKETS], dr[DAY_BUCKETS], df[DAY_BUCKETS];
+	long long hd[HOUR_BUCKETS], hr[HOUR_BUCKETS], hf[HOUR_BUCKETS], dd[DAY_BUCKETS], dr[DAY_BUCKETS],
+		df[DAY_BUCKETS];
 	int i, n;
 
 	if (res == NULL) {
@@ -108,10 +115,12 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 	if (atoll(web_db_value(res, 0, 7)) > n)
 		buf_printf(&r->out, "<p class=\"muted\">The %d of %s channels with the most due events.</p>", n,
 				   web_db_value(res, 0, 7));
-	buf_puts(&r->out, "<table id=\"channels\"><tr><th>Channel</th><th>Type</th><th>State</th><th class=\"num\">Queued</th>"
-					  "<th class=\"num\">Due</th><th class=\"num\">Oldest due</th><th class=\"num\">Done 1h</th>"
-					  "<th class=\"num\">Failed 1h</th><th class=\"num\">Done 24h</th><th class=\"num\">Failed 24h</th>"
-					  "<th>Last hour</th></tr>\n");
+	buf_puts(
+		&r->out,
+		"<table id=\"channels\"><tr><th>Channel</th><th>Type</th><th>State</th><th class=\"num\">Queued</th>"
+		"<th class=\"num\">Due</th><th class=\"num\">Oldest due</th><th class=\"num\">Done 1h</th>"
+		"<th class=\"num\">Failed 1h</th><th class=\"num\">Done 24h</th><th class=\"num\">Failed 24h</th>"
+		"<th>Last hour</th></tr>\n");
 	for (i = 0; i < n; i++) {
 		const char *ch = web_db_value(res, i, 0);
 
@@ -123,8 +132,9 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 		html_esc(&r->out, ch);
 		buf_puts(&r->out, "</a></td><td>");
 		html_esc(&r->out, web_db_value(res, i, 1));
-		buf_printf(&r->out, "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">",
-				   web_db_flag(res, i, 3)	 ? "<span class=\"tag warn\">paused</span>"
+		buf_printf(&r->out,
+				   "</td><td>%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">",
+				   web_db_flag(res, i, 3)   ? "<span class=\"tag warn\">paused</span>"
 				   : web_db_flag(res, i, 2) ? "active"
 											: "<span class=\"tag\">inactive</span>",
 				   web_db_value(res, i, 4), web_db_value(res, i, 5));
@@ -158,7 +168,8 @@ page_overview(struct WebReq *r)
 	if (rates_refresh(r->caps.now))
 		charts(r, hour_start, day_start);
 	else if (strcmp(web_db_sqlstate(), "42501") == 0)
-		html_denied(r, "read the attempts per minute (pgrelay.throughput())", "pgrelay_monitor and pgrelay_admin");
+		html_denied(r, "read the attempts per minute (pgrelay.throughput())",
+					"pgrelay_monitor and pgrelay_admin");
 	else
 		html_db_error(r, "pgrelay.throughput()");
 	channel_rows(r, hour_start, day_start);

@@ -30,11 +30,11 @@ yes_no(const PGresult *res, int row, int col)
 static void
 processors(struct WebReq *r)
 {
-	PGresult *res = web_db_query(
-		"SELECT host, pid, node_id, version, mode, workers, busy, leader,"
-		" pg_catalog.date_part('epoch', pg_catalog.now() - started_at), pg_catalog.date_part('epoch', silent_for), alive"
-		" FROM pgrelay.processors ORDER BY alive DESC, node_id, host, pid LIMIT 200",
-		0, NULL);
+	PGresult *res = web_db_query("SELECT host, pid, node_id, version, mode, workers, busy, leader,"
+								 " pg_catalog.date_part('epoch', pg_catalog.now() - started_at), "
+								 "pg_catalog.date_part('epoch', silent_for), alive"
+								 " FROM pgrelay.processors ORDER BY alive DESC, node_id, host, pid LIMIT 200",
+								 0, NULL);
 	int i, n;
 
 	buf_puts(&r->out, "<h2>Processors on this node</h2>\n");
@@ -44,11 +44,14 @@ processors(struct WebReq *r)
 	}
 	n = web_db_rows(res);
 	if (n == 0)
-		html_notice(r, "warn", "No Processor has reported on this node (pgrelay.processors): nothing runs the events.");
+		html_notice(r, "warn",
+					"No Processor has reported on this node (pgrelay.processors): nothing runs the events.");
 	else {
-		buf_puts(&r->out, "<table id=\"processors\"><tr><th>Host</th><th class=\"num\">PID</th><th class=\"num\">Node</th>"
-						  "<th>Version</th><th>Mode</th><th class=\"num\">Workers</th><th class=\"num\">Busy</th>"
-						  "<th>Leader</th><th>Up</th><th>Last report</th><th>State</th></tr>\n");
+		buf_puts(
+			&r->out,
+			"<table id=\"processors\"><tr><th>Host</th><th class=\"num\">PID</th><th class=\"num\">Node</th>"
+			"<th>Version</th><th>Mode</th><th class=\"num\">Workers</th><th class=\"num\">Busy</th>"
+			"<th>Leader</th><th>Up</th><th>Last report</th><th>State</th></tr>\n");
 		for (i = 0; i < n; i++) {
 			buf_puts(&r->out, "<tr>");
 			cell(r, web_db_value(res, i, 0));
@@ -74,7 +77,8 @@ static void
 cluster(struct WebReq *r)
 {
 	PGresult *res = web_db_query(
-		"SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, link, COALESCE(mode, '-'), leader,"
+		"SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, link, COALESCE(mode, '-'), "
+		"leader,"
 		" pg_catalog.to_char(beat_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
 		" COALESCE(pg_catalog.date_part('epoch', silent_for), -1), dead, acknowledged, stopped_at IS NOT NULL"
 		" FROM pgrelay.cluster_status ORDER BY node_id LIMIT 1024",
@@ -88,15 +92,20 @@ cluster(struct WebReq *r)
 	}
 	n = web_db_rows(res);
 	if (n == 0)
-		buf_puts(&r->out, "<p class=\"muted\">No multi-master cluster: the Processors run in single mode (or this is a "
-						  "standby).</p>\n");
+		buf_puts(
+			&r->out,
+			"<p class=\"muted\">No multi-master cluster: the Processors run in single mode (or this is a "
+			"standby).</p>\n");
 	else {
-		buf_puts(&r->out, "<table id=\"cluster\"><tr><th class=\"num\">Node</th><th>Name</th><th>Engine</th><th>Mode</th>"
-						  "<th>Leader</th><th>Link</th><th>Last heartbeat</th><th>Silent for</th><th>Acknowledges us</th>"
-						  "<th>State</th></tr>\n");
+		buf_puts(
+			&r->out,
+			"<table id=\"cluster\"><tr><th class=\"num\">Node</th><th>Name</th><th>Engine</th><th>Mode</th>"
+			"<th>Leader</th><th>Link</th><th>Last heartbeat</th><th>Silent for</th><th>Acknowledges us</th>"
+			"<th>State</th></tr>\n");
 		for (i = 0; i < n; i++) {
-			const char *state = web_db_flag(res, i, 3)	  ? "this node"
-								: web_db_flag(res, i, 10) ? "<span class=\"tag failed\">dead: its events are adopted</span>"
+			const char *state = web_db_flag(res, i, 3) ? "this node"
+								: web_db_flag(res, i, 10)
+									? "<span class=\"tag failed\">dead: its events are adopted</span>"
 								: web_db_flag(res, i, 12) ? "stopped"
 														  : "<span class=\"tag ok\">alive</span>";
 
@@ -136,8 +145,8 @@ page_processors(struct WebReq *r)
 	res = web_db_query("SELECT paused, in_recovery, node_id FROM pgrelay.dispatch_state", 0, NULL);
 	if (res != NULL && web_db_rows(res) > 0)
 		buf_printf(&r->out, "<p id=\"dispatch\">This server: %s, pg_relay node %s; dispatch %s.</p>\n",
-				   web_db_flag(res, 0, 1) ? "a standby (its Processors wait)" : "a primary", web_db_value(res, 0, 2),
-				   web_db_flag(res, 0, 0) ? "<b>paused everywhere</b>" : "running");
+				   web_db_flag(res, 0, 1) ? "a standby (its Processors wait)" : "a primary",
+				   web_db_value(res, 0, 2), web_db_flag(res, 0, 0) ? "<b>paused everywhere</b>" : "running");
 	else
 		html_db_error(r, "pgrelay.dispatch_state");
 	web_db_clear(res);

@@ -54,12 +54,13 @@ fetch(struct Rows *r, long long from, long long until)
 
 	snprintf(a, sizeof a, "%lld", from);
 	snprintf(b, sizeof b, "%lld", until);
-	res = web_db_query(until > 0 ? "SELECT pg_catalog.date_part('epoch', bucket_start)::bigint, channel, done, retried,"
-								   " failed FROM pgrelay.throughput(pg_catalog.to_timestamp($1::float8),"
-								   " pg_catalog.to_timestamp($2::float8))"
-								 : "SELECT pg_catalog.date_part('epoch', bucket_start)::bigint, channel, done, retried,"
-								   " failed FROM pgrelay.throughput(pg_catalog.to_timestamp($1::float8))",
-					   until > 0 ? 2 : 1, vals);
+	res = web_db_query(
+		until > 0 ? "SELECT pg_catalog.date_part('epoch', bucket_start)::bigint, channel, done, retried,"
+					" failed FROM pgrelay.throughput(pg_catalog.to_timestamp($1::float8),"
+					" pg_catalog.to_timestamp($2::float8))"
+				  : "SELECT pg_catalog.date_part('epoch', bucket_start)::bigint, channel, done, retried,"
+					" failed FROM pgrelay.throughput(pg_catalog.to_timestamp($1::float8))",
+		until > 0 ? 2 : 1, vals);
 	if (res == NULL)
 		return false;
 	n = web_db_rows(res);

@@ -198,7 +198,8 @@ send_response(struct MHD_Connection *c, unsigned status, char *body, size_t len,
 
 /* plain answers with one line of text (refusals before any page). */
 static enum MHD_Result
-plain(struct MHD_Connection *c, unsigned status, const char *text, const char *extra_name, const char *extra_value)
+plain(struct MHD_Connection *c, unsigned status, const char *text, const char *extra_name,
+	  const char *extra_value)
 {
 	char *body = strdup(text);
 
@@ -304,18 +305,21 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 	size_t len;
 	bool post = strcmp(method, "POST") == 0;
 
-	if (loopback_only && !host_is_loopback(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+	if (loopback_only &&
+		!host_is_loopback(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
 		return plain(c, MHD_HTTP_MISDIRECTED_REQUEST,
-					 "this console answers only to a loopback name (127.0.0.1, [::1], localhost)\n", NULL, NULL);
+					 "this console answers only to a loopback name (127.0.0.1, [::1], localhost)\n", NULL,
+					 NULL);
 	user[0] = '\0';
 	if (use_auth) {
-		switch (auth_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), user,
-						   sizeof user)) {
+		switch (auth_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+						   user, sizeof user)) {
 		case AUTH_OK:
 			break;
 		case AUTH_THROTTLED:
 			log_warn("web_auth_throttled", LOG_STR("path", url));
-			return plain(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed sign-ins: try again in a few seconds\n",
+			return plain(c, MHD_HTTP_TOO_MANY_REQUESTS,
+						 "too many failed sign-ins: try again in a few seconds\n",
 						 MHD_HTTP_HEADER_RETRY_AFTER, "10");
 		default:
 			return plain(c, MHD_HTTP_UNAUTHORIZED, "sign in with a user of the console's auth file\n",
@@ -349,16 +353,18 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 		if (ctx->too_big)
 			return plain(c, MHD_HTTP_CONTENT_TOO_LARGE, "the form is too large\n", NULL, NULL);
 		if (!same_origin(c)) {
-			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "origin"), LOG_OPT_STR("user", r.user));
+			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "origin"),
+					 LOG_OPT_STR("user", r.user));
 			return plain(c, MHD_HTTP_FORBIDDEN,
 						 "refused: an action must come from a page of this console (Origin)\n", NULL, NULL);
 		}
 		if (!parse_form(&r, ctx->body.data ? ctx->body.data : (char *) "") ||
 			!csrf_check(r.user, web_arg(&r, "csrf"))) {
-			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "csrf"), LOG_OPT_STR("user", r.user));
+			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "csrf"),
+					 LOG_OPT_STR("user", r.user));
 			return plain(c, MHD_HTTP_FORBIDDEN,
-						 "refused: the form's token is missing or stale; reload the page and try again\n", NULL,
-						 NULL);
+						 "refused: the form's token is missing or stale; reload the page and try again\n",
+						 NULL, NULL);
 		}
 	}
 	if (!web_db_caps(&r.caps))
@@ -372,10 +378,11 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 	len = r.out.len;
 	body = buf_steal(&r.out);
 	snprintf(timing, sizeof timing, "page;dur=%.1f", (double) (now_us() - t0) / 1000.0);
-	ret = send_response(c, r.location[0] ? MHD_HTTP_SEE_OTHER : r.status, body, len, "text/html; charset=utf-8",
-						r.location, "Server-Timing", timing);
-	log_debug("web_request", LOG_STR("method", method), LOG_STR("path", url), LOG_INT("status", (long long) r.status),
-			  LOG_INT("ms", (now_us() - t0) / 1000), LOG_OPT_STR("user", r.user));
+	ret = send_response(c, r.location[0] ? MHD_HTTP_SEE_OTHER : r.status, body, len,
+						"text/html; charset=utf-8", r.location, "Server-Timing", timing);
+	log_debug("web_request", LOG_STR("method", method), LOG_STR("path", url),
+			  LOG_INT("status", (long long) r.status), LOG_INT("ms", (now_us() - t0) / 1000),
+			  LOG_OPT_STR("user", r.user));
 	return ret;
 }
 
@@ -498,18 +505,19 @@ web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, cha
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	if (use_tls)
 		daemon_ = MHD_start_daemon(
-			flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
-			MHD_OPTION_CONNECTION_LIMIT, 32U, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT,
-			30U, MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-			MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem,
-			MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem, MHD_OPTION_HTTPS_PRIORITIES,
-			"NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1", MHD_OPTION_END);
+			flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
+			MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1", MHD_OPTION_END);
 	else
-		daemon_ = MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss,
-								   MHD_OPTION_CONNECTION_LIMIT, 32U, MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U,
-								   MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
-								   (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
-								   MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL, MHD_OPTION_END);
+		daemon_ =
+			MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+							 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
+							 MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
+							 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED,
+							 completed, NULL, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (daemon_ == NULL) {
 		snprintf(err, errlen, "cannot listen on %s: %s", o->listen,

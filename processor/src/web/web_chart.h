@@ -14,6 +14,7 @@
 void chart_bars(struct Buf *b, const char *label, long long start, int step, int n, const long long *done,
 				const long long *retried, const long long *failed);
 /* chart_spark draws a small chart of the same (no labels), for a table's row. */
-void chart_spark(struct Buf *b, int n, const long long *done, const long long *retried, const long long *failed);
+void chart_spark(struct Buf *b, int n, const long long *done, const long long *retried,
+				 const long long *failed);
 
 #endif

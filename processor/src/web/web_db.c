@@ -15,30 +15,38 @@ static unsigned long setup_session; /* the session whose client_encoding was set
 static char last_error[1200];
 
 /*
- * One round trip. to_regclass/to_regprocedure: an object that does not exist (an older pg_relay,
- * no notifier) reads as not allowed rather than as an error.
+ * One round trip. A name is looked up only when the role may use its schema (to_regclass refuses
+ * a schema the role may not use, and CASE keeps it from being evaluated then), and an object that
+ * does not exist (an older pg_relay, no notifier) reads as not allowed.
  */
-static const char caps_sql[] =
-	"SELECT current_user, pg_catalog.current_database(),"
-	" (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
-	" pg_catalog.pg_has_role(current_user, 'pgrelay_admin', 'MEMBER'),"
-	" pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER'),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.log'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.attempts'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.channels'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.queue'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.failed'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.queue_depth'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.notifications'), 'SELECT')"
-	"   AND pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.recipients'), 'SELECT')"
-	"   AND pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.attempts'), 'SELECT'), false),"
-	" COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.attempt_traces'),"
-	"   'SELECT'), false),"
-	" COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.retry_failed(bigint)'),"
-	"   'EXECUTE'), false),"
-	" COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.pause(text)'),"
-	"   'EXECUTE'), false),"
-	" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())";
+#define TABLE(schema, name)                                                                            \
+	" CASE WHEN " schema " THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('" name \
+	"'), 'SELECT'), false) ELSE false END"
+#define FUNCTION(sig)                                                                               \
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('" sig \
+	"'), 'EXECUTE'), false) ELSE false END"
+
+static const char caps_sql
+	[] = "SELECT current_user, pg_catalog.current_database(),"
+		 " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
+		 " pg_catalog.pg_has_role(current_user, 'pgrelay_admin', 'MEMBER'),"
+		 " pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER')," TABLE("r", "pgrelay.log") "," TABLE("r", "pgrelay.attempts") "," TABLE("r", "pgrelay.channels") "," TABLE(
+			 "r",
+			 "pgrelay.queue") "," TABLE("r",
+										"pgrelay.failed") "," TABLE("r",
+																	"pgrelay.queue_depth") "," TABLE("n",
+																									 "pgrelay"
+																									 "_notifi"
+																									 "er."
+																									 "notific"
+																									 "ations") " AND" TABLE("n",
+																															"pgrelay_notifier.recipients") " AND" TABLE("n",
+																																										"pgrelay_notifier.attempts") "," TABLE("n", "pgrelay_notifier.attempt_traces") "," FUNCTION("pgrelay.retry_failed(bigint)") "," FUNCTION("pgrelay.pause(text)") ","
+																																																																																		" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
+																																																																																		" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
+																																																																																		"                        WHERE nspname = 'pgrelay'), false) AS r,"
+																																																																																		"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
+																																																																																		"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
 
 bool
 web_db_open(const char *conninfo, char *err, size_t errlen)
@@ -73,7 +81,8 @@ session(void)
 		return false;
 	}
 	if (setup_session != db.sessions) {
-		res = pgconn_query_sql(&db, "SELECT pg_catalog.set_config('client_encoding', 'UTF8', false)", 0, NULL);
+		res =
+			pgconn_query_sql(&db, "SELECT pg_catalog.set_config('client_encoding', 'UTF8', false)", 0, NULL);
 		if (res == NULL) {
 			snprintf(last_error, sizeof last_error, "%s", db.error);
 			return false;
