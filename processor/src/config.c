@@ -88,7 +88,7 @@ static const char usage_head[] =
 	"       pg_relay status [-d CONNINFO]\n"
 	"       pg_relay install [-d CONNINFO] [--notifier]\n"
 	"       pg_relay upgrade [-d CONNINFO] [--notifier]\n"
-	"       pg_relay web [-d CONNINFO] [--listen=ADDR:PORT]\n"
+	"       pg_relay web [-d CONNINFO] [WEB OPTION]...\n"
 	"\n"
 	"Options:\n";
 

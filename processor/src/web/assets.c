@@ -78,9 +78,17 @@ static const char js[] =
 	"  });\n"
 	"});\n";
 
+/* a relay: two dots and an arrow, in the header's colours */
+static const char icon[] =
+	"<svg xmlns=\"http://www.w3.org/2000/svg\" viewBox=\"0 0 16 16\">"
+	"<rect width=\"16\" height=\"16\" rx=\"3\" fill=\"#1d2430\"/>"
+	"<circle cx=\"4\" cy=\"8\" r=\"2\" fill=\"#2f8f5b\"/><circle cx=\"12\" cy=\"8\" r=\"2\" "
+	"fill=\"#cfd8e6\"/><path d=\"M6.5 8h3\" stroke=\"#cfd8e6\" stroke-width=\"1.5\"/></svg>";
+
 static const struct WebAsset assets[] = {
 	{"/static/console.css", "text/css; charset=utf-8", css},
 	{"/static/console.js", "text/javascript; charset=utf-8", js},
+	{"/static/icon.svg", "image/svg+xml", icon},
 };
 
 const struct WebAsset *

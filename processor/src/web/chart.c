@@ -43,15 +43,16 @@ bar(struct Buf *b, double x, double w, double y0, double h, long long max, long 
 	}
 }
 
+/* hhmm writes a time of day, with the date when the chart spans days (a bucket of 15 minutes or more) */
 static void
-hhmm(struct Buf *b, long long t)
+hhmm(struct Buf *b, long long t, int step)
 {
 	time_t tt = (time_t) t;
 	struct tm tm;
 	char s[32];
 
 	gmtime_r(&tt, &tm);
-	strftime(s, sizeof s, "%H:%M", &tm);
+	strftime(s, sizeof s, step >= 900 ? "%m-%d %H:%M" : "%H:%M", &tm);
 	buf_puts(b, s);
 }
 
@@ -59,7 +60,7 @@ void
 chart_bars(struct Buf *b, const char *label, long long start, int step, int n, const long long *done,
 		   const long long *retried, const long long *failed)
 {
-	const double width = 620, height = 150, left = 44, top = 10, bottom = 22;
+	const double width = 540, height = 150, left = 44, top = 10, bottom = 22;
 	double h = height - top - bottom, w = (width - left - 6) / n;
 	long long max = peak(n, done, retried, failed), total_d = 0, total_f = 0, total_r = 0;
 	int i;
@@ -84,15 +85,15 @@ chart_bars(struct Buf *b, const char *label, long long start, int step, int n, c
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>", left - 4, top + h);
 	for (i = 0; i < n; i++) {
 		buf_puts(b, "<g><title>");
-		hhmm(b, start + (long long) i * step);
+		hhmm(b, start + (long long) i * step, step);
 		buf_printf(b, " UTC: %lld done, %lld retried, %lld failed</title>", done[i], retried[i], failed[i]);
 		bar(b, left + i * w + 0.5, w > 2 ? w - 1 : w, top + h, h, max, done[i], retried[i], failed[i]);
 		buf_puts(b, "</g>");
 	}
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\">", left, height - 6);
-	hhmm(b, start);
+	hhmm(b, start, step);
 	buf_printf(b, "</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", width - 4, height - 6);
-	hhmm(b, start + (long long) n * step);
+	hhmm(b, start + (long long) n * step, step);
 	buf_puts(b, " UTC</text></svg></figure>\n");
 }
 

@@ -122,6 +122,7 @@ html_begin(struct WebReq *r, const char *title, const char *nav, bool refresh)
 				"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>");
 	html_esc(b, title);
 	buf_puts(b, " \xC2\xB7 pg_relay</title><link rel=\"stylesheet\" href=\"/static/console.css\">"
+				"<link rel=\"icon\" href=\"/static/icon.svg\" type=\"image/svg+xml\">"
 				"<script src=\"/static/console.js\" defer></script></head>\n");
 	buf_printf(b, "<body data-refresh=\"%d\"><header><a class=\"brand\" href=\"/\">pg_relay</a><nav>",
 			   refresh ? 1 : 0);

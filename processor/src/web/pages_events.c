@@ -80,8 +80,8 @@ search_form(struct WebReq *r, const struct Filters *f)
 	input(r, "Event id", "event", f->event, "any", true);
 	input(r, "From (UTC)", "from", f->from, "2026-12-01 10:00", true);
 	input(r, "To (UTC)", "to", f->to, "now", true);
-	input(r, "Payload contains", "q", r->caps.read_log ? f->text : NULL, r->caps.read_log ? "text" : "your role may not read payloads",
-		  r->caps.read_log);
+	input(r, "Payload contains", "q", r->caps.read_log ? f->text : NULL,
+		  r->caps.read_log ? "text" : "your role may not read payloads", r->caps.read_log);
 	buf_puts(
 		&r->out,
 		"<button type=\"submit\" class=\"primary\">Search</button> <a href=\"/events\">clear</a></form>\n");

@@ -26,27 +26,29 @@ static char last_error[1200];
 	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('" sig \
 	"'), 'EXECUTE'), false) ELSE false END"
 
-static const char caps_sql
-	[] = "SELECT current_user, pg_catalog.current_database(),"
-		 " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
-		 " pg_catalog.pg_has_role(current_user, 'pgrelay_admin', 'MEMBER'),"
-		 " pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER')," TABLE("r", "pgrelay.log") "," TABLE("r", "pgrelay.attempts") "," TABLE("r", "pgrelay.channels") "," TABLE(
-			 "r",
-			 "pgrelay.queue") "," TABLE("r",
-										"pgrelay.failed") "," TABLE("r",
-																	"pgrelay.queue_depth") "," TABLE("n",
-																									 "pgrelay"
-																									 "_notifi"
-																									 "er."
-																									 "notific"
-																									 "ations") " AND" TABLE("n",
-																															"pgrelay_notifier.recipients") " AND" TABLE("n",
-																																										"pgrelay_notifier.attempts") "," TABLE("n", "pgrelay_notifier.attempt_traces") "," FUNCTION("pgrelay.retry_failed(bigint)") "," FUNCTION("pgrelay.pause(text)") ","
-																																																																																		" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
-																																																																																		" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
-																																																																																		"                        WHERE nspname = 'pgrelay'), false) AS r,"
-																																																																																		"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
-																																																																																		"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
+static const char caps_sql[] =
+	"SELECT current_user, pg_catalog.current_database(),"
+	" (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
+	" pg_catalog.pg_has_role(current_user, 'pgrelay_admin', 'MEMBER'),"
+	" pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER')," TABLE("r", "pgrelay.log") "," TABLE("r", "pgrelay.attempts") "," TABLE("r", "pgrelay.channels") "," TABLE(
+		"r",
+		"pgrelay.queue") "," TABLE("r",
+								   "pgrelay.failed") "," TABLE("r",
+															   "pgrelay.queue_depth") "," TABLE("n",
+																								"pgrelay"
+																								"_notifi"
+																								"er."
+																								"notific"
+																								"ations") " A"
+																										  "N"
+																										  "D" TABLE("n",
+																													"pgrelay_notifier.recipients") " AND" TABLE("n",
+																																								"pgrelay_notifier.attempts") "," TABLE("n", "pgrelay_notifier.attempt_traces") "," FUNCTION("pgrelay.retry_failed(bigint)") "," FUNCTION("pgrelay.pause(text)") ","
+																																																																																" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
+																																																																																" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
+																																																																																"                        WHERE nspname = 'pgrelay'), false) AS r,"
+																																																																																"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
+																																																																																"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
 
 bool
 web_db_open(const char *conninfo, char *err, size_t errlen)
