@@ -94,7 +94,8 @@ PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *valu
  * parameters: the web console's reads, whose text its pages put together from fixed parts (no
  * outside value ever goes into sql). Returns the result or NULL, as pgconn_query.
  */
-PGresult *pgconn_query_sql(struct PgConn *c, const char *sql, int nparams, const char *const *values) MUSTCHECK;
+PGresult *pgconn_query_sql(struct PgConn *c, const char *sql, int nparams,
+						   const char *const *values) MUSTCHECK;
 /*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
  * simple query protocol). Only for SQL built into the Processor (statements.c, install_sql.h): no

@@ -19,36 +19,47 @@ static char last_error[1200];
  * a schema the role may not use, and CASE keeps it from being evaluated then), and an object that
  * does not exist (an older pg_relay, no notifier) reads as not allowed.
  */
-#define TABLE(schema, name)                                                                            \
-	" CASE WHEN " schema " THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('" name \
-	"'), 'SELECT'), false) ELSE false END"
-#define FUNCTION(sig)                                                                               \
-	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('" sig \
-	"'), 'EXECUTE'), false) ELSE false END"
-
 static const char caps_sql[] =
 	"SELECT current_user, pg_catalog.current_database(),"
 	" (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
 	" pg_catalog.pg_has_role(current_user, 'pgrelay_admin', 'MEMBER'),"
-	" pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER')," TABLE("r", "pgrelay.log") "," TABLE("r", "pgrelay.attempts") "," TABLE("r", "pgrelay.channels") "," TABLE(
-		"r",
-		"pgrelay.queue") "," TABLE("r",
-								   "pgrelay.failed") "," TABLE("r",
-															   "pgrelay.queue_depth") "," TABLE("n",
-																								"pgrelay"
-																								"_notifi"
-																								"er."
-																								"notific"
-																								"ations") " A"
-																										  "N"
-																										  "D" TABLE("n",
-																													"pgrelay_notifier.recipients") " AND" TABLE("n",
-																																								"pgrelay_notifier.attempts") "," TABLE("n", "pgrelay_notifier.attempt_traces") "," FUNCTION("pgrelay.retry_failed(bigint)") "," FUNCTION("pgrelay.pause(text)") ","
-																																																																																" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
-																																																																																" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
-																																																																																"                        WHERE nspname = 'pgrelay'), false) AS r,"
-																																																																																"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM pg_catalog.pg_namespace"
-																																																																																"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
+	" pg_catalog.pg_has_role(current_user, 'pgrelay_monitor', 'MEMBER'),"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.log'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.attempts'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.channels'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.queue'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.failed'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN "
+	"COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.queue_depth'), 'SELECT'),"
+	"                           false) END,"
+	" CASE WHEN n THEN "
+	"COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.notifications'),"
+	"                           'SELECT') AND pg_catalog.has_table_privilege("
+	"                           pg_catalog.to_regclass('pgrelay_notifier.recipients'), 'SELECT') AND"
+	"                           "
+	"pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.attempts'),"
+	"                           'SELECT'), false) END,"
+	" CASE WHEN n THEN "
+	"COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.attempt_traces'),"
+	"                           'SELECT'), false) END,"
+	" CASE WHEN r THEN "
+	"COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.retry_failed(bigint)'),"
+	"                           'EXECUTE'), false) END,"
+	" CASE WHEN r THEN "
+	"COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.pause(text)'),"
+	"                           'EXECUTE'), false) END,"
+	" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
+	" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM "
+	"pg_catalog.pg_namespace"
+	"                        WHERE nspname = 'pgrelay'), false) AS r,"
+	"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM "
+	"pg_catalog.pg_namespace"
+	"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
 
 bool
 web_db_open(const char *conninfo, char *err, size_t errlen)
