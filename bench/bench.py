@@ -882,10 +882,15 @@ class Bench:
             self.children.append(p)
             self.wait_log(p, r" web_listening ")
             base = re.search(r" web_listening url=(\S+)/", self.log_text(p)).group(1)
-            before = self.log_seq_scans()
-            first = self.page_ms(base, "/")       # reads the settled minutes of the last day once
-            if self.log_seq_scans() != before:
-                say("  the first overview scanned pgrelay.log sequentially")
+            # the overviews that read the rest of the last day, a little each, until it is counted
+            fill = []
+            while len(fill) < 1000:
+                t0 = time.monotonic()
+                with urllib.request.urlopen(base + "/", timeout=60) as resp:
+                    counting = b'id="counting"' in resp.read()
+                fill.append((time.monotonic() - t0) * 1000)
+                if not counting:
+                    break
             for name, path in self.console_pages(failed_id, q_time):
                 before = self.log_seq_scans()
                 times = sorted(self.page_ms(base, path) for _ in range(CONSOLE_LOADS))
@@ -894,8 +899,9 @@ class Bench:
                 say("  %s %s (%s): median %.1f ms, max %.1f ms%s" % (role, name, path, *results[(role, name)],
                                                                    "; %d SEQUENTIAL SCANS of pgrelay.log" % scans
                                                                    if scans else ""))
-            results[(role, "first overview")] = (first, first)
-            say("  %s: the first overview (the last day's settled minutes) %.0f ms" % (role, first))
+            results[(role, "first overview")] = (len(fill), max(fill))
+            say("  %s: %d overviews until the last day was counted, the slowest %.0f ms, median %.0f ms"
+                % (role, len(fill), max(fill), statistics.median(fill)))
             self.stop_processor(p)
         self.results["console"] = (rows, results, self.log_seq_scans() - seq0)
 
@@ -1083,8 +1089,8 @@ class Bench:
             row("13  web console, slowest page, %s log rows" % format(rows_n, ","), "%.1f ms" % med,
                 "%s as %s (max %.0f ms); %d pages x %d loads" % (name, role.split("_")[1], mx, len(pages), CONSOLE_LOADS),
                 "", "<= %.0f ms" % TARGETS["console_ms"], pf(med <= TARGETS["console_ms"]))
-            row("13  web console, first overview (reads a day once)",
-                "%.0f ms" % res[("console_admin", "first overview")][0],
+            loads, slowest = res[("console_admin", "first overview")]
+            row("13  web console, overviews until the last day is counted", "%d, slowest %.0f ms" % (loads, slowest),
                 "sequential scans of pgrelay.log during all loads: %d" % seqs)
 
         if "instructions" in r:

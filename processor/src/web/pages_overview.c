@@ -63,7 +63,7 @@ processors_line(struct WebReq *r)
 }
 
 static void
-charts(struct WebReq *r, long long hour_start, long long day_start)
+charts(struct WebReq *r, long long now, long long hour_start, long long day_start)
 {
 	long long d[DAY_BUCKETS], t[DAY_BUCKETS], f[DAY_BUCKETS];
 
@@ -76,6 +76,11 @@ charts(struct WebReq *r, long long hour_start, long long day_start)
 		&r->out,
 		"</div><p class=\"legend\"><span><i class=\"done\"></i>done</span>"
 		"<span><i class=\"retried\"></i>retried</span><span><i class=\"failed\"></i>failed</span></p>\n");
+	if (rates_counted_from() > day_start) {
+		buf_puts(&r->out, "<p class=\"muted\" id=\"counting\">The last day is counted from ");
+		html_age(&r->out, (double) (now - rates_counted_from()));
+		buf_puts(&r->out, " ago on: older attempts are read a little at each refresh.</p>\n");
+	}
 }
 
 static long long
@@ -166,7 +171,7 @@ page_overview(struct WebReq *r)
 	dispatch_notices(r);
 	processors_line(r);
 	if (rates_refresh(r->caps.now))
-		charts(r, hour_start, day_start);
+		charts(r, now, hour_start, day_start);
 	else if (strcmp(web_db_sqlstate(), "42501") == 0)
 		html_denied(r, "read the attempts per minute (pgrelay.throughput())",
 					"pgrelay_monitor and pgrelay_admin");

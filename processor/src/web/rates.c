@@ -1,7 +1,10 @@
 /*
  * rates.c - the attempts per minute and channel of the last day: the settled minutes (older
- * than an hour) read once from pgrelay.throughput() and kept, the last hour read at each refresh.
- * An attempt whose transaction commits more than an hour after its log row was made is missed.
+ * than five minutes) read once from pgrelay.throughput() and kept, the last minutes read at each
+ * refresh. A log row is written at the end of its attempt, in the transaction that commits it, so
+ * five minutes is ample; an attempt whose transaction commits later than that is missed. The day
+ * before the first refresh is read backwards a quarter of an hour at a time, each refresh for at
+ * most FILL_BUDGET_US, so that no page waits for a whole day of the log to be read.
  */
 #include "web_rates.h"
 
@@ -9,10 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "clock.h"
 #include "web_db.h"
 
 #define DAY 86400
-#define SETTLE 3600
+#define SETTLE 300
+#define FILL_CHUNK 600
+#define FILL_BUDGET_US 20000
 
 struct RateRow {
 	long long minute; /* seconds since 1970, a multiple of 60 */
@@ -25,9 +31,9 @@ struct Rows {
 	int n, cap;
 };
 
-static struct Rows settled; /* minutes in [kept_from, settled_upto) */
+static struct Rows settled; /* minutes in [filled_from, settled_upto) */
 static struct Rows live;    /* minutes from settled_upto on */
-static long long settled_upto, kept_from;
+static long long settled_upto, filled_from;
 
 static void
 rows_clear(struct Rows *r, long long before)
@@ -94,24 +100,40 @@ bool
 rates_refresh(double now)
 {
 	long long t = (long long) now, settle = (t - SETTLE) / 60 * 60;
-	long long from = (t - DAY) / 900 * 900 - 900;
+	long long from = (t - DAY) / 900 * 900 - 900, lo, t0 = now_us(), chunk = FILL_CHUNK;
 
-	/* keep what the last day's chart can show; start over when too far behind (or first) */
+	/* the first refresh, or one after more than a day: start over from the settled edge */
 	if (settled_upto < from) {
 		rows_clear(&settled, 0);
-		settled_upto = from;
-	}
-	if (from > kept_from) {
-		rows_clear(&settled, from);
-		kept_from = from;
+		settled_upto = filled_from = settle;
 	}
 	if (settled_upto < settle) {
 		if (!fetch(&settled, settled_upto, settle))
 			return false;
 		settled_upto = settle;
 	}
+	/* forget what the last day's chart no longer shows */
+	rows_clear(&settled, from);
+	if (filled_from < from)
+		filled_from = from;
+	/* the rest of the day, newest first, while the budget lasts; a quiet stretch in bigger steps */
+	while (filled_from > from && now_us() - t0 < FILL_BUDGET_US) {
+		int had = settled.n;
+
+		lo = filled_from - chunk < from ? from : filled_from - chunk;
+		if (!fetch(&settled, lo, filled_from))
+			return false;
+		filled_from = lo;
+		chunk = settled.n == had ? chunk * 4 : FILL_CHUNK;
+	}
 	rows_clear(&live, 0);
 	return fetch(&live, settled_upto, 0);
+}
+
+long long
+rates_counted_from(void)
+{
+	return filled_from;
 }
 
 static void
