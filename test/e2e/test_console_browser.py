@@ -47,7 +47,10 @@ def shots(tmp_path):
 
     def shot(d, name):
         path = tmp_path / (name + ".png")
+        height = d.execute_script("return document.documentElement.scrollHeight")
+        d.set_window_size(1180, max(820, min(height + 20, 1100)))     # the whole page, within reason
         d.save_screenshot(str(path))
+        d.set_window_size(1180, 820)
         assert path.stat().st_size > 5000
         if extra:
             shutil.copy(path, os.path.join(extra, name + ".png"))
