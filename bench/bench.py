@@ -16,6 +16,7 @@ import sys
 import tempfile
 import threading
 import time
+import urllib.parse
 import urllib.request
 
 import psycopg
@@ -59,13 +60,20 @@ EMAIL_WORKERS = (1, 4)
 INSTR_RUNS = (200, 600)
 VALGRIND = os.environ.get("VALGRIND", "valgrind")
 
+# The web console's pages against a big history (docs/console.md): CONSOLE_ROWS log rows spread
+# over CONSOLE_DAYS days and CONSOLE_CHANNELS channels, each page loaded CONSOLE_LOADS times.
+CONSOLE_ROWS = int(os.environ.get("CONSOLE_ROWS", "10000000"))
+CONSOLE_DAYS = 10
+CONSOLE_CHANNELS = 20
+CONSOLE_LOADS = 20
+
 METRICS_CHANNELS = 20
 METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers (make bench-peers) and bloat (a million events) run only when named.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions")
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "console")
 EXTRA_PHASES = ("peers", "bloat")
 
 # Durability as in production: the point is the database's real commit rate.
@@ -82,6 +90,7 @@ TARGETS = {
     "idle_tx": 1.1,     # idle: one probe per poll interval (1 s), i.e. about 1 tx/s
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
+    "console_ms": 100.0,  # every page of the web console, 10 million log rows: <= 100 ms (median)
 }
 
 # One transaction per event doing what a drained event leaves behind: the queue row gone (taken
@@ -801,6 +810,107 @@ class Bench:
         self.db.execute("SELECT count(pgrelay.unregister('m' || n)) FROM generate_series(1, %s) n",
                         (METRICS_CHANNELS,))
 
+    # ---- 13: the web console's pages with a big history -----------------------------------
+
+    def console_history(self):
+        """CONSOLE_ROWS attempts in pgrelay.log, newest now, spread evenly over CONSOLE_DAYS days (ids
+        carry their time, as _next_id() makes them), over CONSOLE_CHANNELS channels: one in 200 retried,
+        one in 1000 failed (and in pgrelay.failed), the rest done."""
+        have = self.scalar("SELECT count(*) FROM pgrelay.log WHERE channel LIKE 'c%%'")
+        if have >= CONSOLE_ROWS:
+            return
+        say("console: adding %s rows of history to pgrelay.log over %d days (a few minutes)"
+            % (format(CONSOLE_ROWS, ","), CONSOLE_DAYS))
+        self.db.execute("SELECT count(pgrelay.register('c' || n, 'sql', handler => 'bench.record(text)')) "
+                        "FROM generate_series(0, %s) n", (CONSOLE_CHANNELS - 1,))
+        step = CONSOLE_DAYS * 86400000.0 / CONSOLE_ROWS
+        chunk = 1000000
+        for lo in range(0, CONSOLE_ROWS, chunk):
+            self.db.execute("""
+                INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                                         error, sqlstate, node_id, queued_at, started_at, finished_at)
+                SELECT i, i, i, 'c' || (g %% %(ch)s), 'sql', 'order ' || g || ' for customer ' || (g %% 9973),
+                       1, o, CASE WHEN o <> 'ok' THEN 'handler failed: timeout talking to the stock service' END,
+                       CASE WHEN o <> 'ok' THEN 'P0001' END, 0, t, t, t + interval '2 milliseconds'
+                FROM generate_series(%(lo)s::bigint, %(hi)s::bigint) g,
+                     LATERAL (SELECT now() - (g * %(step)s) * interval '1 millisecond' AS t) tt,
+                     LATERAL (SELECT pgrelay._id_floor(tt.t) + (g %% 4096) AS i,
+                                     CASE WHEN g %% 1000 = 7 THEN 'failed' WHEN g %% 200 = 3 THEN 'retry'
+                                          ELSE 'ok' END AS o) x""",
+                            {"ch": CONSOLE_CHANNELS, "lo": lo + 1, "hi": min(lo + chunk, CONSOLE_ROWS), "step": step})
+        self.db.execute("""
+            INSERT INTO pgrelay.failed_events (event_id, channel, action_type, payload, attempts, error, sqlstate,
+                                               log_id, node_id, queued_at, failed_at)
+            SELECT event_id, channel, action_type, payload, 1, error, sqlstate, id, node_id, queued_at, finished_at
+            FROM pgrelay.log WHERE outcome = 'failed' AND channel LIKE 'c%%' ON CONFLICT DO NOTHING""")
+        self.db.execute("VACUUM ANALYZE pgrelay.log, pgrelay.failed_events")
+
+    def page_ms(self, base, path):
+        t0 = time.monotonic()
+        with urllib.request.urlopen(base + path, timeout=60) as r:
+            body = r.read()
+            assert r.status == 200 and b"</html>" in body, (path, r.status)
+        return (time.monotonic() - t0) * 1000
+
+    def console_pages(self, failed_id, q_time):
+        return [("overview", "/"), ("channels", "/channels"), ("events", "/events"),
+                ("events of a channel", "/events?channel=c7"), ("failed attempts", "/events?outcome=failed"),
+                ("failed attempts of a channel", "/events?channel=c7&outcome=failed"),
+                ("a time range", "/events?from=%s&to=%s" % q_time),
+                ("payload text", "/events?q=customer+4242"), ("one event", "/event?id=%d" % failed_id),
+                ("failures", "/failures"), ("failures of a channel", "/failures?channel=c7"),
+                ("processors", "/processors")]
+
+    def run_console(self):
+        self.console_history()
+        rows = self.scalar("SELECT count(*) FROM pgrelay.log")
+        self.db.execute("DO $$ BEGIN CREATE ROLE console_admin LOGIN IN ROLE pgrelay_admin; "
+                        "CREATE ROLE console_monitor LOGIN IN ROLE pgrelay_monitor; "
+                        "EXCEPTION WHEN duplicate_object THEN NULL; END $$")
+        failed_id = self.scalar("SELECT max(event_id) FROM pgrelay.failed")
+        q_time = tuple(urllib.parse.quote(t) for t in self.db.execute(
+            "SELECT to_char(now() - interval '3 days', 'YYYY-MM-DD HH24:MI'),"
+            " to_char(now() - interval '2 days 23 hours', 'YYYY-MM-DD HH24:MI')").fetchone())
+        seq0 = self.log_seq_scans()
+        results = {}
+        for role in ("console_admin", "console_monitor"):
+            logpath = os.path.join(self.work, "web-%s.log" % role)
+            logf = open(logpath, "wb")
+            p = subprocess.Popen([PROCESSOR, "web", "-d", self.dsn(user=role), "--listen=127.0.0.1:0"],
+                                 stdout=logf, stderr=subprocess.STDOUT)
+            p.logpath, p.logf = logpath, logf
+            self.children.append(p)
+            self.wait_log(p, r" web_listening ")
+            base = re.search(r" web_listening url=(\S+)/", self.log_text(p)).group(1)
+            # the overviews that read the rest of the last day, a little each, until it is counted
+            fill = []
+            while len(fill) < 1000:
+                t0 = time.monotonic()
+                with urllib.request.urlopen(base + "/", timeout=60) as resp:
+                    counting = b'id="counting"' in resp.read()
+                fill.append((time.monotonic() - t0) * 1000)
+                if not counting:
+                    break
+            for name, path in self.console_pages(failed_id, q_time):
+                before = self.log_seq_scans()
+                times = sorted(self.page_ms(base, path) for _ in range(CONSOLE_LOADS))
+                results[(role, name)] = (statistics.median(times), times[-1])
+                scans = self.log_seq_scans() - before
+                say("  %s %s (%s): median %.1f ms, max %.1f ms%s" % (role, name, path, *results[(role, name)],
+                                                                   "; %d SEQUENTIAL SCANS of pgrelay.log" % scans
+                                                                   if scans else ""))
+            results[(role, "first overview")] = (len(fill), max(fill))
+            say("  %s: %d overviews until the last day was counted, the slowest %.0f ms, median %.0f ms"
+                % (role, len(fill), max(fill), statistics.median(fill)))
+            self.stop_processor(p)
+        self.results["console"] = (rows, results, self.log_seq_scans() - seq0)
+
+    def log_seq_scans(self):
+        """Sequential scans of pgrelay.log so far (the statistics collector's count, flushed first)."""
+        time.sleep(0.6)                   # a backend reports its counts at most every 500 ms
+        self.db.execute("SELECT pg_stat_clear_snapshot()")
+        return self.scalar("SELECT seq_scan FROM pg_stat_user_tables WHERE relid = 'pgrelay.log'::regclass")
+
     # ---- 9: instructions per statement, counted by callgrind ----------------------------------
 
     INSTR_STATEMENTS = (
@@ -971,6 +1081,17 @@ class Bench:
                 row("8   scrape, %d channels, %s" % (METRICS_CHANNELS, what),
                     "%.1f ms (reads the queue)" % fresh,
                     "within 1 s of a read: %.2f ms; CPU %.3f ms; %.1f KB" % (cached, cpu, size / 1024.0))
+
+        if "console" in r:
+            rows_n, res, seqs = r["console"]
+            pages = [(k, v) for k, v in res.items() if k[1] != "first overview"]
+            (role, name), (med, mx) = max(pages, key=lambda kv: kv[1][0])
+            row("13  web console, slowest page, %s log rows" % format(rows_n, ","), "%.1f ms" % med,
+                "%s as %s (max %.0f ms); %d pages x %d loads" % (name, role.split("_")[1], mx, len(pages), CONSOLE_LOADS),
+                "", "<= %.0f ms" % TARGETS["console_ms"], pf(med <= TARGETS["console_ms"]))
+            loads, slowest = res[("console_admin", "first overview")]
+            row("13  web console, overviews until the last day is counted", "%d, slowest %.0f ms" % (loads, slowest),
+                "sequential scans of pgrelay.log during all loads: %d" % seqs)
 
         if "instructions" in r:
             ins = r["instructions"]

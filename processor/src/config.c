@@ -88,6 +88,7 @@ static const char usage_head[] =
 	"       pg_relay status [-d CONNINFO]\n"
 	"       pg_relay install [-d CONNINFO] [--notifier]\n"
 	"       pg_relay upgrade [-d CONNINFO] [--notifier]\n"
+	"       pg_relay web [-d CONNINFO] [WEB OPTION]...\n"
 	"\n"
 	"Options:\n";
 
@@ -101,7 +102,8 @@ static const char usage_tail[] =
 	"Durations take a unit: ms, s, min or h (a bare number is seconds).\n"
 	"pg_relay status prints one screen about the database's channels and Processors and exits\n"
 	"(pg_relay status --help). pg_relay install and upgrade put the SQL side into a database over a\n"
-	"plain connection, without CREATE EXTENSION (pg_relay install --help).\n"
+	"plain connection, without CREATE EXTENSION (pg_relay install --help). pg_relay web serves the web\n"
+	"console (pg_relay web --help).\n"
 	"SIGHUP reloads the config file; SIGTERM or SIGINT stop after in-flight events finish.\n"
 	"Documentation: man pg_relay (docs/pg_relay.1), docs/processor.md, docs/operations.md\n";
 

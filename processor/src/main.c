@@ -43,6 +43,7 @@
 #include "status_cmd.h"
 #include "tick.h"
 #include "transport.h"
+#include "web_console.h"
 
 struct Config cf;
 volatile sig_atomic_t shutdown_requested;
@@ -530,6 +531,8 @@ main(int argc, char **argv)
 
 	if (argc > 1 && strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "web") == 0)
+		return web_main(argc - 1, argv + 1);
 	if (argc > 1 && (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "upgrade") == 0))
 		return install_main(argc - 1, argv + 1, strcmp(argv[1], "upgrade") == 0);
 	saved_argc = argc;

@@ -363,6 +363,14 @@ pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values)
 	return check_result(c, PQexecParams(c->conn, st->sql, st->nparams, NULL, values, NULL, NULL, 0));
 }
 
+PGresult *
+pgconn_query_sql(struct PgConn *c, const char *sql, int nparams, const char *const *values)
+{
+	if (!start_statement(c))
+		return NULL;
+	return check_result(c, PQexecParams(c->conn, sql, nparams, NULL, values, NULL, NULL, 0));
+}
+
 bool
 pgconn_script(struct PgConn *c, const char *sql)
 {

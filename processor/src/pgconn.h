@@ -90,6 +90,13 @@ const char *pgconn_connect_hint(const char *error, bool *config);
  */
 PGresult *pgconn_query(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 /*
+ * pgconn_query_sql runs one statement that is not in the table, with its values as text
+ * parameters: the web console's reads, whose text its pages put together from fixed parts (no
+ * outside value ever goes into sql). Returns the result or NULL, as pgconn_query.
+ */
+PGresult *pgconn_query_sql(struct PgConn *c, const char *sql, int nparams,
+						   const char *const *values) MUSTCHECK;
+/*
  * pgconn_script runs parameterless statements separated by semicolons in one round trip (the
  * simple query protocol). Only for SQL built into the Processor (statements.c, install_sql.h): no
  * outside value goes into it.

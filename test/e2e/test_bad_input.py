@@ -458,6 +458,31 @@ for v in (None, "0", "-1 day", "1001 years", "0.000001 s" if False else "-0.5 s"
 case(PL, "admin", "SELECT pgrelay.purge_log('a while')", (), err("22007", "invalid input syntax"))
 case(PL, "admin", "SELECT pgrelay.purge_log(30)", (), err("42883", "does not exist"))
 
+# ---- pgrelay, the web console (admin and monitor) --------------------------------------------------
+
+TP = "pgrelay.throughput"
+for role in ("monitor", "admin"):
+    case(TP, role, "SELECT * FROM pgrelay.throughput(NULL)", (), err("22004", "since, until and bucket must not be NULL"))
+    case(TP, role, "SELECT * FROM pgrelay.throughput(now() - interval '1 hour', NULL)", (),
+         err("22004", "must not be NULL"))
+    case(TP, role, "SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), NULL)", (),
+         err("22004", "must not be NULL"))
+for since, until in (("now()", "now()"), ("now()", "now() - interval '1 hour'"),
+                     ("now() - interval '25 hours'", "now()"), ("'-infinity'", "now()"),
+                     ("now() - interval '1 hour'", "'infinity'"), ("'2026-01-01'", "'2026-01-03'")):
+    case(TP, "monitor", "SELECT * FROM pgrelay.throughput(%s, %s)" % (since, until), (),
+         err("22023", "since and until must be finite times, since before until, at most 1 day apart"))
+for b in ("30 seconds", "90 seconds", "0", "-1 minute", "2 days", "1 mon"):
+    case(TP, "monitor", "SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), %s)", (b,),
+         err("22023", "bucket must be a whole number of minutes from 1 minute to 1 day"))
+case(TP, "monitor", "SELECT * FROM pgrelay.throughput('yesterday-ish')", (), err("22007", "invalid input syntax"))
+case(TP, "monitor", "SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), 'often')", (),
+     err("22007", "invalid input syntax"))
+case(TP, "monitor", "SELECT * FROM pgrelay.throughput(%s)", ("'; DROP TABLE pgrelay.log; --",),
+     err("22007", "invalid input syntax"))
+case(TP, "monitor", "SELECT * FROM pgrelay.throughput(1)", (), err("42883", "does not exist"))
+case(TP, "monitor", "SELECT count(*) >= 0 FROM pgrelay.throughput(now() - interval '1 hour')", (), result(True))
+
 # ---- pgrelay, the Processor -------------------------------------------------------------------
 
 case("pgrelay.queue_probe", "processor", "SELECT * FROM pgrelay.queue_probe('recent')", (), err("22P02", "invalid input syntax"))

@@ -11,7 +11,7 @@ FROM generate_series(1, 200000) n;
 INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, run_at)
 SELECT n, 'plan', 'sql', '', now() + interval '1 day' + n * interval '1 second'
 FROM generate_series(1, 10000) n;
-ANALYZE pgrelay.log, pgrelay.queue, pgrelay.action_types;
+ANALYZE pgrelay.log, pgrelay.queue, pgrelay.action_types, pgrelay.channels;
 -- The probe reads unrestricted rows from queue_free_idx once per action type and restricted ones
 -- from queue_node_idx once, and never touches pgrelay.log.
 EXPLAIN (COSTS OFF) SELECT * FROM pgrelay._has_due_work();

@@ -379,3 +379,13 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.watches', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_entries', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_runs', '');
+
+-- ---- the web console (pg_relay web, docs/console.md) ----
+-- The pages of the console read pgrelay.log by channel, by outcome and by both, newest first, a
+-- page at a time (keyset pagination on the id): each of these indexes serves one of those
+-- searches without reading the rest of the log. The two partial ones hold only the attempts that
+-- did not succeed, usually a small part of the log.
+CREATE INDEX log_channel_idx ON pgrelay.log (channel, id);
+CREATE INDEX log_trouble_idx ON pgrelay.log (outcome, id) WHERE outcome <> 'ok';
+CREATE INDEX log_channel_trouble_idx ON pgrelay.log (channel, outcome, id) WHERE outcome <> 'ok';
+-- ---- end of the web console's block ----

@@ -117,3 +117,8 @@ GRANT EXECUTE ON FUNCTION pgrelay._watch_readable(pgrelay.watches) TO pgrelay_ad
 -- partitioned table (the trigger is cloned onto it). The function queues nothing for a trigger
 -- that no row of pgrelay.watches describes, so the grant lets nobody queue events.
 GRANT EXECUTE ON FUNCTION pgrelay._watch_trigger() TO PUBLIC;
+
+-- The web console (docs/console.md): admin and monitor read the attempts without their payloads,
+-- and how many finished per minute.
+GRANT EXECUTE ON FUNCTION pgrelay.throughput(timestamptz, timestamptz, interval) TO pgrelay_admin, pgrelay_monitor;
+GRANT SELECT ON pgrelay.attempts TO pgrelay_admin, pgrelay_monitor;

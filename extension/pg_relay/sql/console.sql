@@ -1,0 +1,82 @@
+-- the web console's reads: pgrelay.attempts (the log without payloads) and throughput()
+\set SHOW_CONTEXT never
+SET intervalstyle = postgres;
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.log;
+CREATE ROLE regress_console_monitor IN ROLE pgrelay_monitor;
+CREATE ROLE regress_console_admin IN ROLE pgrelay_admin;
+
+-- attempts made at known times: ids carry their time (_id_floor), so a row "made" 3 hours ago
+-- has an id of 3 hours ago; base keeps the ids of each call apart
+CREATE FUNCTION regress_attempt(base integer, ago interval, n integer, ch text, outcome text, detail jsonb DEFAULT NULL)
+RETURNS void LANGUAGE sql AS $$
+    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome, error,
+                             detail, node_id, started_at, finished_at)
+    SELECT pgrelay._id_floor(date_trunc('minute', now() - ago) + interval '10 seconds') + base + g,
+           base + g, base + g, ch, 'sql', 'secret payload ' || g, 1, outcome,
+           CASE WHEN outcome <> 'ok' THEN 'boom' END, detail, 0,
+           now() - ago - interval '250 milliseconds', now() - ago
+    FROM generate_series(1, n) g
+$$;
+SELECT regress_attempt(0, '3 hours', 4, 'c_one', 'ok'), regress_attempt(10, '3 hours', 2, 'c_one', 'failed'),
+       regress_attempt(20, '2 hours', 3, 'c_two', 'retry'), regress_attempt(30, '2 minutes', 5, 'c_one', 'ok'),
+       regress_attempt(40, '2 minutes', 1, 'c_two', 'timeout'), regress_attempt(50, '2 minutes', 1, 'c_two', 'cancelled'),
+       regress_attempt(60, '1 minute', 1, 'c_hook', 'failed',
+                       '{"transport": "webhook", "status": 500, "latency_ms": 42, "response": "secret answer"}'),
+       regress_attempt(70, '2 days', 1, 'c_one', 'ok');
+
+-- the monitor reads every attempt's outcome, but neither payload nor detail
+SET ROLE regress_console_monitor;
+SELECT channel, outcome, error, duration_ms, http_status, latency_ms, count(*)
+FROM pgrelay.attempts GROUP BY 1, 2, 3, 4, 5, 6 ORDER BY 1, 2;
+SELECT payload FROM pgrelay.attempts;
+SELECT detail FROM pgrelay.attempts;
+SELECT count(*) FROM pgrelay.log;
+RESET ROLE;
+
+-- the last hour, per minute
+SET ROLE regress_console_monitor;
+SELECT now() - bucket_start BETWEEN interval '1 minute' AND interval '3 minutes' AS recent, channel, done, retried, failed
+FROM pgrelay.throughput(now() - interval '1 hour') ORDER BY bucket_start, channel;
+RESET ROLE;
+-- the last day in hours, as the admin: the attempt of two days ago is outside
+SET ROLE regress_console_admin;
+SELECT channel, sum(done) AS done, sum(retried) AS retried, sum(failed) AS failed, count(*) AS buckets
+FROM pgrelay.throughput(now() - interval '1 day', now(), '1 hour') GROUP BY channel ORDER BY channel;
+-- buckets start at whole multiples of the bucket, and a range's end is left out
+SELECT bool_and(date_part('epoch', bucket_start)::bigint % 3600 = 0) AS whole_hours
+FROM pgrelay.throughput(now() - interval '1 day', now(), '1 hour');
+SELECT count(*) FROM pgrelay.throughput(now() - interval '1 day', date_trunc('minute', now() - interval '3 hours'));
+SELECT sum(done + failed) FROM pgrelay.throughput(now() - interval '1 day', date_trunc('minute', now() - interval '3 hours') + interval '1 minute');
+RESET ROLE;
+
+-- bad ranges and buckets (error)
+SELECT * FROM pgrelay.throughput(NULL);
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', NULL);
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), NULL);
+SELECT * FROM pgrelay.throughput(now(), now());
+SELECT * FROM pgrelay.throughput(now(), now() - interval '1 hour');
+SELECT * FROM pgrelay.throughput(now() - interval '25 hours');
+SELECT * FROM pgrelay.throughput('-infinity');
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', 'infinity');
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '30 seconds');
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '90 seconds');
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '2 days');
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '-1 minute');
+-- producers and the Processor have no business here (error)
+CREATE ROLE regress_console_producer IN ROLE pgrelay_producer;
+SET ROLE regress_console_producer;
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour');
+SELECT count(*) FROM pgrelay.attempts;
+RESET ROLE;
+
+-- the console's searches use the log's indexes, never a scan of the whole log
+SET enable_seqscan = off;
+EXPLAIN (COSTS OFF) SELECT id FROM pgrelay.attempts WHERE channel = 'c_one' AND id < 9223372036854775807 ORDER BY id DESC LIMIT 50;
+EXPLAIN (COSTS OFF) SELECT id FROM pgrelay.attempts WHERE outcome = 'failed' ORDER BY id DESC LIMIT 50;
+EXPLAIN (COSTS OFF) SELECT id FROM pgrelay.attempts WHERE channel = 'c_one' AND outcome = 'retry' ORDER BY id DESC LIMIT 50;
+RESET enable_seqscan;
+
+DROP FUNCTION regress_attempt(integer, interval, integer, text, text, jsonb);
+DELETE FROM pgrelay.log;
+DROP ROLE regress_console_monitor, regress_console_admin, regress_console_producer;

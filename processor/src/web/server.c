@@ -1,0 +1,548 @@
+/*
+ * server.c - the web console over libmicrohttpd: one polling thread serves every connection and
+ * runs the pages on the console's one database session, so requests never run at once. Each
+ * request is checked in this order: the Host it names (loopback consoles answer only to
+ * loopback names, against DNS rebinding), the HTTP user (auth file), the method, and for an
+ * action the Origin and the CSRF token; then the database says what the role may do.
+ */
+#include "web_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+
+#include <microhttpd.h>
+
+#include "clock.h"
+#include "log.h"
+#include "metrics_http.h"
+#include "web.h"
+#include "web_assets.h"
+#include "web_auth.h"
+#include "web_csrf.h"
+#include "web_db.h"
+#include "web_html.h"
+#include "web_pages.h"
+
+#define MAX_BODY 16384        /* a form of the console is a few hundred bytes */
+#define MAX_PEM (1024 * 1024) /* a certificate chain or a key */
+
+static const char csp[] = "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; "
+						  "connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'";
+
+static struct MHD_Daemon *daemon_;
+static bool use_tls, loopback_only, use_auth;
+static char *tls_cert_pem, *tls_key_pem;
+static char last_message[512];
+
+/* One request between libmicrohttpd's calls: the body of a POST as it arrives. */
+struct ReqCtx {
+	struct Buf body;
+	bool too_big;
+};
+
+/* resolve turns ADDR:PORT into a socket address (numeric, or the first address of a name). */
+static bool
+resolve(const char *addr, struct sockaddr_storage *ss, char *err, size_t errlen)
+{
+	struct addrinfo hints, *res = NULL;
+	char host[256], port[8];
+	int p, rc;
+
+	if (!metrics_addr_split(addr, host, sizeof host, &p, err, errlen))
+		return false;
+	snprintf(port, sizeof port, "%d", p);
+	memset(&hints, 0, sizeof hints);
+	hints.ai_socktype = SOCK_STREAM;
+	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
+	if (rc != 0 || res == NULL) {
+		snprintf(err, errlen, "cannot resolve \"%s\": %s", host, gai_strerror(rc));
+		return false;
+	}
+	memcpy(ss, res->ai_addr, res->ai_addrlen);
+	freeaddrinfo(res);
+	return true;
+}
+
+static bool
+sockaddr_loopback(const struct sockaddr_storage *ss)
+{
+	if (ss->ss_family == AF_INET)
+		return (ntohl(((const struct sockaddr_in *) ss)->sin_addr.s_addr) >> 24) == 127;
+	if (ss->ss_family == AF_INET6)
+		return IN6_IS_ADDR_LOOPBACK(&((const struct sockaddr_in6 *) ss)->sin6_addr);
+	return false;
+}
+
+bool
+web_server_check(const struct WebServerOptions *o, bool *loopback, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+
+	if (!resolve(o->listen, &ss, err, errlen))
+		return false;
+	*loopback = sockaddr_loopback(&ss);
+	if ((o->tls_cert == NULL) != (o->tls_key == NULL)) {
+		snprintf(err, errlen, "--tls-cert and --tls-key go together");
+		return false;
+	}
+	if (!*loopback && (o->tls_cert == NULL || o->auth_file == NULL)) {
+		snprintf(err, errlen,
+				 "--listen=%s is not a loopback address: listening there needs --tls-cert, --tls-key and "
+				 "--auth-file",
+				 o->listen);
+		return false;
+	}
+	if (o->tls_cert != NULL && MHD_is_feature_supported(MHD_FEATURE_TLS) != MHD_YES) {
+		snprintf(err, errlen, "this libmicrohttpd was built without TLS");
+		return false;
+	}
+	return true;
+}
+
+/* read_pem reads a PEM file whole (it must not be writable by others when it is a key). */
+static char *
+read_pem(const char *path, bool key, char *err, size_t errlen)
+{
+	FILE *f = fopen(path, "r");
+	struct Buf b = BUF_INIT;
+	char chunk[4096];
+	size_t n;
+	struct stat st;
+
+	if (f == NULL) {
+		snprintf(err, errlen, "cannot read %s: %s", path, strerror(errno));
+		return NULL;
+	}
+	if (key && fstat(fileno(f), &st) == 0 && (st.st_mode & 0077) != 0)
+		log_warn("web_tls_key_readable", LOG_STR("file", path),
+				 LOG_STR("hint", "the key is readable by other users: chmod 600 it"));
+	while ((n = fread(chunk, 1, sizeof chunk, f)) > 0 && b.len <= MAX_PEM)
+		buf_append(&b, chunk, n);
+	fclose(f);
+	if (b.oom || b.len == 0 || b.len > MAX_PEM || strstr(b.data, "-----BEGIN ") == NULL) {
+		snprintf(err, errlen, "%s is not a PEM file", path);
+		buf_free(&b);
+		return NULL;
+	}
+	return buf_steal(&b);
+}
+
+/* host_is_loopback: the Host header names 127.x, [::1] or localhost (any port). */
+static bool
+host_is_loopback(const char *host)
+{
+	char name[256];
+	const char *colon;
+	size_t n;
+	struct in_addr a4;
+
+	if (host == NULL)
+		return false;
+	if (strncmp(host, "[::1]", 5) == 0)
+		return host[5] == '\0' || host[5] == ':';
+	colon = strchr(host, ':');
+	n = colon ? (size_t) (colon - host) : strlen(host);
+	if (n == 0 || n >= sizeof name)
+		return false;
+	memcpy(name, host, n);
+	name[n] = '\0';
+	if (strcasecmp(name, "localhost") == 0)
+		return true;
+	return inet_pton(AF_INET, name, &a4) == 1 && (ntohl(a4.s_addr) >> 24) == 127;
+}
+
+/* send_response queues r's page (or a redirect) with the headers every answer carries. */
+static enum MHD_Result
+send_response(struct MHD_Connection *c, unsigned status, char *body, size_t len, const char *type,
+			  const char *location, const char *extra_name, const char *extra_value)
+{
+	struct MHD_Response *resp;
+	enum MHD_Result ret;
+
+	resp = MHD_create_response_from_buffer(len, body, MHD_RESPMEM_MUST_FREE);
+	if (resp == NULL) {
+		free(body);
+		return MHD_NO;
+	}
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+	MHD_add_response_header(resp, "Content-Security-Policy", csp);
+	MHD_add_response_header(resp, "X-Content-Type-Options", "nosniff");
+	MHD_add_response_header(resp, "X-Frame-Options", "DENY");
+	/* same-origin, not no-referrer: with no-referrer a browser sends "Origin: null" on POST */
+	MHD_add_response_header(resp, "Referrer-Policy", "same-origin");
+	MHD_add_response_header(resp, "Cross-Origin-Opener-Policy", "same-origin");
+	MHD_add_response_header(resp, "Cross-Origin-Resource-Policy", "same-origin");
+	MHD_add_response_header(resp, MHD_HTTP_HEADER_CACHE_CONTROL, "no-store");
+	if (use_tls)
+		MHD_add_response_header(resp, "Strict-Transport-Security", "max-age=31536000");
+	if (location != NULL && location[0] != '\0')
+		MHD_add_response_header(resp, MHD_HTTP_HEADER_LOCATION, location);
+	if (extra_name != NULL)
+		MHD_add_response_header(resp, extra_name, extra_value);
+	ret = MHD_queue_response(c, status, resp);
+	MHD_destroy_response(resp);
+	return ret;
+}
+
+/* plain answers with one line of text (refusals before any page). */
+static enum MHD_Result
+plain(struct MHD_Connection *c, unsigned status, const char *text, const char *extra_name,
+	  const char *extra_value)
+{
+	char *body = strdup(text);
+
+	if (body == NULL)
+		return MHD_NO;
+	return send_response(c, status, body, strlen(body), "text/plain; charset=utf-8", NULL, extra_name,
+						 extra_value);
+}
+
+/* hexval is the value of one hex digit, -1 for another character. */
+static int
+hexval(char ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* form_decode decodes one application/x-www-form-urlencoded part in place. */
+static void
+form_decode(char *s)
+{
+	char *w = s;
+
+	for (; *s; s++) {
+		if (*s == '+')
+			*w++ = ' ';
+		else if (*s == '%' && hexval(s[1]) >= 0 && hexval(s[2]) >= 0) {
+			*w++ = (char) (hexval(s[1]) * 16 + hexval(s[2]));
+			s += 2;
+		} else
+			*w++ = *s;
+	}
+	*w = '\0';
+}
+
+/* parse_form splits the POST body into the request's fields; false when there are too many. */
+static bool
+parse_form(struct WebReq *r, char *body)
+{
+	char *part, *save = NULL, *eq;
+
+	for (part = strtok_r(body, "&", &save); part != NULL; part = strtok_r(NULL, "&", &save)) {
+		if (r->nform == (int) (sizeof r->form_names / sizeof r->form_names[0]))
+			return false;
+		eq = strchr(part, '=');
+		if (eq != NULL)
+			*eq++ = '\0';
+		form_decode(part);
+		if (eq != NULL)
+			form_decode(eq);
+		r->form_names[r->nform] = part;
+		r->form_values[r->nform] = eq ? eq : part + strlen(part);
+		r->nform++;
+	}
+	return true;
+}
+
+const char *
+web_arg(struct WebReq *r, const char *name)
+{
+	const char *v = NULL;
+	int i;
+
+	if (strcmp(r->method, "POST") == 0) {
+		for (i = 0; i < r->nform; i++)
+			if (strcmp(r->form_names[i], name) == 0)
+				v = r->form_values[i];
+	} else
+		v = MHD_lookup_connection_value(r->conn, MHD_GET_ARGUMENT_KIND, name);
+	return v != NULL && v[0] != '\0' ? v : NULL;
+}
+
+/* same_origin: an action's Origin header is this server as the browser reached it. */
+static bool
+same_origin(struct MHD_Connection *c)
+{
+	const char *origin = MHD_lookup_connection_value(c, MHD_HEADER_KIND, "Origin");
+	const char *host = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST);
+	char want[512];
+
+	if (origin == NULL || host == NULL)
+		return false;
+	snprintf(want, sizeof want, "%s://%s", use_tls ? "https" : "http", host);
+	return strcmp(origin, want) == 0;
+}
+
+/* serve runs the checks of a complete request, then its page or action. */
+static enum MHD_Result
+serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqCtx *ctx)
+{
+	struct WebReq r;
+	const struct WebPage *page;
+	const struct WebAsset *asset;
+	char user[AUTH_NAME_MAX + 1], timing[64];
+	long long t0 = now_us();
+	enum MHD_Result ret;
+	char *body;
+	size_t len;
+	bool post = strcmp(method, "POST") == 0;
+
+	if (loopback_only &&
+		!host_is_loopback(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_HOST)))
+		return plain(c, MHD_HTTP_MISDIRECTED_REQUEST,
+					 "this console answers only to a loopback name (127.0.0.1, [::1], localhost)\n", NULL,
+					 NULL);
+	user[0] = '\0';
+	if (use_auth) {
+		switch (auth_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
+						   user, sizeof user)) {
+		case AUTH_OK:
+			break;
+		case AUTH_THROTTLED:
+			log_warn("web_auth_throttled", LOG_STR("path", url));
+			return plain(c, MHD_HTTP_TOO_MANY_REQUESTS,
+						 "too many failed sign-ins: try again in a few seconds\n",
+						 MHD_HTTP_HEADER_RETRY_AFTER, "10");
+		default:
+			return plain(c, MHD_HTTP_UNAUTHORIZED, "sign in with a user of the console's auth file\n",
+						 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"pg_relay\", charset=\"UTF-8\"");
+		}
+	}
+	if (strncmp(url, "/static/", 8) == 0) {
+		asset = web_asset(url);
+		if (asset == NULL || post)
+			return plain(c, MHD_HTTP_NOT_FOUND, "not found\n", NULL, NULL);
+		body = strdup(asset->body);
+		if (body == NULL)
+			return MHD_NO;
+		return send_response(c, MHD_HTTP_OK, body, strlen(body), asset->content_type, NULL, NULL, NULL);
+	}
+	page = web_page_find(url);
+	if (page == NULL)
+		return plain(c, MHD_HTTP_NOT_FOUND, "not found\n", NULL, NULL);
+	if (page->post != post || (!post && strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0))
+		return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED,
+					 page->post ? "this action is a POST from a form of the console\n" : "GET or HEAD only\n",
+					 MHD_HTTP_HEADER_ALLOW, page->post ? "POST" : "GET, HEAD");
+	memset(&r, 0, sizeof r);
+	r.conn = c;
+	r.method = method;
+	r.path = url;
+	r.user = user[0] ? user : NULL;
+	r.status = MHD_HTTP_OK;
+	csrf_token(r.user, r.csrf);
+	if (post) {
+		if (ctx->too_big)
+			return plain(c, MHD_HTTP_CONTENT_TOO_LARGE, "the form is too large\n", NULL, NULL);
+		if (!same_origin(c)) {
+			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "origin"),
+					 LOG_OPT_STR("user", r.user));
+			return plain(c, MHD_HTTP_FORBIDDEN,
+						 "refused: an action must come from a page of this console (Origin)\n", NULL, NULL);
+		}
+		if (!parse_form(&r, ctx->body.data ? ctx->body.data : (char *) "") ||
+			!csrf_check(r.user, web_arg(&r, "csrf"))) {
+			log_warn("web_refused", LOG_STR("path", url), LOG_STR("why", "csrf"),
+					 LOG_OPT_STR("user", r.user));
+			return plain(c, MHD_HTTP_FORBIDDEN,
+						 "refused: the form's token is missing or stale; reload the page and try again\n",
+						 NULL, NULL);
+		}
+	}
+	if (!web_db_caps(&r.caps))
+		html_message_page(&r, MHD_HTTP_SERVICE_UNAVAILABLE, "Database unavailable", web_db_error());
+	else
+		page->render(&r);
+	if (r.out.oom) {
+		buf_free(&r.out);
+		return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "out of memory\n", NULL, NULL);
+	}
+	len = r.out.len;
+	body = buf_steal(&r.out);
+	snprintf(timing, sizeof timing, "page;dur=%.1f", (double) (now_us() - t0) / 1000.0);
+	ret = send_response(c, r.location[0] ? MHD_HTTP_SEE_OTHER : r.status, body, len,
+						"text/html; charset=utf-8", r.location, "Server-Timing", timing);
+	log_debug("web_request", LOG_STR("method", method), LOG_STR("path", url),
+			  LOG_INT("status", (long long) r.status), LOG_INT("ms", (now_us() - t0) / 1000),
+			  LOG_OPT_STR("user", r.user));
+	return ret;
+}
+
+static enum MHD_Result
+answer(void *cls, struct MHD_Connection *c, const char *url, const char *method, const char *version,
+	   const char *upload_data, size_t *upload_data_size, void **req_cls)
+{
+	struct ReqCtx *ctx = *req_cls;
+	const char *length;
+
+	(void) cls;
+	(void) version;
+	if (ctx == NULL) {
+		ctx = calloc(1, sizeof *ctx);
+		if (ctx == NULL)
+			return MHD_NO;
+		*req_cls = ctx;
+		length = MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_CONTENT_LENGTH);
+		if (length != NULL && strtoll(length, NULL, 10) > MAX_BODY)
+			return plain(c, MHD_HTTP_CONTENT_TOO_LARGE, "the request is too large\n", NULL, NULL);
+		return MHD_YES;
+	}
+	if (*upload_data_size > 0) {
+		if (ctx->body.len + *upload_data_size > MAX_BODY)
+			ctx->too_big = true;
+		else
+			buf_append(&ctx->body, upload_data, *upload_data_size);
+		*upload_data_size = 0;
+		return MHD_YES;
+	}
+	return serve(c, url, method, ctx);
+}
+
+static void
+completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestTerminationCode toe)
+{
+	struct ReqCtx *ctx = *req_cls;
+
+	(void) cls;
+	(void) c;
+	(void) toe;
+	if (ctx != NULL) {
+		buf_free(&ctx->body);
+		free(ctx);
+	}
+	*req_cls = NULL;
+}
+
+static void
+mhd_log(void *cls, const char *fmt, va_list ap)
+{
+	char msg[512];
+	size_t n;
+
+	(void) cls;
+	vsnprintf(msg, sizeof msg, fmt, ap);
+	n = strlen(msg);
+	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
+		msg[--n] = '\0';
+	snprintf(last_message, sizeof last_message, "%s", msg);
+	log_debug("web_http", LOG_STR("message", msg));
+}
+
+/* describe writes the URL a listening socket serves at. */
+static void
+describe(int fd, char *out, size_t outlen)
+{
+	struct sockaddr_storage ss;
+	socklen_t len = sizeof ss;
+	char host[INET6_ADDRSTRLEN];
+	const char *scheme = use_tls ? "https" : "http";
+
+	snprintf(out, outlen, "?");
+	if (getsockname(fd, (struct sockaddr *) &ss, &len) != 0)
+		return;
+	if (ss.ss_family == AF_INET6) {
+		const struct sockaddr_in6 *a = (const struct sockaddr_in6 *) &ss;
+
+		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
+		snprintf(out, outlen, "%s://[%s]:%d/", scheme, host, ntohs(a->sin6_port));
+	} else if (ss.ss_family == AF_INET) {
+		const struct sockaddr_in *a = (const struct sockaddr_in *) &ss;
+
+		inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
+		snprintf(out, outlen, "%s://%s:%d/", scheme, host, ntohs(a->sin_port));
+	}
+}
+
+bool
+web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, char *err, size_t errlen)
+{
+	struct sockaddr_storage ss;
+	sigset_t all, old;
+	const union MHD_DaemonInfo *info;
+	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
+	bool loopback;
+
+	if (!web_server_check(o, &loopback, err, errlen) || !resolve(o->listen, &ss, err, errlen))
+		return false;
+	loopback_only = loopback;
+	use_auth = o->auth_file != NULL;
+	use_tls = o->tls_cert != NULL;
+	if (use_auth && !auth_load(o->auth_file, err, errlen))
+		return false;
+	if (!csrf_init()) {
+		snprintf(err, errlen, "no random bytes for the CSRF key");
+		return false;
+	}
+	if (use_tls) {
+		tls_cert_pem = read_pem(o->tls_cert, false, err, errlen);
+		tls_key_pem = tls_cert_pem ? read_pem(o->tls_key, true, err, errlen) : NULL;
+		if (tls_key_pem == NULL)
+			return false;
+		flags |= MHD_USE_TLS;
+	}
+	if (ss.ss_family == AF_INET6)
+		flags |= MHD_USE_IPv6;
+	/* Its thread inherits this thread's signal mask: only the main thread takes signals. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	if (use_tls)
+		daemon_ = MHD_start_daemon(
+			flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+			MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
+			MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
+			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
+			MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
+			MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1", MHD_OPTION_END);
+	else
+		daemon_ =
+			MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
+							 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
+							 MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
+							 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED,
+							 completed, NULL, MHD_OPTION_END);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (daemon_ == NULL) {
+		snprintf(err, errlen, "cannot listen on %s: %s", o->listen,
+				 last_message[0] ? last_message : "the address is in use or not this host's");
+		return false;
+	}
+	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_LISTEN_FD);
+	if (info != NULL)
+		describe(info->listen_fd, url, urllen);
+	else
+		snprintf(url, urllen, "%s://%s/", use_tls ? "https" : "http", o->listen);
+	return true;
+}
+
+void
+web_server_stop(void)
+{
+	if (daemon_ != NULL)
+		MHD_stop_daemon(daemon_);
+	daemon_ = NULL;
+	auth_free();
+	free(tls_cert_pem);
+	if (tls_key_pem != NULL) {
+		memset(tls_key_pem, 0, strlen(tls_key_pem));
+		free(tls_key_pem);
+	}
+	tls_cert_pem = tls_key_pem = NULL;
+}

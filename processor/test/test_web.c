@@ -1,0 +1,227 @@
+/*
+ * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
+ * CSRF tokens, the charts' SVG.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "base64.h"
+#include "unit.h"
+#include "web_auth.h"
+#include "web_chart.h"
+#include "web_csrf.h"
+#include "web_html.h"
+#include "web_query.h"
+
+static void
+test_html_escape(void)
+{
+	static const struct {
+		const char *in, *want;
+	} cases[] = {
+		{"plain", "plain"},
+		{"<script>alert('x')</script>", "&lt;script&gt;alert(&#39;x&#39;)&lt;/script&gt;"},
+		{"a & b \"c\"", "a &amp; b &quot;c&quot;"},
+		{"", ""},
+		{"caf\xC3\xA9 \xE2\x80\xAE", "caf\xC3\xA9 \xE2\x80\xAE"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		struct Buf b = BUF_INIT;
+
+		html_esc(&b, cases[i].in);
+		CHECK_STR(b.data ? b.data : "", cases[i].want);
+		buf_free(&b);
+	}
+}
+
+static void
+test_html_cut_and_url(void)
+{
+	struct Buf b = BUF_INIT;
+
+	/* cut at a character boundary: "é" is two bytes and is not split */
+	html_esc_cut(&b, "ab\xC3\xA9\xC3\xA9", 3);
+	CHECK_STR(b.data, "ab\xE2\x80\xA6");
+	buf_reset(&b);
+	html_esc_cut(&b, "<<<<", 2);
+	CHECK_STR(b.data, "&lt;&lt;\xE2\x80\xA6");
+	buf_reset(&b);
+	url_esc(&b, "a b&c=d/\xC3\xA9~");
+	CHECK_STR(b.data, "a%20b%26c%3Dd%2F%C3%A9~");
+	buf_reset(&b);
+	html_age(&b, 42);
+	buf_puts(&b, " ");
+	html_age(&b, 185);
+	buf_puts(&b, " ");
+	html_age(&b, 7800);
+	buf_puts(&b, " ");
+	html_age(&b, 90000);
+	buf_puts(&b, " ");
+	html_age(&b, -1);
+	CHECK_STR(b.data, "42s 3m05s 2h10m 1d01h -");
+	buf_free(&b);
+}
+
+static void
+test_digits_and_id_time(void)
+{
+	struct Buf b = BUF_INIT;
+
+	CHECK(web_digits("0") && web_digits("121355847983955988") && web_digits("9223372036854775807"));
+	CHECK(!web_digits(NULL) && !web_digits("") && !web_digits("-1") && !web_digits("12x") &&
+		  !web_digits("9223372036854775808") && !web_digits("1 OR 1=1") &&
+		  !web_digits("00000000000000000000"));
+	/* 2026-12-01 21:04:50 UTC: an id of that second (node 0) */
+	web_id_time(&b, (long long) (1796159090000LL - 1767225600000LL) << 22);
+	CHECK_STR(b.data, "2026-12-01 21:04:50");
+	buf_free(&b);
+}
+
+/* write_file writes text to a temporary file and returns its name (static). */
+static const char *
+write_file(const char *text)
+{
+	static char path[64];
+	FILE *f;
+	int fd;
+
+	snprintf(path, sizeof path, "/tmp/test_web.XXXXXX");
+	fd = mkstemp(path);
+	f = fd >= 0 ? fdopen(fd, "w") : NULL;
+	if (f == NULL)
+		return "/nonexistent";
+	fputs(text, f);
+	fclose(f);
+	return path;
+}
+
+static const char *
+basic(const char *user_pass)
+{
+	static char header[256];
+	struct Buf b = BUF_INIT;
+
+	buf_puts(&b, "Basic ");
+	if (!base64_encode(&b, user_pass, strlen(user_pass), 0))
+		return "";
+	snprintf(header, sizeof header, "%s", b.data);
+	buf_free(&b);
+	return header;
+}
+
+static void
+test_password_file(void)
+{
+	struct Buf file = BUF_INIT;
+	char err[256], user[AUTH_NAME_MAX + 1];
+	const char *path;
+
+	CHECK(auth_hash_line("ann", "correct horse", 1000, &file, err, sizeof err));
+	CHECK(auth_hash_line("bob.b@example", "s3cret:with:colons", 1000, &file, err, sizeof err));
+	CHECK(!auth_hash_line("a:b", "x", 1000, &file, err, sizeof err) && strstr(err, "user name") != NULL);
+	CHECK(!auth_hash_line("ann", "", 1000, &file, err, sizeof err) && strstr(err, "empty") != NULL);
+	CHECK(!auth_hash_line("ann", "x", 10, &file, err, sizeof err) && strstr(err, "--iterations") != NULL);
+	buf_puts(&file, "# a comment\n\n");
+	path = write_file(file.data);
+	CHECK(auth_load(path, err, sizeof err));
+	CHECK(auth_users() == 2);
+	CHECK(auth_check(basic("ann:correct horse"), user, sizeof user) == AUTH_OK);
+	CHECK_STR(user, "ann");
+	/* twice: from the cache */
+	CHECK(auth_check(basic("ann:correct horse"), user, sizeof user) == AUTH_OK);
+	CHECK(auth_check(basic("bob.b@example:s3cret:with:colons"), user, sizeof user) == AUTH_OK);
+	CHECK_STR(user, "bob.b@example");
+	CHECK(auth_check(basic("ann:correct horsE"), user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("carol:correct horse"), user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("ann"), user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check("Bearer abc", user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check("Basic !!!", user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(NULL, user, sizeof user) == AUTH_BAD);
+	unlink(path);
+	auth_free();
+	buf_free(&file);
+}
+
+static void
+test_bad_password_files(void)
+{
+	static const struct {
+		const char *text, *says;
+	} cases[] = {
+		{"ann:pbkdf2-sha256:1000:abc\n", ":1: expected NAME:pbkdf2-sha256"},
+		{"ann:md5:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		 "unknown hash scheme"},
+		{"ann:pbkdf2-sha256:10:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		 "iteration count"},
+		{"ann:pbkdf2-sha256:1000:AAAA:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		 "16 and the hash 32 bytes"},
+		{"a b:pbkdf2-sha256:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=\n",
+		 "user name"},
+		{"ann:pbkdf2-sha256:1000:AAAAAAAAAAAAAAAAAAAAAA==:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA=:x\n",
+		 "too many fields"},
+		{"# nobody\n", "has no user"},
+	};
+	char err[256];
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		const char *path = write_file(cases[i].text);
+
+		err[0] = '\0';
+		CHECK(!auth_load(path, err, sizeof err));
+		if (strstr(err, cases[i].says) == NULL)
+			CHECK_STR(err, cases[i].says);
+		unlink(path);
+	}
+	CHECK(!auth_load("/nonexistent/users", err, sizeof err) && strstr(err, "cannot read") != NULL);
+}
+
+static void
+test_csrf(void)
+{
+	char a[65], b[65], none[65];
+
+	CHECK(csrf_init());
+	csrf_token("ann", a);
+	csrf_token("bob", b);
+	csrf_token(NULL, none);
+	CHECK(strlen(a) == 64 && strcmp(a, b) != 0 && strcmp(a, none) != 0);
+	CHECK(csrf_check("ann", a) && !csrf_check("bob", a) && csrf_check(NULL, none) && !csrf_check(NULL, a));
+	CHECK(!csrf_check("ann", NULL) && !csrf_check("ann", "") && !csrf_check("ann", "00"));
+	a[10] = a[10] == '0' ? '1' : '0';
+	CHECK(!csrf_check("ann", a));
+}
+
+static void
+test_chart(void)
+{
+	long long d[4] = {1, 0, 5, 2}, r[4] = {0, 0, 1, 0}, f[4] = {0, 0, 0, 3};
+	struct Buf b = BUF_INIT;
+
+	chart_bars(&b, "Last <hour>", 1796159040, 60, 4, d, r, f);
+	CHECK(strstr(b.data, "Last &lt;hour&gt;") != NULL);
+	CHECK(strstr(b.data, "8 done, 1 retried, 3 failed") != NULL);
+	CHECK(strstr(b.data, "21:04 UTC: 1 done, 0 retried, 0 failed") != NULL);
+	CHECK(strstr(b.data, "style=") == NULL && strstr(b.data, "<script") == NULL);
+	buf_reset(&b);
+	chart_spark(&b, 4, d, r, f);
+	CHECK(strstr(b.data, "class=\"failed\"") != NULL);
+	buf_free(&b);
+}
+
+int
+main(void)
+{
+	RUN(test_html_escape);
+	RUN(test_html_cut_and_url);
+	RUN(test_digits_and_id_time);
+	RUN(test_password_file);
+	RUN(test_bad_password_files);
+	RUN(test_csrf);
+	RUN(test_chart);
+	return UNIT_DONE();
+}

@@ -1,0 +1,340 @@
+"""pg_relay web over HTTP: the protection the HTTP side adds (loopback by default, TLS and a password
+file of salted hashes elsewhere, actions only as same-origin POSTs with a CSRF token, the Host of a
+loopback console, a strict Content-Security-Policy, bounded requests) and the database's decision
+of who sees and does what (a monitor reads outcomes, never payloads; an admin acts; no secret is
+ever on a page). test_console_browser.py drives the same console in a real browser."""
+import re
+import subprocess
+import urllib.parse
+
+import pytest
+
+import testlib
+import webconsole
+
+SIGNING = "whsec_" + "c2VjcmV0LXNpZ25pbmcta2V5LWZvci10aGUtdGVzdHMh"   # literal: stored in webhook_secrets
+HEADER_SECRET = "Bearer header-s3cret-9f2e"
+PATH_SECRET = "path-t0ken-77aa"
+SMTP_SECRET = "smtp-passw0rd-4c1d"
+PAYLOAD_MARK = "payload-only-admins-read-5e"
+SECRETS = (SIGNING, HEADER_SECRET, PATH_SECRET, SMTP_SECRET)
+CSP = ("default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; connect-src 'self'; "
+       "form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+
+
+def roles(db):
+    for name, group in (("console_admin", "pgrelay_admin"), ("console_monitor", "pgrelay_monitor"),
+                        ("console_nobody", None)):
+        db.sql("DO $$ BEGIN CREATE ROLE %s LOGIN%s; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+               % (name, " IN ROLE " + group if group else ""))
+
+
+def dsn_as(db, role):
+    return db.dsn.replace("user=postgres", "user=" + role)
+
+
+@pytest.fixture
+def relay(cluster):
+    """A database with both extensions, a SQL channel whose handler fails a payload with 'bad' in
+    it, failed and done events, a webhook channel and an email profile whose secrets are literals."""
+    d = testlib.Database(cluster, extensions=("pg_relay", "pg_relay_notifier"))
+    roles(d)
+    d.sql("""CREATE FUNCTION public.h(p text) RETURNS void SECURITY DEFINER SET search_path = public
+             LANGUAGE plpgsql AS $$ BEGIN IF p LIKE '%bad%' THEN RAISE EXCEPTION 'handler refused it'
+             USING ERRCODE = 'PGSTP'; END IF; END $$""")
+    d.sql("GRANT EXECUTE ON FUNCTION public.h(text) TO pgrelay_processor, console_admin")
+    d.sql("SELECT pgrelay.register('orders', 'sql', handler => 'public.h(text)')")
+    d.sql("SELECT pgrelay.register_webhook('hook', %s, signing_secret => %s, headers => %s)",
+          ("https://127.0.0.1:9/hooks/" + PATH_SECRET, SIGNING, '{"Authorization": "%s"}' % HEADER_SECRET))
+    d.sql("SELECT pgrelay_notifier.create_profile('p', host => '127.0.0.1', port => 2525, security => 'starttls',"
+          " username => 'relay', password => %s, from_address => 'noreply@example.com')", (SMTP_SECRET,))
+    d.sql("SELECT pgrelay_notifier.create_channel('mail', 'p')")
+    d.sql("SELECT pgrelay.notify('orders', 'ok ' || g) FROM generate_series(1, 5) g")
+    d.failed = [d.scalar("SELECT pgrelay.notify('orders', %s)", ("bad %s %d" % (PAYLOAD_MARK, i),)) for i in range(2)]
+    d.sql("SELECT pgrelay.process_one(id) FROM pgrelay.queue WHERE channel = 'orders' ORDER BY id")
+    d.sql("SELECT pgrelay.notify('hook', '{\"id\": 1}')")
+    yield d
+    d.close()
+
+
+@pytest.fixture
+def consoles(request):
+    started = []
+
+    def start(dsn, *args, **kw):
+        c = webconsole.Console(dsn, *args, **kw)
+        started.append(c)
+        return c
+
+    yield start
+    for c in started:
+        if c.proc.proc.poll() is None:
+            c.stop()
+        rep = getattr(request.node, "rep_call", None)
+        if rep is not None and rep.failed:
+            print("---- console log ----\n" + c.proc.log()[-6000:])
+
+
+def web(*args, stdin=None):
+    return subprocess.run([testlib.PROCESSOR, "web"] + list(args), input=stdin, capture_output=True, text=True,
+                          timeout=120)
+
+
+# ---- usage ---------------------------------------------------------------------------------------
+
+def test_help_and_bad_usage():
+    r = web("--help")
+    assert r.returncode == 0 and "--listen=ADDR:PORT" in r.stdout and "--hash-password" in r.stdout, r.stdout
+    for args, says in ((["--nope"], 'unknown option "--nope"'), (["--listen"], "needs a value"),
+                       (["extra"], 'unexpected argument "extra"'),
+                       (["--listen=0.0.0.0:0"], "needs --tls-cert, --tls-key and --auth-file"),
+                       (["--listen=[::]:0", "--tls-cert=a", "--tls-key=b"], "needs --tls-cert, --tls-key and --auth-file"),
+                       (["--tls-cert=a"], "--tls-cert and --tls-key go together"),
+                       (["--listen=127.0.0.1"], "expected HOST:PORT"),
+                       (["--listen=127.0.0.1:99999"], "port must be a number"),
+                       (["--iterations=5"], "--iterations must be a number from 1000"),
+                       (["--log-level=loud"], "--log-level must be")):
+        r = web(*args)
+        assert r.returncode == 2, (args, r.stderr)
+        assert says in r.stderr and len(r.stderr.splitlines()) <= 2, (args, r.stderr)
+        assert ('Try "pg_relay web --help"' in r.stderr) == (args[0] in ("--nope", "--listen", "extra",
+                                                                           "--iterations=5", "--log-level=loud")), args
+    assert "pg_relay web" in subprocess.run([testlib.PROCESSOR, "--help"], capture_output=True, text=True).stdout
+
+
+def test_a_database_it_cannot_read_is_a_clear_failure(relay, cluster):
+    r = web("-d", cluster.dsn("no_such_database"), "--listen=127.0.0.1:0")
+    assert r.returncode == 1 and "could not read the database" in r.stderr, r.stderr
+
+
+# ---- what each role sees and does ----------------------------------------------------------------
+
+PAGES = ["/", "/channels", "/events", "/failures", "/processors", "/events?outcome=failed",
+         "/events?channel=orders", "/failures?channel=orders"]
+
+
+def test_admin_reads_payloads_and_acts(relay, consoles):
+    c = consoles(dsn_as(relay, "console_admin"))
+    for path in PAGES:
+        r = c.get(path)
+        assert r.status == 200, (path, r.body)
+        assert "console_admin" in r.body and "pgrelay_admin" in r.body
+    ev = relay.failed[0]
+    page = c.get("/event?id=%d" % ev).body
+    assert PAYLOAD_MARK in page and "handler refused" in page and "PGSTP" in page and "failed for good" in page
+    assert PAYLOAD_MARK in c.get("/events?q=" + PAYLOAD_MARK).body
+    r = c.post("/action/retry", {"csrf": c.csrf("/event?id=%d" % ev), "event_id": ev})
+    assert r.status == 200 and "queued again" in r.body, r.body
+    assert relay.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (ev,)) == 0
+    assert relay.scalar("SELECT count(*) FROM pgrelay.queue WHERE event_id = %s", (ev,)) == 1
+    assert "queued" in c.get("/event?id=%d" % ev).body
+    # twice: the database says why not, and nothing changes
+    r = c.post("/action/retry", {"csrf": c.csrf("/channels"), "event_id": ev})
+    assert r.status == 409 and "is not in pgrelay.failed" in r.body
+    r = c.post("/action/pause", {"csrf": c.csrf("/channels"), "channel": "orders"})
+    assert r.status == 200 and relay.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'orders'")
+    assert "paused" in c.get("/channels").body
+    r = c.post("/action/resume", {"csrf": c.csrf("/channels"), "channel": "orders"})
+    assert r.status == 200 and not relay.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'orders'")
+    r = c.post("/action/pause", {"csrf": c.csrf("/channels")})
+    assert r.status == 200 and relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
+    assert "PAUSED everywhere" in c.get("/").body
+    c.post("/action/resume", {"csrf": c.csrf("/channels")})
+    assert not relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
+    # the set of a filter: the other failed event
+    r = c.post("/action/discard-failed", {"csrf": c.csrf("/failures"), "channel": "orders", "error": "%refused%"})
+    assert r.status == 200 and "(1)" in r.body, r.body
+    assert relay.scalar("SELECT count(*) FROM pgrelay.failed") == 0
+    assert "web_action action=discard-failed target=orders role=console_admin result=done" in c.proc.log()
+
+
+def test_monitor_reads_outcomes_not_payloads_and_is_refused_actions(relay, consoles):
+    c = consoles(dsn_as(relay, "console_monitor"))
+    ev = relay.failed[0]
+    for path in PAGES + ["/event?id=%d" % ev, "/events?q=" + PAYLOAD_MARK]:
+        r = c.get(path)
+        assert r.status == 200, (path, r.body)
+        assert PAYLOAD_MARK not in r.body, path
+        assert "Error" not in r.body.split("<main>")[1][:40], path   # a page, not an error page
+    page = c.get("/event?id=%d" % ev).body
+    assert "failed for good" in page and "PGSTP" in page
+    assert "may not read payloads" in page
+    assert "may not read payloads" in c.get("/events").body
+    assert "may not read the channels&#39; settings" in c.get("/channels").body
+    assert "orders" in c.get("/events?outcome=failed").body
+    for path, fields in (("/action/retry", {"event_id": ev}), ("/action/discard", {"event_id": ev}),
+                         ("/action/pause", {"channel": "orders"}), ("/action/pause", {}),
+                         ("/action/retry-failed", {"channel": "orders"})):
+        fields = dict(fields, csrf=c.csrf("/event?id=%d" % ev))
+        r = c.post(path, fields)
+        assert r.status == 403 and "permission denied" in r.body and "Refused by the database" in r.body, (path, r.body)
+    assert relay.scalar("SELECT count(*) FROM pgrelay.failed") == 2
+    assert not relay.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'orders'")
+    assert not relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
+    assert "result=refused" in c.proc.log()
+
+
+def test_a_role_without_pg_relay_sees_why(relay, consoles):
+    c = consoles(dsn_as(relay, "console_nobody"))
+    for path in ["/", "/channels", "/events", "/failures", "/processors", "/event?id=1"]:
+        r = c.get(path)
+        assert r.status == 200 and "may not read" in r.body, (path, r.body)
+
+
+def test_no_secret_on_any_page(relay, consoles):
+    """Every page an admin can reach by following the console's own links, and the pages of every
+    event: none shows a webhook's signing secret, header value or URL path, or a profile's password."""
+    c = consoles(dsn_as(relay, "console_admin"))
+    seen, todo = set(), ["/"] + ["/event?id=%d" % e for (e,) in relay.sql("SELECT DISTINCT event_id FROM pgrelay.log")]
+    while todo and len(seen) < 200:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        body = c.get(path).body
+        for s in SECRETS:
+            assert s not in body, (s, path)
+        for link in re.findall(r'href="(/[^"]*)"', body):
+            link = link.replace("&amp;", "&")
+            if not link.startswith("/static/"):
+                todo.append(link)
+    assert len(seen) > 10
+    assert "127.0.0.1:9" in c.get("/channels").body          # the endpoint's host and port, not its path
+
+
+# ---- the HTTP side's own protection --------------------------------------------------------------
+
+def test_actions_need_post_same_origin_and_the_csrf_token(relay, consoles):
+    c = consoles(dsn_as(relay, "console_admin"))
+    ev = relay.failed[0]
+    token = c.csrf("/event?id=%d" % ev)
+    fields = {"csrf": token, "event_id": ev}
+    assert c.get("/action/retry?event_id=%d&csrf=%s" % (ev, token)).status == 405
+    r = c.post("/action/retry", fields, origin=False)
+    assert r.status == 403 and "Origin" in r.body
+    for origin in ("http://evil.example", "null", c.origin() + ".evil.example", "https://" + c.address()):
+        assert c.post("/action/retry", fields, origin=origin).status == 403, origin
+    for bad in ("", "0" * 64, token[:-1], token.upper(), token + "0"):
+        r = c.post("/action/retry", dict(fields, csrf=bad))
+        assert r.status == 403 and "token" in r.body, bad
+    r = c.post("/action/retry", {"event_id": ev})
+    assert r.status == 403
+    assert relay.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (ev,)) == 1
+    assert c.post("/action/retry", fields).status == 200
+    assert "why=origin" in c.proc.log() and "why=csrf" in c.proc.log()
+
+
+def test_every_answer_carries_the_security_headers(relay, consoles):
+    c = consoles(dsn_as(relay, "console_admin"))
+    for path in ["/", "/events", "/static/console.css", "/static/console.js", "/nope", "/event?id=x"]:
+        r = c.get(path)
+        assert r.header("Content-Security-Policy") == CSP, path
+        assert r.header("X-Content-Type-Options") == "nosniff" and r.header("X-Frame-Options") == "DENY", path
+        assert r.header("Cache-Control") == "no-store" and r.header("Referrer-Policy") == "same-origin", path
+    assert c.get("/nope").status == 404 and c.get("/event?id=x").status == 400
+    assert c.get("/static/console.css").header("Content-Type") == "text/css; charset=utf-8"
+    page = c.get("/").body
+    assert "<script>" not in page and " style=" not in page and " on" not in re.sub(r"<[^>]*>", "", page)[:0]
+    assert not re.search(r"<[^>]+\son[a-z]+=", page)                    # no inline event handlers
+    assert c.request("/", method="DELETE").status == 405
+    assert c.get("/", headers={"Host": "evil.example:%s" % c.address().split(":")[-1]}).status == 421
+    assert c.get("/", headers={"Host": "localhost:%s" % c.address().split(":")[-1]}).status == 200
+    r = c.post("/action/retry", "x=" + "a" * 20000)
+    assert r.status == 413
+
+
+def test_bad_filters_are_a_message_not_an_error(relay, consoles):
+    c = consoles(dsn_as(relay, "console_admin"))
+    for path, says in (("/events?from=yesterday-ish", "A filter is not valid"),
+                       ("/events?outcome=lost", "The outcome must be one of the list"),
+                       ("/events?event=12x", "an event id a number"),
+                       ("/events?before=-1", "an event id a number"),
+                       ("/failures?after=soon", "the filter"),
+                       ("/failures?below=x", "below must be an event id"),
+                       ("/events?channel=" + urllib.parse.quote("'; DROP TABLE pgrelay.log; --"), "No attempt matches")):
+        r = c.get(path)
+        assert r.status == 200 and says in r.body, (path, r.body[-2000:])
+    assert relay.scalar("SELECT count(*) FROM pgrelay.log") == 7
+    r = c.post("/action/retry", {"csrf": c.csrf("/channels"), "event_id": "1 OR 1=1"})
+    assert r.status == 400
+
+
+def test_keyset_pages_of_the_log(relay, consoles):
+    relay.sql("SELECT pgrelay.notify('orders', 'more ' || g) FROM generate_series(1, 120) g")
+    relay.sql("SELECT pgrelay.process_one(id) FROM pgrelay.queue WHERE channel = 'orders' ORDER BY id")
+    c = consoles(dsn_as(relay, "console_monitor"))
+    ids, path = [], "/events?channel=orders"
+    while path:
+        body = c.get(path).body
+        ids += [int(x) for x in re.findall(r'<td><a href="/event\?id=(\d+)">', body)]
+        m = re.search(r'id="older" href="([^"]+)"', body)
+        path = m.group(1).replace("&amp;", "&") if m else None
+    want = [e for (e,) in relay.sql("SELECT event_id FROM pgrelay.log WHERE channel = 'orders' ORDER BY id DESC")]
+    assert ids == want and len(ids) == 127
+
+
+def test_password_file(relay, consoles, tmp_path):
+    r = web("--hash-password=ann", "--iterations=1000", stdin="correct horse\n")
+    assert r.returncode == 0, r.stderr
+    line = r.stdout.strip()
+    assert re.fullmatch(r"ann:pbkdf2-sha256:1000:[A-Za-z0-9+/=]{24}:[A-Za-z0-9+/=]{44}", line), line
+    again = web("--hash-password=ann", "--iterations=1000", stdin="correct horse\n").stdout.strip()
+    assert again != line                                        # a new salt each time
+    assert web("--hash-password=a:b", stdin="x\n").returncode == 2
+    assert web("--hash-password=ann", stdin="").returncode == 2
+    auth = tmp_path / "users"
+    auth.write_text("# the console's users\n%s\n%s\n" % (line, again.replace("ann:", "bob:")))
+    c = consoles(dsn_as(relay, "console_admin"), "--auth-file=" + str(auth))
+    r = c.get("/")
+    assert r.status == 401 and r.header("WWW-Authenticate") == 'Basic realm="pg_relay", charset="UTF-8"'
+    assert c.get("/", user="ann", password="wrong").status == 401
+    assert c.get("/", user="carol", password="correct horse").status == 401
+    assert c.get("/static/console.css").status == 401
+    r = c.get("/", user="ann", password="correct horse")
+    assert r.status == 200 and "signed in as ann" in r.body
+    assert c.get("/", user="bob", password="correct horse").status == 200
+    # a token is the user's: bob's is no good for ann
+    token = c.csrf("/channels", user="bob", password="correct horse")
+    ev = relay.failed[0]
+    assert c.post("/action/retry", {"csrf": token, "event_id": ev}, user="ann", password="correct horse").status == 403
+    assert c.post("/action/retry", {"csrf": token, "event_id": ev}, user="bob", password="correct horse").status == 200
+    assert "user=bob role=console_admin result=done" in c.proc.log()
+    for text, says in (("ann:pbkdf2-sha256:1000:abc\n", "users:1: expected NAME:pbkdf2-sha256"),
+                       ("ann:md5:1000:x:y\n", "unknown hash scheme"),
+                       (line + "\n" + line + "\n", "user ann is in the file twice"),
+                       ("# nobody\n", "has no user"),
+                       (line.replace(":1000:", ":10:") + "\n", "iteration count")):
+        auth.write_text(text)
+        r = web("-d", dsn_as(relay, "console_admin"), "--listen=127.0.0.1:0", "--auth-file=" + str(auth))
+        assert r.returncode == 1 and says in r.stderr, (text, r.stderr)
+
+
+def test_tls_and_listening_beyond_loopback(relay, consoles, certs, tmp_path):
+    line = web("--hash-password=ops", "--iterations=1000", stdin="s3cret\n").stdout
+    auth = tmp_path / "users"
+    auth.write_text(line)
+    tls = ["--tls-cert=%s/server.pem" % certs, "--tls-key=%s/server.key" % certs]
+    c = consoles(dsn_as(relay, "console_admin"), *tls, "--auth-file=" + str(auth), listen="0.0.0.0:0",
+                 ca=str(certs / "ca.pem"))
+    port = c.address().split(":")[-1]
+    assert c.url.startswith("https://0.0.0.0:")
+    base = "https://localhost:%s/" % port
+    r = c.get("/", base=base, user="ops", password="s3cret")
+    assert r.status == 200 and r.header("Strict-Transport-Security") == "max-age=31536000"
+    assert c.get("/", base=base).status == 401
+    # plain HTTP to the TLS port gets no page
+    with pytest.raises(Exception):
+        webconsole.Console.request(c, "/", base="http://127.0.0.1:%s/" % port, user="ops", password="s3cret")
+    # an action needs the https origin
+    token = c.csrf("/channels", base=base, user="ops", password="s3cret")
+    ev = relay.failed[0]
+    r = c.post("/action/retry", {"csrf": token, "event_id": ev}, origin="http://localhost:" + port, base=base,
+               user="ops", password="s3cret")
+    assert r.status == 403
+    r = c.post("/action/retry", {"csrf": token, "event_id": ev}, origin="https://localhost:" + port, base=base,
+               user="ops", password="s3cret")
+    assert r.status == 200, r.body
+    # TLS on loopback without a password file is allowed
+    c2 = consoles(dsn_as(relay, "console_monitor"), *tls, ca=str(certs / "ca.pem"))
+    assert c2.url.startswith("https://127.0.0.1:")
+    assert c2.get("/", base="https://localhost:%s/" % c2.address().split(":")[-1]).status == 200

@@ -1,0 +1,264 @@
+"""pg_relay web in a real browser: Debian's headless Chromium, driven by chromium-driver through
+Debian's python3-selenium, loads every page of the console against a live database with a running
+Processor (a SQL channel, an email through a real SMTP server, a webhook to a receiver that checks
+signatures), checks what each page shows, retries a failed event and pauses a channel as an admin,
+is refused both as a monitor, and saves a screenshot of each page (docs/console.md shows them:
+PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must stay free of
+errors: a Content-Security-Policy violation or a script error fails the test."""
+import os
+import shutil
+
+import pytest
+
+import testlib
+import webconsole
+
+webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
+from selenium.webdriver.common.by import By  # noqa: E402
+from selenium.webdriver.support.ui import Select  # noqa: E402
+
+CHROMIUM = shutil.which("chromium")
+DRIVER = shutil.which("chromedriver")
+pytestmark = pytest.mark.skipif(not CHROMIUM or not DRIVER,
+                                reason="chromium and chromium-driver are not installed (packaging/install-deps)")
+PAYLOAD = '{"order": 42, "note": "flaky: fails until the admin fixes it"}'
+
+
+@pytest.fixture
+def browser():
+    from selenium.webdriver.chrome.service import Service
+    opts = webdriver.ChromeOptions()
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,820",
+              "--hide-scrollbars", "--lang=en-US", "--disable-extensions", "--no-first-run",
+              "--user-data-dir=" + testlib.work_dir("chromium-")):
+        opts.add_argument(a)
+    opts.binary_location = CHROMIUM
+    opts.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(DRIVER), options=opts)
+    d.set_page_load_timeout(30)
+    yield d
+    d.quit()
+
+
+@pytest.fixture
+def shots(tmp_path):
+    """shot(driver, name): a screenshot in the test's directory (and PGRELAY_CONSOLE_SHOTS)."""
+    extra = os.environ.get("PGRELAY_CONSOLE_SHOTS")
+
+    def shot(d, name):
+        path = tmp_path / (name + ".png")
+        height = d.execute_script("return document.documentElement.scrollHeight")
+        d.set_window_size(1180, max(820, min(height + 20, 1100)))     # the whole page, within reason
+        d.save_screenshot(str(path))
+        d.set_window_size(1180, 820)
+        assert path.stat().st_size > 5000
+        if extra:
+            shutil.copy(path, os.path.join(extra, name + ".png"))
+        return path
+
+    return shot
+
+
+def quiet(d, refused=False):
+    """No error in the browser's console since the last call (CSP violations and script errors are);
+    refused: the 403 answers of the database's refusals are expected."""
+    bad = [e for e in d.get_log("browser") if e["level"] == "SEVERE"
+           and not (refused and "/action/" in e["message"] and "status of 403" in e["message"])]
+    assert not bad, bad
+
+
+def text(d, css):
+    return d.find_element(By.CSS_SELECTOR, css).text
+
+
+@pytest.fixture
+def live(cluster, smtpd, hookd, processors):
+    """A database with a SQL channel (one event fails until public.flaky says otherwise), an email
+    through the SMTP server (one recipient refused), a webhook whose receiver answers 500 once, and
+    a running Processor; waits until all of it is done."""
+    db = testlib.Database(cluster, extensions=("pg_relay", "pg_relay_notifier"))
+    for name, group in (("console_admin", "pgrelay_admin"), ("console_monitor", "pgrelay_monitor")):
+        db.sql("DO $$ BEGIN CREATE ROLE %s LOGIN IN ROLE %s; EXCEPTION WHEN duplicate_object THEN NULL; END $$"
+               % (name, group))
+    db.sql("CREATE TABLE public.flaky (fail boolean NOT NULL)")
+    db.sql("INSERT INTO public.flaky VALUES (true)")
+    db.sql("""CREATE FUNCTION public.confirm(p text) RETURNS void SECURITY DEFINER SET search_path = public
+              LANGUAGE plpgsql AS $$ BEGIN IF p LIKE '%flaky%' AND (SELECT fail FROM public.flaky) THEN
+              RAISE EXCEPTION 'order service unavailable'; END IF; END $$""")
+    db.sql("GRANT EXECUTE ON FUNCTION public.confirm(text) TO pgrelay_processor, console_admin")
+    db.sql("SELECT pgrelay.register('order_placed', 'sql', handler => 'public.confirm(text)', max_attempts => 3,"
+           " backoff_base => '50 milliseconds', backoff_max => '100 milliseconds')")
+    db.sql("SELECT pgrelay.register('nightly_report', 'sql', handler => 'public.confirm(text)', active => true)")
+    s = smtpd("--reject-rcpt", "nobody@example.org=550")
+    db.sql("SELECT pgrelay_notifier.create_profile('sink', host => '127.0.0.1', port => %s, security => 'none',"
+           " from_address => 'noreply@example.com', from_name => 'Example App', debug => true)", (s.port,))
+    db.sql("SELECT pgrelay_notifier.create_channel('welcome_mail', 'sink')")
+    h = hookd()
+    h.script("500 times=1")
+    db.sql("SELECT pgrelay.register_webhook('order_shipped', %s, ca_file => %s, signing_secret => %s,"
+           " backoff_base => '50 milliseconds', backoff_max => '100 milliseconds')",
+           (h.url("/orders"), h.ca, h.SECRET))
+    db.sql("SELECT pgrelay.notify('order_placed', '{\"order\": ' || g || '}') FROM generate_series(1, 30) g")
+    db.failed_id = db.scalar("SELECT pgrelay.notify('order_placed', %s)", (PAYLOAD,))
+    db.mail_id = db.scalar("SELECT pgrelay_notifier.send('welcome_mail', \"to\" => ARRAY['Ann <ann@example.org>',"
+                           " 'nobody@example.org'], subject => 'Welcome, Ann', body_text => 'Hello Ann')")
+    db.mail_event = db.scalar("SELECT id FROM pgrelay.queue WHERE channel = 'welcome_mail'")
+    db.hook_event = db.scalar("SELECT pgrelay.notify('order_shipped', '{\"order\": 42, \"carrier\": \"DHL\"}')")
+    db.sql("SELECT pgrelay.notify('nightly_report', 'later', now() + interval '1 hour')")
+    db.proc = processors("-d", db.dsn, "--poll-interval=100ms", "--workers=2")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.failed") == 1 and
+                     db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'order_shipped' AND outcome = 'ok'") == 1
+                     and db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'welcome_mail'") >= 1,
+                     "the events done, the email sent, the webhook retried and done")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.processors WHERE alive") == 1,
+                     "the Processor's report")
+    yield db
+    db.close()
+
+
+def start(live, role):
+    return webconsole.Console(live.dsn.replace("user=postgres", "user=" + role))
+
+
+def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
+    d = browser
+    admin = start(live, "console_admin")
+    try:
+        # Overview: the charts and a row per channel (after one load that counts the quiet day)
+        testlib.wait_for(lambda: 'id="counting"' not in admin.get("/").body, "the last day counted")
+        d.get(admin.url)
+        assert d.title == "Overview \u00b7 pg_relay"
+        assert "console_admin" in text(d, "#who") and "pgrelay_admin" in text(d, "#who")
+        rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in d.find_elements(By.CSS_SELECTOR, "#channels tr")[1:]}
+        assert set(rows) == {"order_placed", "welcome_mail", "order_shipped", "nightly_report"}, rows.keys()
+        cells = [c.text for c in rows["order_placed"].find_elements(By.TAG_NAME, "td")]
+        assert cells[6:8] == ["30", "1"], cells                      # done and failed in the last hour
+        assert [c.text for c in rows["nightly_report"].find_elements(By.TAG_NAME, "td")][3:5] == ["1", "0"]
+        assert len(d.find_elements(By.CSS_SELECTOR, "svg.chart")) == 2
+        assert "1 Processor(s) alive" in text(d, "#processors-line")
+        shots(d, "overview")
+        quiet(d)
+
+        # Channels: settings, then pause and resume a channel with its button
+        d.find_element(By.LINK_TEXT, "Channels").click()
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
+        assert "public.confirm(text)" in row.text and "parallel" in row.text
+        assert "127.0.0.1" in d.find_element(By.CSS_SELECTOR, "#channel-table").text       # the webhook's host
+        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        assert "The channel is paused" in text(d, ".notice.done")
+        assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
+        d.find_element(By.ID, "back").click()
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
+        assert "paused" in row.find_element(By.CSS_SELECTOR, "td.state").text
+        shots(d, "channels")
+        row.find_element(By.XPATH, ".//button[text()='Resume']").click()
+        assert not live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
+        quiet(d)
+
+        # Events: search the failed ones of a channel with the form
+        d.get(admin.url + "events")
+        d.find_element(By.NAME, "channel").send_keys("order_placed")
+        Select(d.find_element(By.NAME, "outcome")).select_by_visible_text("failed")
+        d.find_element(By.CSS_SELECTOR, "form.search button").click()
+        assert "channel=order_placed" in d.current_url and "outcome=failed" in d.current_url
+        found = d.find_elements(By.CSS_SELECTOR, "#events tr")[1:]
+        assert len(found) == 1 and "order service unavailable" in found[0].text, [r.text for r in found]
+        d.get(admin.url + "events?channel=order_placed")
+        shots(d, "events")
+        d.get(admin.url + "events?q=carrier")
+        assert [r.find_elements(By.TAG_NAME, "a")[0].text for r in d.find_elements(By.CSS_SELECTOR, "#events tr")[1:]] \
+            == [str(live.hook_event)] * 2
+        quiet(d)
+
+        # One failed event: its attempts and payload; fix the cause, retry it, watch it succeed
+        d.get(admin.url + "failures")
+        assert "1 failed event(s) match" in text(d, "#failed-count")
+        shots(d, "failures")
+        d.find_element(By.LINK_TEXT, str(live.failed_id)).click()
+        assert "failed for good" in text(d, "#status") and "order service unavailable" in text(d, "#status")
+        assert text(d, "#payload") == PAYLOAD
+        attempts = d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]
+        assert [a.find_elements(By.TAG_NAME, "td")[3].text for a in attempts] == ["retry", "retry", "failed"]
+        assert all(a.find_elements(By.TAG_NAME, "td")[5].text == "P0001" for a in attempts)
+        shots(d, "event")
+        live.sql("UPDATE public.flaky SET fail = false")
+        d.find_element(By.XPATH, "//button[text()='Retry']").click()
+        assert "queued again" in text(d, ".notice.done")
+        testlib.wait_for(lambda: live.scalar("SELECT outcome FROM pgrelay.log WHERE event_id = %s ORDER BY id DESC LIMIT 1",
+                                             (live.failed_id,)) == "ok", "the retried event done")
+        d.find_element(By.ID, "back").click()
+        assert [a.find_elements(By.TAG_NAME, "td")[3].text for a in d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]] \
+            == ["retry", "retry", "failed", "ok"]
+        assert "Finished" in text(d, "#status")
+        quiet(d)
+
+        # The email: per-recipient results and the delivery trace
+        d.get(admin.url + "event?id=%d" % live.mail_event)
+        rec = text(d, "#recipients")
+        assert "ann@example.org" in rec and "sent" in rec and "nobody@example.org" in rec and "550" in rec, rec
+        assert "partially_sent" in text(d, "#deliveries")
+        assert d.find_elements(By.CSS_SELECTOR, "details.trace")
+        shots(d, "email")
+
+        # The webhook: status and latency of each attempt, the recorded answers
+        d.get(admin.url + "event?id=%d" % live.hook_event)
+        statuses = [a.find_elements(By.TAG_NAME, "td")[8].text for a in d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]]
+        assert statuses == ["500", "200"], statuses
+        assert len(d.find_elements(By.CSS_SELECTOR, "details.answer")) == 2
+        shots(d, "webhook")
+
+        # Processors: the running one
+        d.get(admin.url + "processors")
+        assert str(live.proc.proc.pid) in text(d, "#processors") and "alive" in text(d, "#processors")
+        shots(d, "processors")
+        quiet(d)
+    finally:
+        admin.stop()
+
+    # A monitor: the same pages without payloads or deliveries, and the database refuses its actions
+    live.sql("UPDATE public.flaky SET fail = true")
+    again = live.scalar("SELECT pgrelay.notify('order_placed', %s)", (PAYLOAD,))
+    testlib.wait_for(lambda: live.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (again,)) == 1,
+                     "the second failure")
+    mon = start(live, "console_monitor")
+    try:
+        d.get(mon.url)
+        assert "console_monitor" in text(d, "#who") and "pgrelay_monitor" in text(d, "#who")
+        assert len(d.find_elements(By.CSS_SELECTOR, "#channels tr")) == 5
+        d.get(mon.url + "events")
+        assert not d.find_element(By.NAME, "q").is_enabled()
+        assert "may not read payloads" in text(d, ".notice.denied")
+        d.get(mon.url + "event?id=%d" % again)
+        assert "failed for good" in text(d, "#status")
+        assert "flaky" not in d.page_source and not d.find_elements(By.ID, "payload")
+        assert "may not read payloads" in d.page_source
+        shots(d, "monitor-event")
+        d.find_element(By.XPATH, "//button[text()='Retry']").click()
+        assert "Refused by the database" in d.title and "permission denied" in text(d, ".notice.denied")
+        assert live.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (again,)) == 1
+        d.get(mon.url + "event?id=%d" % live.mail_event)
+        assert "ann@example.org" not in d.page_source and "may not read the notifier" in d.page_source
+        d.get(mon.url + "channels")
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
+        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        assert "Refused by the database" in d.title
+        assert not live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
+        quiet(d, refused=True)
+    finally:
+        mon.stop()
+
+
+def test_pages_read_without_javascript(live, browser):
+    """The pages are whole without the script: the same rows, the forms still post."""
+    d = browser
+    admin = start(live, "console_admin")
+    try:
+        d.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
+        d.get(admin.url + "channels")
+        assert "order_placed" in text(d, "#channel-table")
+        assert not d.find_element(By.ID, "autorefresh").is_displayed()      # the script's only control
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("nightly_report")][0]
+        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'nightly_report'")
+    finally:
+        admin.stop()
