@@ -15,7 +15,8 @@ import webconsole
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support.ui import Select  # noqa: E402
+from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 CHROMIUM = shutil.which("chromium")
 DRIVER = shutil.which("chromedriver")
@@ -57,6 +58,14 @@ def shots(tmp_path):
         return path
 
     return shot
+
+
+def go(d, element):
+    """Clicks a link or a form's button and waits until the browser has left the page it was on:
+    a click returns before the next page is there."""
+    page = d.find_element(By.TAG_NAME, "html")
+    element.click()
+    WebDriverWait(d, 30).until(expected_conditions.staleness_of(page))
 
 
 def quiet(d, refused=False):
@@ -140,18 +149,18 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         quiet(d)
 
         # Channels: settings, then pause and resume a channel with its button
-        d.find_element(By.LINK_TEXT, "Channels").click()
+        go(d, d.find_element(By.LINK_TEXT, "Channels"))
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
         assert "public.confirm(text)" in row.text and "parallel" in row.text
         assert "127.0.0.1" in d.find_element(By.CSS_SELECTOR, "#channel-table").text       # the webhook's host
-        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
         assert "The channel is paused" in text(d, ".notice.done")
         assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
-        d.find_element(By.ID, "back").click()
+        go(d, d.find_element(By.ID, "back"))
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
         assert "paused" in row.find_element(By.CSS_SELECTOR, "td.state").text
         shots(d, "channels")
-        row.find_element(By.XPATH, ".//button[text()='Resume']").click()
+        go(d, row.find_element(By.XPATH, ".//button[text()='Resume']"))
         assert not live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
         quiet(d)
 
@@ -159,7 +168,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         d.get(admin.url + "events")
         d.find_element(By.NAME, "channel").send_keys("order_placed")
         Select(d.find_element(By.NAME, "outcome")).select_by_visible_text("failed")
-        d.find_element(By.CSS_SELECTOR, "form.search button").click()
+        go(d, d.find_element(By.CSS_SELECTOR, "form.search button"))
         assert "channel=order_placed" in d.current_url and "outcome=failed" in d.current_url
         found = d.find_elements(By.CSS_SELECTOR, "#events tr")[1:]
         assert len(found) == 1 and "order service unavailable" in found[0].text, [r.text for r in found]
@@ -174,7 +183,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         d.get(admin.url + "failures")
         assert "1 failed event(s) match" in text(d, "#failed-count")
         shots(d, "failures")
-        d.find_element(By.LINK_TEXT, str(live.failed_id)).click()
+        go(d, d.find_element(By.LINK_TEXT, str(live.failed_id)))
         assert "failed for good" in text(d, "#status") and "order service unavailable" in text(d, "#status")
         assert text(d, "#payload") == PAYLOAD
         attempts = d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]
@@ -182,11 +191,11 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         assert all(a.find_elements(By.TAG_NAME, "td")[5].text == "P0001" for a in attempts)
         shots(d, "event")
         live.sql("UPDATE public.flaky SET fail = false")
-        d.find_element(By.XPATH, "//button[text()='Retry']").click()
+        go(d, d.find_element(By.XPATH, "//button[text()='Retry']"))
         assert "queued again" in text(d, ".notice.done")
         testlib.wait_for(lambda: live.scalar("SELECT outcome FROM pgrelay.log WHERE event_id = %s ORDER BY id DESC LIMIT 1",
                                              (live.failed_id,)) == "ok", "the retried event done")
-        d.find_element(By.ID, "back").click()
+        go(d, d.find_element(By.ID, "back"))
         assert [a.find_elements(By.TAG_NAME, "td")[3].text for a in d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]] \
             == ["retry", "retry", "failed", "ok"]
         assert "Finished" in text(d, "#status")
@@ -233,14 +242,14 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         assert "flaky" not in d.page_source and not d.find_elements(By.ID, "payload")
         assert "may not read payloads" in d.page_source
         shots(d, "monitor-event")
-        d.find_element(By.XPATH, "//button[text()='Retry']").click()
+        go(d, d.find_element(By.XPATH, "//button[text()='Retry']"))
         assert "Refused by the database" in d.title and "permission denied" in text(d, ".notice.denied")
         assert live.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (again,)) == 1
         d.get(mon.url + "event?id=%d" % live.mail_event)
         assert "ann@example.org" not in d.page_source and "may not read the notifier" in d.page_source
         d.get(mon.url + "channels")
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
-        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
         assert "Refused by the database" in d.title
         assert not live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
         quiet(d, refused=True)
@@ -258,7 +267,7 @@ def test_pages_read_without_javascript(live, browser):
         assert "order_placed" in text(d, "#channel-table")
         assert not d.find_element(By.ID, "autorefresh").is_displayed()      # the script's only control
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("nightly_report")][0]
-        row.find_element(By.XPATH, ".//button[text()='Pause']").click()
+        go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
         assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'nightly_report'")
     finally:
         admin.stop()
