@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 struct PgConn;
 

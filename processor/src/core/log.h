@@ -3,7 +3,9 @@
  * fields, written as text or as one JSON object per line on stderr.
  *
  *     log_info("batch", LOG_INT("rounds", n), LOG_BOOL("has_work", b), LOG_STR("error", msg));
- *     log_warn_c(&w->pg, "reconnecting", LOG_INT("attempt", n));      (conn=worker-2 comes first)
+ *
+ * The same calls about one database connection, log_warn_c(&w->pg, "reconnecting", ...) with
+ * conn=worker-2 first, are declared in pgconn.h, next to the connection they name.
  *
  * The level is checked before any field is built, so a line below the threshold costs one atomic
  * load. Secrets are never passed to these calls.
@@ -16,6 +18,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 enum LogLevel { LL_ERROR, LL_WARN, LL_INFO, LL_DEBUG, LL_TRACE };
 
@@ -104,15 +107,5 @@ const char *log_sprintf(char *buf, size_t len, const char *fmt, ...) __attribute
 #define log_info(ev, ...) LOG_AT(LL_INFO, NULL, ev, __VA_ARGS__)
 #define log_debug(ev, ...) LOG_AT(LL_DEBUG, NULL, ev, __VA_ARGS__)
 #define log_trace(ev, ...) LOG_AT(LL_TRACE, NULL, ev, __VA_ARGS__)
-
-/*
- * The per-connection family: c is a struct PgConn *, whose label ("control", "worker-2") is written
- * first as conn=<label>. pgconn_label() is declared in pgconn.h, which the caller includes anyway.
- */
-#define log_error_c(c, ev, ...) LOG_AT(LL_ERROR, pgconn_label(c), ev, __VA_ARGS__)
-#define log_warn_c(c, ev, ...) LOG_AT(LL_WARN, pgconn_label(c), ev, __VA_ARGS__)
-#define log_info_c(c, ev, ...) LOG_AT(LL_INFO, pgconn_label(c), ev, __VA_ARGS__)
-#define log_debug_c(c, ev, ...) LOG_AT(LL_DEBUG, pgconn_label(c), ev, __VA_ARGS__)
-#define log_trace_c(c, ev, ...) LOG_AT(LL_TRACE, pgconn_label(c), ev, __VA_ARGS__)
 
 #endif

@@ -5,7 +5,8 @@
  *   event    one row of pgrelay.queue: a channel, an action type and a payload
  *   channel  a named kind of event with its settings (pgrelay.channels)
  *   tick     one probe of the queue, every --poll-interval while idle
- *   round    one queue_pending_ids() fetch and the events it returned
+ *   round    one fetch, _queue_fetch(), and the events it returned: what queue_pending_ids()
+ *            offers, in its order, read without row locks (the claim is an event's one lock)
  *   claim    a worker locks an event for its transaction and re-validates it (_queue_claim)
  *   drain    rounds that follow one another without waiting for a tick, while events get done;
  *            its summary is the "batch" log line (older than batches of events, below)
@@ -272,7 +273,7 @@ probe(bool beat, struct ProbeResult *r)
 	struct PoolCounts c;
 
 	if (!ha_enabled(cf.mode))
-		return ticker_probe(&ticker, r);
+		return tick_probe(&ticker, r);
 	pool_counts(&c);
 	return ha_probe(&ha, &ticker, beat, c.in_flight, r);
 }
@@ -330,7 +331,7 @@ run_tick(bool beat)
 		loop.want_probe = true;
 		return;
 	}
-	n = ticker_fetch(&ticker, cf.batch_size, &jobs);
+	n = tick_fetch(&ticker, cf.batch_size, &jobs);
 	if (n < 0)
 		goto failed;
 	if (n == 0 || pool_submit(jobs) == 0)
@@ -344,7 +345,7 @@ run_tick(bool beat)
 
 failed:
 	if (ticker.pg.lost) {
-		ticker_lost(&ticker);
+		tick_lost(&ticker);
 	} else {
 		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
 	}
@@ -364,12 +365,12 @@ after_tick(bool ticked)
 	metrics_busy(c.in_flight);
 	if (ticked && pgconn_is_up(&ticker.pg) &&
 		!presence_tick(&presence, &ticker, cf.workers, c.in_flight, cf.poll_interval_ms)) {
-		ticker_lost(&ticker);
+		tick_lost(&ticker);
 		return;
 	}
-	if (metrics_queue_wanted() && pgconn_is_up(&ticker.pg) && !ticker_queue_stats(&ticker)) {
+	if (metrics_queue_wanted() && pgconn_is_up(&ticker.pg) && !tick_queue_stats(&ticker)) {
 		if (ticker.pg.lost)
-			ticker_lost(&ticker);
+			tick_lost(&ticker);
 		else
 			log_warn_c(&ticker.pg, "queue_stats_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
 					   LOG_STR("error", ticker.pg.error));
@@ -411,7 +412,7 @@ main_loop_once(void)
 	collect_finished();
 	now = now_us();
 
-	if (!ticker_session(&ticker, &cf, &wait_ms)) {
+	if (!tick_session(&ticker, &cf, &wait_ms)) {
 		metrics_state(false, false, false, -1);
 		if (metrics_queue_wanted()) /* the scrape serves the figures it has */
 			metrics_queue_update(NULL, 0, false);
@@ -460,7 +461,7 @@ startup_connect(void)
 	long wait_ms;
 
 	while (!shutdown_requested) {
-		if (ticker_session(&ticker, &cf, &wait_ms))
+		if (tick_session(&ticker, &cf, &wait_ms))
 			return true;
 		if (cf.once)
 			return false;
@@ -555,7 +556,7 @@ main(int argc, char **argv)
 	setup_signals();
 	service_init();
 	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
-	ticker_init(&ticker, &cf);
+	tick_init(&ticker, &cf);
 	ha_init(&ha, cf.mode);
 	presence_init(&presence);
 
@@ -570,7 +571,7 @@ main(int argc, char **argv)
 					  LOG_OPT_STR("hint", pgconn_connect_hint(ticker.pg.error, &config)));
 			rc = 1;
 		}
-	} else if (!ticker_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
+	} else if (!tick_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
 		log_error("startup_failed", LOG_STR("error", err), LOG_STR("hint", hint));
 		rc = 1;
 	} else if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker)) {
@@ -605,7 +606,7 @@ main(int argc, char **argv)
 	collect_finished();
 	if (loop.batch_active)
 		end_batch();
-	ticker_free(&ticker);
+	tick_free(&ticker);
 	pool_free();
 	transport_global_cleanup();
 	if (left == 0) /* every worker has been joined: none can be inside the rate limiter */

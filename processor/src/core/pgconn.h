@@ -12,6 +12,8 @@
 #include <stdint.h>
 
 #include "buf.h"
+#include "compiler.h"
+#include "log.h"
 #include "statements.h"
 
 struct PgConn {
@@ -44,6 +46,16 @@ struct PgConn {
 void pgconn_init(struct PgConn *c, const char *label, const char *conninfo, const char *mode);
 /* pgconn_label is the connection's name in log lines (the log_*_c macros write it as conn=). */
 const char *pgconn_label(const struct PgConn *c);
+
+/*
+ * The log calls about one connection (log.h's family): c is a struct PgConn *, whose label
+ * ("control", "worker-2") is written first as conn=<label>.
+ */
+#define log_error_c(c, ev, ...) LOG_AT(LL_ERROR, pgconn_label(c), ev, __VA_ARGS__)
+#define log_warn_c(c, ev, ...) LOG_AT(LL_WARN, pgconn_label(c), ev, __VA_ARGS__)
+#define log_info_c(c, ev, ...) LOG_AT(LL_INFO, pgconn_label(c), ev, __VA_ARGS__)
+#define log_debug_c(c, ev, ...) LOG_AT(LL_DEBUG, pgconn_label(c), ev, __VA_ARGS__)
+#define log_trace_c(c, ev, ...) LOG_AT(LL_TRACE, pgconn_label(c), ev, __VA_ARGS__)
 void pgconn_destroy(struct PgConn *c);
 
 /*

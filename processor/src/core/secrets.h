@@ -17,6 +17,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "message.h"
 
 /* The largest secret file we read; anything bigger is a mistake (a certificate bundle, a log). */

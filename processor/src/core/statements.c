@@ -63,7 +63,11 @@ static const struct Statement statements[] = {
 					" pgrelay.should_dispatch_single()"
 					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
 					1, true},
-	[STMT_PENDING_IDS] = {"pgrelay_pending_ids",
+	/*
+	 * Note that the prepared statement keeps its name of before _queue_fetch(): the server's log
+	 * (log_min_duration_statement) shows it, and an operator's filters may look for it.
+	 */
+	[STMT_QUEUE_FETCH] = {"pgrelay_pending_ids",
 						  "SELECT id, action_type, channel, timeout_ms, attempt, batch"
 						  " FROM pgrelay._queue_fetch($1::integer)",
 						  1, true},

@@ -20,7 +20,7 @@ enum StmtId {
 	STMT_PRIVILEGES,        /* startup: may this role run the dispatch functions */
 	STMT_INTERFACE_VERSION, /* startup: pgrelay.interface_version() */
 	STMT_PROBE,             /* each tick: queue_probe() and the mode gate */
-	STMT_PENDING_IDS,       /* the fetch: _queue_fetch() */
+	STMT_QUEUE_FETCH,       /* the fetch: _queue_fetch(), queue_pending_ids() without row locks */
 	STMT_PROCESS_ONE,       /* a SQL event, whole */
 	STMT_PROCESS_BATCH,     /* several SQL events in one transaction */
 	STMT_CLAIM_FETCH,       /* a notify event: claim its row and fetch its message */

@@ -10,6 +10,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "pgrelay.h"
 
 /*

@@ -214,7 +214,7 @@ ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeR
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
 	apply(h, beat, &a);
-	ticker_note_paused(t, r->paused);
+	tick_note_paused(t, r->paused);
 	r->dispatch = h->dispatch;
 	r->leader = h->mode == MODE_LEADER ? (h->leader == 1) : -1;
 	log_debug("probe", LOG_BOOL("has_work", r->has_work), LOG_BOOL("paused", r->paused),

@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 
+#include "compiler.h"
 #include "config.h"
 #include "tick.h"
 

@@ -9,6 +9,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "pgrelay.h"
 
 bool pool_start(int nworkers, const char *conninfo, const char *mode,

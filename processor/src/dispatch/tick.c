@@ -13,7 +13,7 @@
 #include "metrics.h"
 
 void
-ticker_init(struct Ticker *t, const struct Config *c)
+tick_init(struct Ticker *t, const struct Config *c)
 {
 	memset(t, 0, sizeof *t);
 	pgconn_init(&t->pg, "control", c->dbname, config_mode_name(c->mode));
@@ -26,19 +26,19 @@ ticker_init(struct Ticker *t, const struct Config *c)
 }
 
 void
-ticker_free(struct Ticker *t)
+tick_free(struct Ticker *t)
 {
 	pgconn_destroy(&t->pg);
 }
 
 bool
-ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms)
+tick_session(struct Ticker *t, const struct Config *c, long *wait_ms)
 {
 	return pgconn_session(&t->pg, c->reconnect_max_ms, wait_ms);
 }
 
 void
-ticker_lost(struct Ticker *t)
+tick_lost(struct Ticker *t)
 {
 	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
 	pgconn_lost(&t->pg);
@@ -77,7 +77,7 @@ update_hint(const struct InstallState *st)
 }
 
 bool
-ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen)
+tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen)
 {
 	struct InstallState st;
 	char v[256], who[256], why[512];
@@ -129,7 +129,7 @@ sqlerr:
 }
 
 void
-ticker_note_paused(struct Ticker *t, bool paused)
+tick_note_paused(struct Ticker *t, bool paused)
 {
 	if (paused && t->paused != 1)
 		log_info("paused", LOG_STR("reason", "pgrelay.pause"));
@@ -150,11 +150,11 @@ apply_probe(struct Ticker *t, const struct ProbeResult *r)
 		log_info("standby_waiting", LOG_STR("mode", "single"), LOG_STR("reason", "in_recovery"));
 		t->gate = 0;
 	}
-	ticker_note_paused(t, r->paused);
+	tick_note_paused(t, r->paused);
 }
 
 bool
-ticker_probe(struct Ticker *t, struct ProbeResult *r)
+tick_probe(struct Ticker *t, struct ProbeResult *r)
 {
 	char gen[32];
 	const char *params[1] = {gen};
@@ -182,7 +182,7 @@ ticker_probe(struct Ticker *t, struct ProbeResult *r)
 }
 
 int
-ticker_fetch(struct Ticker *t, int limit, struct Job **out)
+tick_fetch(struct Ticker *t, int limit, struct Job **out)
 {
 	char lim[16];
 	const char *params[1] = {lim};
@@ -192,7 +192,7 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 
 	*out = NULL;
 	snprintf(lim, sizeof lim, "%d", limit);
-	res = pgconn_query(&t->pg, STMT_PENDING_IDS, params);
+	res = pgconn_query(&t->pg, STMT_QUEUE_FETCH, params);
 	if (res == NULL)
 		return -1;
 	n = PQntuples(res);
@@ -216,7 +216,7 @@ ticker_fetch(struct Ticker *t, int limit, struct Job **out)
 }
 
 bool
-ticker_queue_stats(struct Ticker *t)
+tick_queue_stats(struct Ticker *t)
 {
 	struct QueueStat *rows;
 	PGresult *res = pgconn_query(&t->pg, STMT_QUEUE_STATS, NULL);

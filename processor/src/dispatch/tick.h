@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "compiler.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 
@@ -27,42 +28,42 @@ struct Ticker {
 	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
 };
 
-/* ticker_init prepares the control connection to c's database; c must outlive t. */
-void ticker_init(struct Ticker *t, const struct Config *c);
-void ticker_free(struct Ticker *t);
+/* tick_init prepares the control connection to c's database; c must outlive t. */
+void tick_init(struct Ticker *t, const struct Config *c);
+void tick_free(struct Ticker *t);
 
 /*
- * ticker_session makes sure the control connection is up (pgconn_session); false with *wait_ms
+ * tick_session makes sure the control connection is up (pgconn_session); false with *wait_ms
  * until the next attempt. With --once there is one attempt and no "reconnecting" line: the caller
  * reports the failure and stops.
  */
-bool ticker_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTCHECK;
+bool tick_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTCHECK;
 
 /*
- * ticker_check_installation verifies the install (CREATE EXTENSION or pg_relay install, complete,
+ * tick_check_installation verifies the install (CREATE EXTENSION or pg_relay install, complete,
  * both extensions the same way), the privileges and the interface version, and describes the
  * install in t->install. Returns false with a one-line reason and a hint when the Processor cannot
  * work here.
  */
-bool ticker_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
+bool tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
 
-/* ticker_probe runs queue_probe() and the mode gate in one round trip, logging state changes. */
-bool ticker_probe(struct Ticker *t, struct ProbeResult *r);
+/* tick_probe runs queue_probe() and the mode gate in one round trip, logging state changes. */
+bool tick_probe(struct Ticker *t, struct ProbeResult *r);
 
-/* ticker_note_paused logs "paused" and "resumed" when pgrelay.pause() or resume() took effect. */
-void ticker_note_paused(struct Ticker *t, bool paused);
+/* tick_note_paused logs "paused" and "resumed" when pgrelay.pause() or resume() took effect. */
+void tick_note_paused(struct Ticker *t, bool paused);
 
-/* ticker_fetch takes up to limit eligible ids; returns how many (jobs in *out) or -1. */
-int ticker_fetch(struct Ticker *t, int limit, struct Job **out);
+/* tick_fetch takes up to limit eligible ids; returns how many (jobs in *out) or -1. */
+int tick_fetch(struct Ticker *t, int limit, struct Job **out);
 
 /*
- * ticker_queue_stats reads pgrelay.queue_depth for a scrape of --metrics (at most
+ * tick_queue_stats reads pgrelay.queue_depth for a scrape of --metrics (at most
  * METRICS_MAX_CHANNELS channels) and hands the figures to metrics.c. Returns false when the
  * statement failed (t->pg says why; the metrics keep their last figures).
  */
-bool ticker_queue_stats(struct Ticker *t);
+bool tick_queue_stats(struct Ticker *t);
 
-/* ticker_lost: the control connection failed under a statement; log it, close it, reconnect at once. */
-void ticker_lost(struct Ticker *t);
+/* tick_lost: the control connection failed under a statement; log it, close it, reconnect at once. */
+void tick_lost(struct Ticker *t);
 
 #endif

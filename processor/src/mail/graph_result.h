@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "transport.h"
 
 /* GraphAnswer is everything the classifier looks at. */

@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "outcome.h"
 
 struct Address {

@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "message.h"
 
 struct MimeOptions {

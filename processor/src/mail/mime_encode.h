@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /* Fold is the state of one header field being written. */
 struct Fold {

@@ -238,7 +238,7 @@ deliver(struct Held *h)
 	f = (struct Finish){delivery_result(r.status),
 						r.status == DS_SENT ? NULL : r.error,
 						NULL,
-						status_log_detail(t->name, &h->msg, &r),
+						status_doc_log_detail(t->name, &h->msg, &r),
 						r.retry_after_s,
 						true,
 						&r};

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "outcome.h"
 
 /* Which app asks which tenant for which resource. */

@@ -11,6 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compiler.h"
 #include "https.h"
 #include "oauth.h"
 

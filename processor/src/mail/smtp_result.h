@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 
+#include "compiler.h"
 #include "message.h"
 #include "smtp_dialog.h"
 #include "transport.h"

@@ -58,7 +58,7 @@ status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r)
 }
 
 char *
-status_log_detail(const char *transport, const struct Message *m, const struct DeliveryResult *r)
+status_doc_log_detail(const char *transport, const struct Message *m, const struct DeliveryResult *r)
 {
 	int i, sent = 0, failed = 0, retrying = 0;
 

@@ -1,6 +1,6 @@
 /*
- * status_doc.h - the set_status() document of one delivery attempt (docs/interface.md) and the
- * detail pg_relay keeps in pgrelay.log for it.
+ * status_doc.h - the set_status() document of one email delivery attempt (docs/interface.md) and
+ * the detail pg_relay keeps in pgrelay.log for it. (The pg_relay status command is status_cmd.c.)
  */
 #ifndef PGRELAY_STATUS_DOC_H
 #define PGRELAY_STATUS_DOC_H
@@ -8,6 +8,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#include "compiler.h"
 #include "transport.h"
 
 struct StatusDoc {
@@ -26,8 +27,8 @@ struct StatusDoc {
  */
 char *status_doc_json(const struct StatusDoc *sd, const struct DeliveryResult *r) MUSTCHECK;
 
-/* status_log_detail renders the pgrelay.log detail of an attempt (reply, counts; no trace). */
-char *status_log_detail(const char *transport, const struct Message *m,
-						const struct DeliveryResult *r) MUSTCHECK;
+/* status_doc_log_detail renders the pgrelay.log detail of an attempt (reply, counts; no trace). */
+char *status_doc_log_detail(const char *transport, const struct Message *m,
+							const struct DeliveryResult *r) MUSTCHECK;
 
 #endif

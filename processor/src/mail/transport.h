@@ -18,6 +18,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "message.h"
 
 struct RcptResult {

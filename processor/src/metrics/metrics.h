@@ -64,7 +64,7 @@ void metrics_ratelimit_wait(const char *profile, long wait_ms);
 
 /*
  * metrics_queue_wanted: a scrape waits for fresh queue figures (main thread: read them with
- * ticker_queue_stats, then call metrics_queue_update).
+ * tick_queue_stats, then call metrics_queue_update).
  */
 bool metrics_queue_wanted(void);
 

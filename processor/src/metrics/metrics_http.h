@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /*
  * metrics_addr_split checks "HOST:PORT" and splits it: HOST an IPv4 address, "[IPv6]", a name,

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /*
  * base64_encode appends the encoding of data to out. line_len > 0 breaks the output into lines of

@@ -11,7 +11,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 
-#define MUSTCHECK __attribute__((warn_unused_result))
+#include "compiler.h"
 
 struct Buf {
 	char *data; /* NUL-terminated contents, NULL until the first append */

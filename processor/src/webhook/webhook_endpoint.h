@@ -13,6 +13,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /* One extra header of the channel; its value may be a secret reference until resolved. */
 struct WebhookHeader {

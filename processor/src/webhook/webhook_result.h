@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 #include "outcome.h"
 
 /* How much of the answer's body the log detail keeps. */

@@ -10,6 +10,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /* Standard Webhooks keys have 24 to 64 random bytes. */
 #define WEBHOOK_KEY_MIN 24

@@ -107,7 +107,7 @@ test_log_detail(void)
 	add_rcpt(&r, 1, RS_SENT, 250, NULL);
 	add_rcpt(&r, 2, RS_FAILED, 550, NULL);
 	add_rcpt(&r, 3, RS_RETRYING, 451, NULL);
-	text = status_log_detail("smtp", NULL, &r);
+	text = status_doc_log_detail("smtp", NULL, &r);
 	doc = json_loads(text, 0, NULL);
 	CHECK(json_is_true(json_object_get(doc, "unknown_outcome")));
 	CHECK(json_is_null(json_object_get(doc, "reply_code")));
