@@ -263,9 +263,8 @@ trace_request_headers(struct Https *h, const char *data, size_t size)
 	}
 }
 
-/* debug_cb traces what libcurl sends and says; only installed when the request is traced. */
-static int
-debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userdata)
+bool
+https_info_kept(const char *line, size_t len)
 {
 	static const char *const keep[] = {
 		"Connected to",
@@ -278,9 +277,20 @@ debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userdata)
 		"Connection #",
 		"SSL: no alternative certificate subject name",
 	};
+	size_t i;
+
+	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
+		if (len >= strlen(keep[i]) && strncmp(line, keep[i], strlen(keep[i])) == 0)
+			return true;
+	return false;
+}
+
+/* debug_cb traces what libcurl sends and says; only installed when the request is traced. */
+static int
+debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userdata)
+{
 	struct Https *h = userdata;
 	char text[64];
-	size_t i;
 
 	(void) c;
 	/*
@@ -297,13 +307,9 @@ debug_cb(CURL *c, curl_infotype type, char *data, size_t size, void *userdata)
 			snprintf(text, sizeof(text), "[body %zu bytes]", h->rq->body_len);
 			https_trace_text(h->rq->trace, "> ", text, strlen(text), HTTPS_LINE_MAX);
 		}
-	} else if (type == CURLINFO_TEXT) {
-		for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-			if (size >= strlen(keep[i]) && strncmp(data, keep[i], strlen(keep[i])) == 0) {
-				https_trace_text(h->rq->trace, "* ", data,
-								 size > 0 && data[size - 1] == '\n' ? size - 1 : size, HTTPS_LINE_MAX);
-				break;
-			}
+	} else if (type == CURLINFO_TEXT && https_info_kept(data, size)) {
+		https_trace_text(h->rq->trace, "* ", data, size > 0 && data[size - 1] == '\n' ? size - 1 : size,
+						 HTTPS_LINE_MAX);
 	}
 	return 0;
 }

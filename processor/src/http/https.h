@@ -17,6 +17,7 @@
 #include <time.h>
 
 #include "buf.h"
+#include "compiler.h"
 
 /* A response body is kept up to this many bytes (error bodies and token answers are small). */
 #define HTTPS_BODY_MAX (64 * 1024)
@@ -103,5 +104,13 @@ bool https_escape(struct Buf *out, const char *s) MUSTCHECK;
  * trace NULL is a no-op.
  */
 void https_trace_text(struct Buf *trace, const char *prefix, const char *text, size_t len, size_t max);
+
+/*
+ * https_info_kept: is this informational line of libcurl's (CURLINFO_TEXT) one a trace keeps? A
+ * connection made, reused or closed, the TLS session and its certificate, a timeout: what tells
+ * a reader where an attempt went; the rest is libcurl's chatter. The SMTP dialogue's trace keeps
+ * the same lines.
+ */
+bool https_info_kept(const char *line, size_t len);
 
 #endif

@@ -6,7 +6,6 @@
 #include "graph_result.h"
 
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -16,19 +15,6 @@
 /* How much of Graph's error code, message and a body that is not JSON an error text keeps. */
 #define CODE_MAX 128
 #define MESSAGE_MAX 600
-
-static void explain(struct DeliveryResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* explain writes the readable reason into r->error. */
-static void
-explain(struct DeliveryResult *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-}
 
 bool
 graph_error_parse(const char *body, size_t len, struct Buf *code, struct Buf *message, struct Buf *request_id)
@@ -99,13 +85,14 @@ fill_answered(const struct GraphAnswer *a, struct DeliveryResult *r)
 		if (a->status == 408 || a->status == 429 || a->status >= 500) {
 			r->status = DS_TRANSIENT;
 			r->retry_after_s = a->retry_after_s;
-			explain(r, "Microsoft Graph could not take the message now (HTTP %s)%s",
-					reply.data ? reply.data : "",
-					a->retry_after_s >= 0 ? "; it asked to retry later (Retry-After)" : "");
+			utf8_snprintf(r->error, sizeof r->error,
+						  "Microsoft Graph could not take the message now (HTTP %s)%s",
+						  reply.data ? reply.data : "",
+						  a->retry_after_s >= 0 ? "; it asked to retry later (Retry-After)" : "");
 		} else {
 			r->status = DS_PERMANENT;
-			explain(r, "Microsoft Graph refused the message (HTTP %s)%s", reply.data ? reply.data : "",
-					config_hint(a->status, c));
+			utf8_snprintf(r->error, sizeof r->error, "Microsoft Graph refused the message (HTTP %s)%s",
+						  reply.data ? reply.data : "", config_hint(a->status, c));
 		}
 	}
 	ok = ok && set_text(&r->reply, reply.data) &&
@@ -127,24 +114,25 @@ fill_unanswered(const struct GraphAnswer *a, struct DeliveryResult *r)
 	if (a->body_sent) {
 		/* The request went out whole: Graph may have queued the message. Same Message-ID next time. */
 		r->unknown_outcome = true;
-		explain(r,
-				"no answer from Microsoft Graph after the message was sent; it may have been accepted "
-				"(%s; client-request-id %s)",
-				why, a->client_request_id && a->client_request_id[0] ? a->client_request_id : "-");
+		utf8_snprintf(r->error, sizeof r->error,
+					  "no answer from Microsoft Graph after the message was sent; it may have been accepted "
+					  "(%s; client-request-id %s)",
+					  why, a->client_request_id && a->client_request_id[0] ? a->client_request_id : "-");
 	} else if (transport_curl_cert_error(a->curl_code)) {
 		r->status = DS_PERMANENT;
-		explain(r,
-				"TLS certificate verification failed (configuration: check profile.graph.graph_url against "
-				"the certificate, and profile.graph.ca_file): %s",
-				why);
+		utf8_snprintf(
+			r->error, sizeof r->error,
+			"TLS certificate verification failed (configuration: check profile.graph.graph_url against "
+			"the certificate, and profile.graph.ca_file): %s",
+			why);
 	} else if (transport_curl_config_error(a->curl_code)) {
 		r->status = DS_PERMANENT;
-		explain(r,
-				"the Microsoft Graph request is invalid (configuration: check the profile's graph_url): %s",
-				why);
+		utf8_snprintf(
+			r->error, sizeof r->error,
+			"the Microsoft Graph request is invalid (configuration: check the profile's graph_url): %s", why);
 	} else
-		explain(r, "%s reaching Microsoft Graph: %s",
-				transport_curl_timeout(a->curl_code) ? "timed out" : "failed", why);
+		utf8_snprintf(r->error, sizeof r->error, "%s reaching Microsoft Graph: %s",
+					  transport_curl_timeout(a->curl_code) ? "timed out" : "failed", why);
 }
 
 bool

@@ -14,6 +14,7 @@
 #include <string.h>
 #include <strings.h>
 
+#include "https.h"
 #include "utf8.h"
 
 static void
@@ -281,25 +282,9 @@ smtp_dialog_reply_line(struct SmtpDialog *d, const char *line, size_t len)
 void
 smtp_dialog_info(struct SmtpDialog *d, const char *line, size_t len)
 {
-	static const char *const keep[] = {
-		"Connected to",
-		"Re-using existing connection",
-		"SSL connection using",
-		"SSL certificate problem",
-		"Operation timed out",
-		"Connection died",
-		"Connection #",
-		"Closing connection",
-		"SSL: no alternative certificate subject name",
-	};
-	size_t i;
-
 	len = chomp(line, len);
-	for (i = 0; i < sizeof(keep) / sizeof(keep[0]); i++)
-		if (len >= strlen(keep[i]) && strncmp(line, keep[i], strlen(keep[i])) == 0) {
-			trace_line(d, "* ", line, len);
-			return;
-		}
+	if (https_info_kept(line, len))
+		trace_line(d, "* ", line, len);
 }
 
 void

@@ -75,7 +75,7 @@ void smtp_dialog_add_secret(struct SmtpDialog *d, const char *secret);
 void smtp_dialog_command(struct SmtpDialog *d, const char *line, size_t len);
 /* smtp_dialog_reply_line records one server reply line (CRLF optional). */
 void smtp_dialog_reply_line(struct SmtpDialog *d, const char *line, size_t len);
-/* smtp_dialog_info records an informational libcurl line worth keeping in the trace. */
+/* smtp_dialog_info records an informational libcurl line worth keeping in the trace (https_info_kept). */
 void smtp_dialog_info(struct SmtpDialog *d, const char *line, size_t len);
 /* smtp_dialog_note appends a "* text" line of our own to the trace. */
 void smtp_dialog_note(struct SmtpDialog *d, const char *text);

@@ -18,7 +18,6 @@
 #include "utf8.h"
 
 #include <curl/curl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -62,21 +61,6 @@ any_rcpt_class(const struct SmtpDialog *d, int cls)
 	return false;
 }
 
-static void explain(struct DeliveryResult *r, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* explain writes the readable reason into r->error. */
-static void
-explain(struct DeliveryResult *r, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(r->error, sizeof(r->error), fmt, ap);
-	va_end(ap);
-	/* a long server reply is cut to fit: never inside a character (the error is stored as text) */
-	utf8_trim_cut(r->error);
-}
-
 /* text_of returns a reply's text for messages ("" when none). */
 static const char *
 text_of(const struct SmtpReply *rep)
@@ -92,19 +76,21 @@ verdict_replies(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryR
 
 	if (d->final.code != 0) {
 		v->reply = &d->final;
-		explain(r, "the server refused the message after it was sent: %s", text_of(v->reply));
+		utf8_snprintf(r->error, sizeof r->error, "the server refused the message after it was sent: %s",
+					  text_of(v->reply));
 	} else if (d->data.code != 0 && d->data.code != 354) {
 		v->reply = &d->data;
-		explain(r, "the server refused DATA: %s", text_of(v->reply));
+		utf8_snprintf(r->error, sizeof r->error, "the server refused DATA: %s", text_of(v->reply));
 	} else if (d->n_rcpt > 0 && !any_rcpt_class(d, 2) && d->data.code == 0) {
 		/* libcurl stops when every RCPT failed; the 4xx ones may succeed later */
 		v->status = any_rcpt_class(d, 4) ? DS_TRANSIENT : DS_PERMANENT;
 		v->reply = &d->rcpt[d->n_rcpt - 1];
-		explain(r, "every recipient was refused (last: %s)", text_of(v->reply));
+		utf8_snprintf(r->error, sizeof r->error, "every recipient was refused (last: %s)", text_of(v->reply));
 		return true;
 	} else if (d->mail.code / 100 == 4 || d->mail.code / 100 == 5) {
 		v->reply = &d->mail;
-		explain(r, "the server refused the sender (MAIL FROM): %s", text_of(v->reply));
+		utf8_snprintf(r->error, sizeof r->error, "the server refused the sender (MAIL FROM): %s",
+					  text_of(v->reply));
 	} else
 		return false;
 	v->status = class_status(v->reply->code);
@@ -122,42 +108,46 @@ verdict_setup(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryRes
 	if (a->curl_code == CURLE_LOGIN_DENIED) {
 		v->reply = d->auth.code ? &d->auth : NULL;
 		if (d->auth.code / 100 == 4) {
-			explain(r, "temporary authentication failure: %s", text_of(v->reply));
+			utf8_snprintf(r->error, sizeof r->error, "temporary authentication failure: %s",
+						  text_of(v->reply));
 			return;
 		}
 		v->status = DS_PERMANENT;
-		explain(r,
-				"authentication failed; check the profile's username and password or "
-				"oauth_token (configuration): %s",
-				d->auth.code ? text_of(v->reply) : cerr);
+		utf8_snprintf(r->error, sizeof r->error,
+					  "authentication failed; check the profile's username and password or "
+					  "oauth_token (configuration): %s",
+					  d->auth.code ? text_of(v->reply) : cerr);
 	} else if (a->curl_code == CURLE_USE_SSL_FAILED) {
 		v->reply = d->starttls.code ? &d->starttls : NULL;
 		if (d->starttls.code / 100 == 4) {
-			explain(r, "the server cannot start TLS now: %s", text_of(v->reply));
+			utf8_snprintf(r->error, sizeof r->error, "the server cannot start TLS now: %s",
+						  text_of(v->reply));
 			return;
 		}
 		v->status = DS_PERMANENT;
-		explain(r,
-				"security=starttls requires STARTTLS but the server %s (configuration: fix "
-				"the server, or use security=tls or starttls_optional): %s",
-				d->starttls.code ? "refused it" : "does not offer it", cerr);
+		utf8_snprintf(r->error, sizeof r->error,
+					  "security=starttls requires STARTTLS but the server %s (configuration: fix "
+					  "the server, or use security=tls or starttls_optional): %s",
+					  d->starttls.code ? "refused it" : "does not offer it", cerr);
 	} else if (transport_curl_cert_error(a->curl_code)) {
 		v->status = DS_PERMANENT;
-		explain(r,
-				"TLS certificate verification failed (configuration: check profile.smtp.host "
-				"against the certificate, and profile.smtp.ca_file): %s",
-				cerr);
+		utf8_snprintf(r->error, sizeof r->error,
+					  "TLS certificate verification failed (configuration: check profile.smtp.host "
+					  "against the certificate, and profile.smtp.ca_file): %s",
+					  cerr);
 	} else if (d->last.code / 100 == 4 || d->last.code / 100 == 5) {
 		v->reply = &d->last;
 		v->status = class_status(d->last.code);
-		explain(r, "the server refused the session %s: %s", smtp_stage_name(d->last_stage),
-				text_of(v->reply));
+		utf8_snprintf(r->error, sizeof r->error, "the server refused the session %s: %s",
+					  smtp_stage_name(d->last_stage), text_of(v->reply));
 	} else if ((transport_curl_config_error(a->curl_code) || a->curl_code == CURLE_LOGIN_DENIED)) {
 		v->status = DS_PERMANENT;
-		explain(r, "the SMTP request is invalid (configuration): %s", cerr);
+		utf8_snprintf(r->error, sizeof r->error, "the SMTP request is invalid (configuration): %s", cerr);
 	} else
-		explain(r, "%s %s: %s", a->curl_code == CURLE_OPERATION_TIMEDOUT ? "timed out" : "connection failed",
-				smtp_stage_name(d->stage), cerr[0] ? cerr : curl_easy_strerror((CURLcode) a->curl_code));
+		utf8_snprintf(r->error, sizeof r->error, "%s %s: %s",
+					  a->curl_code == CURLE_OPERATION_TIMEDOUT ? "timed out" : "connection failed",
+					  smtp_stage_name(d->stage),
+					  cerr[0] ? cerr : curl_easy_strerror((CURLcode) a->curl_code));
 }
 
 /* verdict_of decides the attempt's status when libcurl reported an error. */
@@ -170,11 +160,11 @@ verdict_of(const struct SmtpAttempt *a, struct Verdict *v, struct DeliveryResult
 	if (d->body_complete && d->final.code == 0) {
 		v->status = DS_TRANSIENT;
 		v->unknown = true;
-		explain(r,
-				"the connection was lost after the message was sent and before the server "
-				"replied; it may have been delivered: %s",
-				a->curl_error && a->curl_error[0] ? a->curl_error
-												  : curl_easy_strerror((CURLcode) a->curl_code));
+		utf8_snprintf(r->error, sizeof r->error,
+					  "the connection was lost after the message was sent and before the server "
+					  "replied; it may have been delivered: %s",
+					  a->curl_error && a->curl_error[0] ? a->curl_error
+														: curl_easy_strerror((CURLcode) a->curl_code));
 		return;
 	}
 	if (a->curl_code != CURLE_LOGIN_DENIED && a->curl_code != CURLE_USE_SSL_FAILED &&
@@ -236,7 +226,8 @@ fill_delivered(const struct SmtpAttempt *a, struct DeliveryResult *r)
 	if (sent == r->n_rcpt)
 		return true;
 	r->status = retry > 0 ? DS_TRANSIENT : DS_PARTIAL;
-	explain(r, "%d of %d recipients were refused (%d temporarily)", retry + failed, r->n_rcpt, retry);
+	utf8_snprintf(r->error, sizeof r->error, "%d of %d recipients were refused (%d temporarily)",
+				  retry + failed, r->n_rcpt, retry);
 	return true;
 }
 

@@ -5,6 +5,8 @@
  */
 #include "utf8.h"
 
+#include <stdarg.h>
+#include <stdio.h>
 #include <string.h>
 
 /* U+FFFD, written in place of every byte that does not start a valid UTF-8 sequence. */
@@ -85,6 +87,17 @@ utf8_trim_cut(char *s)
 	want = (unsigned char) s[lead] >= 0xf0 ? 4 : (unsigned char) s[lead] >= 0xe0 ? 3 : 2;
 	if (n - lead < want)
 		s[lead] = '\0';
+}
+
+void
+utf8_snprintf(char *buf, size_t len, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(buf, len, fmt, ap);
+	va_end(ap);
+	utf8_trim_cut(buf);
 }
 
 bool

@@ -38,6 +38,12 @@ size_t utf8_prefix(const char *s, size_t max);
 void utf8_trim_cut(char *s);
 
 /*
+ * utf8_snprintf is snprintf followed by utf8_trim_cut: a readable reason that quotes a server's
+ * text, cut to fit its buffer but never inside a character (the delivery results' error texts).
+ */
+void utf8_snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/*
  * utf8_clean_line is utf8_clean that also turns CR, LF and TAB into blanks: a server's text made
  * into one line of an error message.
  */

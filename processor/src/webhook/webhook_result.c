@@ -5,7 +5,6 @@
 #include "webhook_result.h"
 
 #include <jansson.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -14,19 +13,6 @@
 
 /* How much of the answer an error message quotes, on one line. */
 #define QUOTE_MAX 300
-
-static void explain(struct WebhookVerdict *v, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-
-/* explain writes the readable reason into v->error. */
-static void
-explain(struct WebhookVerdict *v, const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(v->error, sizeof(v->error), fmt, ap);
-	va_end(ap);
-}
 
 /* retried: the statuses that say "not now" rather than "no". */
 static bool
@@ -51,23 +37,26 @@ classify_answered(const struct WebhookAnswer *a, struct WebhookVerdict *v)
 	if (a->status == 410) {
 		v->status = DS_PERMANENT;
 		v->gone = true;
-		explain(v, "HTTP 410 Gone: the endpoint no longer accepts webhooks; the channel is paused: %s", q);
+		utf8_snprintf(v->error, sizeof v->error,
+					  "HTTP 410 Gone: the endpoint no longer accepts webhooks; the channel is paused: %s", q);
 	} else if (retried(a->status)) {
 		v->status = DS_TRANSIENT;
 		if (a->status == 429 || a->status == 503)
 			v->retry_after_s = a->retry_after_s;
-		explain(v, "HTTP %ld%s: %s", a->status,
-				v->retry_after_s >= 0 ? " (retried when Retry-After says)" : "", q);
+		utf8_snprintf(v->error, sizeof v->error, "HTTP %ld%s: %s", a->status,
+					  v->retry_after_s >= 0 ? " (retried when Retry-After says)" : "", q);
 	} else if (a->status / 100 == 3) {
 		v->status = DS_PERMANENT;
 		const char *loc = a->location && a->location[0] ? a->location : "none";
 
 		/* cut at a character boundary: the error is stored as text, which must be valid UTF-8 */
-		explain(v, "HTTP %ld: redirects are not followed; register the endpoint's new URL (Location: %.*s)",
-				a->status, (int) utf8_prefix(loc, 400), loc);
+		utf8_snprintf(
+			v->error, sizeof v->error,
+			"HTTP %ld: redirects are not followed; register the endpoint's new URL (Location: %.*s)",
+			a->status, (int) utf8_prefix(loc, 400), loc);
 	} else {
 		v->status = DS_PERMANENT;
-		explain(v, "HTTP %ld: %s", a->status, q);
+		utf8_snprintf(v->error, sizeof v->error, "HTTP %ld: %s", a->status, q);
 	}
 	buf_free(&quote);
 }
@@ -82,18 +71,21 @@ classify_unanswered(const struct WebhookAnswer *a, struct WebhookVerdict *v)
 	if (a->body_sent) {
 		/* The request went out whole: the receiver may have acted on it. Same webhook-id next time. */
 		v->unknown_outcome = true;
-		explain(v, "no answer after the request was sent; the endpoint may have received it (%s)", why);
+		utf8_snprintf(v->error, sizeof v->error,
+					  "no answer after the request was sent; the endpoint may have received it (%s)", why);
 	} else if (transport_curl_cert_error(a->curl_code)) {
 		v->status = DS_PERMANENT;
-		explain(v,
-				"TLS certificate verification failed (configuration: the URL's host and the channel's "
-				"ca_file): %s",
-				why);
+		utf8_snprintf(v->error, sizeof v->error,
+					  "TLS certificate verification failed (configuration: the URL's host and the channel's "
+					  "ca_file): %s",
+					  why);
 	} else if (transport_curl_config_error(a->curl_code)) {
 		v->status = DS_PERMANENT;
-		explain(v, "the request is invalid (configuration: the channel's URL): %s", why);
+		utf8_snprintf(v->error, sizeof v->error,
+					  "the request is invalid (configuration: the channel's URL): %s", why);
 	} else
-		explain(v, "%s: %s", transport_curl_timeout(a->curl_code) ? "timed out" : "failed", why);
+		utf8_snprintf(v->error, sizeof v->error, "%s: %s",
+					  transport_curl_timeout(a->curl_code) ? "timed out" : "failed", why);
 }
 
 void
