@@ -16,7 +16,7 @@
  *            even while every worker is busy (ha.c); drain rounds between ticks only probe
  *
  * Threads: the main thread owns the control connection and the loop below; --workers threads own
- * one connection each and run events (worker.c). Polling only: no LISTEN/NOTIFY anywhere.
+ * one connection each and run events (pool.c, worker.c). Polling only: no LISTEN/NOTIFY anywhere.
  */
 #include <errno.h>
 #include <signal.h>
@@ -31,6 +31,7 @@
 #include "config.h"
 #include "ha.h"
 #include "install_cmd.h"
+#include "job.h"
 #include "log.h"
 #include "metrics.h"
 #include "metrics_http.h"
@@ -204,10 +205,9 @@ end_batch(void)
 static void
 collect_finished(void)
 {
-	struct Job *j, *next;
+	struct Job *jobs = pool_collect(), *j;
 
-	for (j = pool_collect(); j; j = next) {
-		next = j->next;
+	for (j = jobs; j; j = j->next) {
 		metrics_event(j->channel, j->outcome, j->duration_us);
 		switch (j->outcome) {
 		case OC_SKIPPED:
@@ -252,8 +252,8 @@ collect_finished(void)
 			loop.want_probe = true;
 			break;
 		}
-		free(j);
 	}
+	job_free(jobs);
 }
 
 /* can_fetch: a worker is free and nothing is queued for it, so a fetch would be put to work. */

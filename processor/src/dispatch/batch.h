@@ -11,7 +11,7 @@
 
 #include "buf.h"
 #include "compiler.h"
-#include "pgrelay.h"
+#include "job.h"
 
 /*
  * The window of a batch: process_batch() starts an event only while the statement has that

@@ -1,5 +1,6 @@
 /*
- * pool.c - the worker threads and the job hand-over between them and the main thread.
+ * pool.c - the worker threads, a slot each (thread, state, jobs, settings), and the job hand-over
+ * between them and the main thread. Each thread runs its slot's worker (worker.c).
  *
  * Note that there is no barrier between rounds: the main thread submits the ids of one fetch, and
  * each worker takes the next job as soon as it is free. A slow event occupies one worker; the
@@ -10,6 +11,8 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -22,6 +25,17 @@
 #include "log.h"
 #include "worker.h"
 
+/* One worker thread's slot: what the pool keeps about it; the worker keeps the rest (worker.c). */
+struct Slot {
+	int no; /* 1..workers */
+	pthread_t thread;
+	bool started;                   /* the thread exists (join it) */
+	atomic_int state;               /* enum WorkerState: set by the worker, read by the main thread */
+	struct WorkerSettings settings; /* copy taken with the current jobs */
+	struct Job *jobs;               /* the events being run, NULL when none (guarded by the pool lock) */
+	struct Worker *worker;          /* its connection, transports and leadership */
+};
+
 static struct {
 	pthread_mutex_t mu;
 	pthread_cond_t cv;                 /* workers wait here for a job or for stop */
@@ -30,7 +44,7 @@ static struct {
 	int queued, in_flight, idle, done;
 	bool stopping;
 	int wake_fd; /* eventfd: the main thread sleeps on it */
-	struct Worker *workers;
+	struct Slot *slots;
 	int n;
 	char *conninfo;
 	struct WorkerSettings settings;
@@ -53,6 +67,9 @@ static struct {
 		  {{0}, {0}, 0, 0, 0, 0},
 		  -1};
 
+static bool stopping(void);
+static void *slot_main(void *arg);
+
 bool
 pool_start(int nworkers, const char *conninfo, const char *mode, const struct WorkerSettings *ws)
 {
@@ -64,27 +81,32 @@ pool_start(int nworkers, const char *conninfo, const char *mode, const struct Wo
 		return false;
 	pool.conninfo = conninfo ? strdup(conninfo) : NULL;
 	pool.settings = *ws;
-	pool.workers = calloc((size_t) nworkers, sizeof *pool.workers);
-	if (pool.workers == NULL)
+	pool.slots = calloc((size_t) nworkers, sizeof *pool.slots);
+	if (pool.slots == NULL)
 		return false;
 	pool.n = nworkers;
+	for (i = 0; i < nworkers; i++) {
+		struct Slot *s = &pool.slots[i];
+
+		s->no = i + 1;
+		atomic_store(&s->state, W_STARTING);
+		s->worker =
+			worker_new(s->no, pool.conninfo, mode, (struct WorkerLink){&s->state, stopping, pool_leader});
+		if (s->worker == NULL)
+			return false;
+	}
 
 	/* Workers block every signal: only the main thread handles them. */
 	sigfillset(&all);
 	pthread_sigmask(SIG_BLOCK, &all, &old);
 	for (i = 0; i < nworkers; i++) {
-		struct Worker *w = &pool.workers[i];
-		char label[32];
+		struct Slot *s = &pool.slots[i];
 
-		w->no = i + 1;
-		snprintf(label, sizeof label, "worker-%d", w->no);
-		pgconn_init(&w->pg, label, pool.conninfo, mode);
-		atomic_store(&w->state, W_STARTING);
-		if (pthread_create(&w->thread, NULL, worker_main, w) != 0) {
+		if (pthread_create(&s->thread, NULL, slot_main, s) != 0) {
 			pthread_sigmask(SIG_SETMASK, &old, NULL);
 			return false;
 		}
-		w->started = true;
+		s->started = true;
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	return true;
@@ -98,8 +120,9 @@ pool_update_settings(const struct WorkerSettings *ws)
 	pthread_mutex_unlock(&pool.mu);
 }
 
-void
-pool_settings(struct WorkerSettings *out)
+/* settings copies the current settings (a reload changes them). */
+static void
+settings(struct WorkerSettings *out)
 {
 	pthread_mutex_lock(&pool.mu);
 	*out = pool.settings;
@@ -124,7 +147,7 @@ in_flight_id(long long id)
 	int i;
 
 	for (i = 0; i < pool.n; i++)
-		for (j = pool.workers[i].jobs; j; j = j->next)
+		for (j = pool.slots[i].jobs; j; j = j->next)
 			if (j->id == id)
 				return true;
 	return false;
@@ -146,7 +169,7 @@ pool_submit(struct Job *jobs)
 		next = j->next;
 		j->next = NULL;
 		if (in_flight_id(j->id)) {
-			free(j);
+			job_free(j);
 			continue;
 		}
 		if (last)
@@ -176,14 +199,9 @@ pool_submit(struct Job *jobs)
 static int
 drop_queued(void)
 {
-	struct Job *j, *next;
-	int n = 0;
+	int n = job_count(pool.head);
 
-	for (j = pool.head; j; j = next) {
-		next = j->next;
-		free(j);
-		n++;
-	}
+	job_free(pool.head);
 	pool.head = pool.tail = NULL;
 	pool.queued = 0;
 	return n;
@@ -248,8 +266,9 @@ pool_counts(struct PoolCounts *out)
 	pthread_mutex_unlock(&pool.mu);
 }
 
-bool
-pool_stopping(void)
+/* stopping: has pool_stop begun? (the workers' WorkerLink) */
+static bool
+stopping(void)
 {
 	bool s;
 
@@ -259,15 +278,19 @@ pool_stopping(void)
 	return s;
 }
 
-struct Job *
-pool_take(struct Worker *w)
+/*
+ * take blocks until a job is available and returns the jobs the worker of slot s takes (one, or a
+ * batch: batch.h), linked by next, with the settings they run under in s (NULL: stop).
+ */
+static struct Job *
+take(struct Slot *s)
 {
 	struct Job *j = NULL;
 	int n = 0;
 
 	pthread_mutex_lock(&pool.mu);
 	pool.idle++;
-	atomic_store(&w->state, W_IDLE);
+	atomic_store(&s->state, W_IDLE);
 	/*
 	 * Note that the main thread is only woken when it has something to decide: an idle worker
 	 * and nothing queued (fetch more). Waking it for every event costs a context switch, and on
@@ -283,16 +306,17 @@ pool_take(struct Worker *w)
 		j = batch_take(&pool.head, &pool.tail, limit, &n);
 		pool.queued -= n;
 		pool.in_flight += n;
-		w->jobs = j;
-		w->settings = pool.settings;
+		s->jobs = j;
+		s->settings = pool.settings;
 	}
 	pool.idle--;
 	pthread_mutex_unlock(&pool.mu);
 	return j;
 }
 
-void
-pool_finish(struct Worker *w, struct Job *jobs)
+/* finish moves the jobs the worker of slot s ran to the finished list. */
+static void
+finish(struct Slot *s, struct Job *jobs)
 {
 	struct Job *last = jobs;
 	bool wake;
@@ -303,7 +327,7 @@ pool_finish(struct Worker *w, struct Job *jobs)
 		n++;
 	}
 	pthread_mutex_lock(&pool.mu);
-	w->jobs = NULL;
+	s->jobs = NULL;
 	if (pool.done_tail)
 		pool.done_tail->next = jobs;
 	else
@@ -317,8 +341,9 @@ pool_finish(struct Worker *w, struct Job *jobs)
 		pool_wake();
 }
 
-void
-pool_sleep(long ms)
+/* sleep_ms waits up to ms, returning early when the pool stops. */
+static void
+sleep_ms(long ms)
 {
 	struct timespec until;
 
@@ -385,21 +410,21 @@ pool_stop(long timeout_ms)
 		log_warn("stopping", LOG_STR("reason", "shutdown_timeout"), LOG_INT("in_flight", left),
 				 LOG_STR("action", "cancel"));
 		for (i = 0; i < pool.n; i++) {
-			int st = atomic_load(&pool.workers[i].state);
+			int st = atomic_load(&pool.slots[i].state);
 
 			if (st == W_SQL || st == W_NOTIFY || st == W_WEBHOOK)
-				pgconn_cancel(&pool.workers[i].pg);
+				worker_cancel(pool.slots[i].worker);
 		}
 		left = wait_in_flight(now_us() + 5000000LL);
 	}
 	for (i = 0; i < pool.n; i++) {
-		struct Worker *w = &pool.workers[i];
+		struct Slot *s = &pool.slots[i];
 
-		if (!w->started)
+		if (!s->started)
 			continue;
-		if (atomic_load(&w->state) == W_STOPPED || left == 0) {
-			pthread_join(w->thread, NULL);
-			w->started = false;
+		if (atomic_load(&s->state) == W_STOPPED || left == 0) {
+			pthread_join(s->thread, NULL);
+			s->started = false;
 		}
 	}
 	return left;
@@ -408,23 +433,52 @@ pool_stop(long timeout_ms)
 void
 pool_free(void)
 {
-	struct Job *j, *next;
 	int i;
 
-	for (j = pool_collect(); j; j = next) {
-		next = j->next;
-		free(j);
-	}
+	job_free(pool_collect());
 	for (i = 0; i < pool.n; i++)
-		if (pool.workers[i].started)
+		if (pool.slots[i].started)
 			return; /* a worker is still stuck in a call: leave everything to process exit */
 	for (i = 0; i < pool.n; i++)
-		pgconn_destroy(&pool.workers[i].pg);
-	free(pool.workers);
-	pool.workers = NULL;
+		worker_free(pool.slots[i].worker);
+	free(pool.slots);
+	pool.slots = NULL;
 	free(pool.conninfo);
 	pool.conninfo = NULL;
 	if (pool.wake_fd >= 0)
 		close(pool.wake_fd);
 	pool.wake_fd = -1;
+}
+
+/*
+ * slot_main is a worker thread: it keeps the worker's connection up (waiting out the reconnect
+ * backoff), takes jobs and has the worker run them, until the pool stops.
+ */
+static void *
+slot_main(void *arg)
+{
+	struct Slot *s = arg;
+
+	while (!stopping()) {
+		struct Job *j;
+		long wait_ms;
+
+		if (!worker_is_up(s->worker)) {
+			settings(&s->settings); /* the current --reconnect-max */
+			if (!worker_session(s->worker, s->settings.reconnect_max_ms, &wait_ms)) {
+				atomic_store(&s->state, W_DOWN);
+				sleep_ms(wait_ms);
+				continue;
+			}
+		}
+		j = take(s);
+		if (j == NULL)
+			break;
+		worker_run(s->worker, j, &s->settings);
+		finish(s, j);
+	}
+	worker_close(s->worker);
+	atomic_store(&s->state, W_STOPPED);
+	pool_wake();
+	return NULL;
 }

@@ -1,15 +1,16 @@
 /*
- * pool.h - the worker threads and the hand-over of events between the ticker (main thread) and
- * them: a queue of submitted jobs, a list of finished ones, and an eventfd that wakes the main
- * thread when a job finishes, a worker becomes idle or a signal arrives.
+ * pool.h - the worker threads and the hand-over of events between the main thread and them: a
+ * queue of submitted jobs, a list of finished ones, and an eventfd that wakes the main thread when
+ * a job finishes, a worker becomes idle or a signal arrives. The pool owns a slot per worker (its
+ * thread, state, jobs and settings) and runs the worker of each (worker.h) on its thread.
  */
 #ifndef PGRELAY_POOL_H
 #define PGRELAY_POOL_H
 
 #include <stdbool.h>
 
-#include "buf.h"
 #include "compiler.h"
+#include "job.h"
 #include "pgrelay.h"
 
 bool pool_start(int nworkers, const char *conninfo, const char *mode,
@@ -35,7 +36,7 @@ int pool_drop_queued(void);
 int pool_set_leader(bool leader);
 /* pool_leader: 1 leading, 0 not leading, -1 not in leader mode (nothing to publish). */
 int pool_leader(void);
-/* pool_collect returns the finished jobs, oldest first; the caller frees them. */
+/* pool_collect returns the finished jobs, oldest first; the caller frees them (job_free). */
 struct Job *pool_collect(void);
 
 /* A snapshot of the pool, taken under its lock. */
@@ -60,17 +61,5 @@ void pool_wake(void);
  */
 int pool_stop(long timeout_ms);
 void pool_free(void);
-
-/*
- * For worker.c: pool_take blocks until a job is available and returns the jobs the worker takes
- * (one, or a batch: batch.h), linked by next (NULL: stop); pool_finish reports them finished.
- */
-struct Worker;
-struct Job *pool_take(struct Worker *w);
-void pool_finish(struct Worker *w, struct Job *jobs);
-bool pool_stopping(void);
-/* pool_sleep waits up to ms, returning early when the pool stops. */
-void pool_sleep(long ms);
-void pool_settings(struct WorkerSettings *out);
 
 #endif

@@ -197,7 +197,7 @@ tick_fetch(struct Ticker *t, int limit, struct Job **out)
 		return -1;
 	n = PQntuples(res);
 	for (i = 0; i < n; i++) {
-		struct Job *j = calloc(1, sizeof *j);
+		struct Job *j = job_new();
 
 		if (j == NULL)
 			break; /* the rest stays queued for the next round */

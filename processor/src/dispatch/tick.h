@@ -8,6 +8,7 @@
 #include <stdbool.h>
 
 #include "compiler.h"
+#include "job.h"
 #include "pgconn.h"
 #include "pgrelay.h"
 

@@ -1,74 +1,90 @@
 /*
- * worker.c - a worker thread: keeps its connection up, takes events from the pool and runs them:
- * process_one() for a SQL action, process_batch() for several (batch.h), the held transactions of
- * notify.c for notify and of webhook.c for webhook. It is the one place that logs what became of a
- * worker's events.
+ * worker.c - one worker's run context and the running of its events: process_one() for a SQL
+ * action, process_batch() for several (batch.h), the held transaction (held.c) of notify.c for
+ * notify and of webhook.c for webhook. It is the one place that logs what became of a worker's
+ * events; held.c sends what finishes them when their own statement could not.
  */
 #include "worker.h"
 
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "batch.h"
 #include "clock.h"
+#include "held.h"
 #include "log.h"
 #include "notify.h"
+#include "pgconn.h"
+#include "transport.h"
 #include "utf8.h"
 #include "webhook.h"
 
-/*
- * error_persists: a statement failed with an error that comes back however often the event is
- * offered again (bad data, a constraint, a bug), as opposed to one that passes by itself: a lost
- * session, a deadlock or serialization failure, a shutdown or a cancel, lack of resources, a lock
- * timeout. An error without a SQLSTATE is the Processor's own (out of memory): it passes.
- */
-static bool
-error_persists(const char *sqlstate)
-{
-	static const char *const passing[] = {"08", "40", "53", "55", "57", "58"};
-	size_t i;
+struct Worker {
+	struct PgConn pg;
+	struct WorkerLink link;            /* the pool's: the slot's state, stopping, leadership */
+	const struct WorkerSettings *ws;   /* the settings taken with the events under way */
+	struct TransportCache *transports; /* transport sessions; made by the first notify or webhook event */
+	unsigned long leader_session;      /* pg.sessions when pg_relay.is_leader was last published */
+	int leader_published;              /* the value published then: 1 on, 0 off */
+};
 
-	if (sqlstate[0] == '\0')
-		return false;
-	for (i = 0; i < sizeof passing / sizeof passing[0]; i++)
-		if (strncmp(sqlstate, passing[i], 2) == 0)
-			return false;
-	return true;
+struct Worker *
+worker_new(int no, const char *conninfo, const char *mode, struct WorkerLink link)
+{
+	struct Worker *w = calloc(1, sizeof *w);
+	char label[32];
+
+	if (w == NULL)
+		return NULL;
+	snprintf(label, sizeof label, "worker-%d", no);
+	pgconn_init(&w->pg, label, conninfo, mode);
+	w->link = link;
+	return w;
 }
 
-/*
- * fail_unrecordable fails event j for good, in a transaction of its own, because recording what
- * its attempt came to failed with an error that persists. Offering it again would run or deliver
- * it again and again without ever recording it; failed, it is in pgrelay.failed with the reason,
- * for an admin to re-queue once the cause is fixed. Returns false when even that failed.
- */
-static bool
-fail_unrecordable(struct Worker *w, struct Job *j, const char *reason, const char *sqlstate)
+void
+worker_free(struct Worker *w)
 {
-	char id[24];
-	const char *claim[] = {id};
-	const char *log[] = {id, "permanent", reason, sqlstate, NULL, NULL, NULL};
+	if (w == NULL)
+		return;
+	pgconn_destroy(&w->pg);
+	free(w);
+}
 
-	snprintf(id, sizeof id, "%lld", j->id);
-	if (pgconn_pipeline(&w->pg,
-						(struct PgPipeStmt[]){{STMT_BEGIN, NULL},
-											  {STMT_CLAIM, claim},
-											  {STMT_WRITE_LOG, log},
-											  {STMT_MARK_DONE, claim},
-											  {STMT_COMMIT, NULL}},
-						5))
-		return true;
-	pgconn_rollback(&w->pg);
-	return false;
+bool
+worker_is_up(const struct Worker *w)
+{
+	return pgconn_is_up(&w->pg);
+}
+
+bool
+worker_session(struct Worker *w, long reconnect_max_ms, long *wait_ms)
+{
+	return pgconn_session(&w->pg, reconnect_max_ms, wait_ms);
+}
+
+void
+worker_cancel(struct Worker *w)
+{
+	pgconn_cancel(&w->pg);
+}
+
+void
+worker_close(struct Worker *w)
+{
+	transport_cache_free(w->transports);
+	w->transports = NULL;
+	pgconn_close(&w->pg);
 }
 
 /*
  * statement_failed reports a statement of event j that failed at step, then makes the session
  * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
  * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled
- * back. The event is offered again later, unless the error persists: then it is failed for good
- * (fail_unrecordable), so that no event loops.
+ * back. The event is offered again later, unless the error persists: then held_abandon fails it
+ * for good, so that no event loops.
  */
 static void
 statement_failed(struct Worker *w, struct Job *j, const char *step, const char *notification)
@@ -80,7 +96,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
-		atomic_store(&w->state, W_DOWN);
+		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
@@ -89,8 +105,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
 	snprintf(reason, sizeof reason, "the outcome of the attempt could not be recorded (%s: %s)", step,
 			 w->pg.error);
-	pgconn_rollback(&w->pg);
-	if (!error_persists(sqlstate) || !fail_unrecordable(w, j, reason, sqlstate))
+	if (!held_abandon(&w->pg, j->id, reason, sqlstate))
 		return;
 	j->outcome = OC_FAILED;
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
@@ -132,39 +147,18 @@ log_replayed(struct Worker *w, const struct Job *j, const char *notification, co
  * statement timeout on as 57014) or an admin cancelled the backend. process_one() re-raises any
  * cancel that is not its own timeout, so the transaction rolled back with nothing recorded, and
  * offered again the event would run again and again without ever spending an attempt. The
- * attempt is recorded in a transaction of its own as the handler's error: retried with backoff
- * until max_attempts, like any other. Returns false, with nothing recorded, when that failed.
+ * attempt is recorded in a transaction of its own as the handler's error (held_record_error):
+ * retried with backoff until max_attempts, like any other. Returns false, with nothing recorded,
+ * when that failed.
  */
 static bool
 record_foreign_cancel(struct Worker *w, struct Job *j)
 {
-	char id[24], error[1024], retry_at[40] = "-";
-	const char *claim[] = {id};
-	const char *log[] = {id, "error", error, "57014", NULL, NULL, NULL};
-	PGresult *res;
-	bool claimed, logged;
+	char error[1024], retry_at[40] = "-";
 
-	snprintf(id, sizeof id, "%lld", j->id);
 	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
-	pgconn_rollback(&w->pg);
-	if (!pgconn_exec(&w->pg, STMT_BEGIN, NULL))
+	if (!held_record_error(&w->pg, j->id, error, "57014", &j->outcome, retry_at, sizeof retry_at))
 		return false;
-	res = pgconn_query(&w->pg, STMT_CLAIM, claim);
-	claimed = res != NULL && PQntuples(res) > 0;
-	pgconn_clear(res);
-	res = claimed ? pgconn_query(&w->pg, STMT_WRITE_LOG, log) : NULL;
-	logged = res != NULL;
-	if (logged) {
-		j->outcome = outcome_parse(pgconn_value(res, 0, 0));
-		if (pgconn_value(res, 0, 1) != NULL)
-			snprintf(retry_at, sizeof retry_at, "%s", pgconn_value(res, 0, 1));
-		pgconn_clear(res);
-	}
-	if (!logged ||
-		!pgconn_pipeline(&w->pg, (struct PgPipeStmt[]){{STMT_MARK_DONE, claim}, {STMT_COMMIT, NULL}}, 2)) {
-		pgconn_rollback(&w->pg);
-		return false;
-	}
 	log_attempt_failed(w, j, NULL, j->attempt, error, "57014", retry_at);
 	return true;
 }
@@ -177,7 +171,7 @@ run_sql(struct Worker *w, struct Job *j)
 	const char *params[1] = {idbuf};
 	PGresult *res;
 
-	atomic_store(&w->state, W_SQL);
+	atomic_store(w->link.state, W_SQL);
 	snprintf(idbuf, sizeof idbuf, "%lld", j->id);
 	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
 	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
@@ -186,7 +180,7 @@ run_sql(struct Worker *w, struct Job *j)
 		return;
 	}
 	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
-	if (res == NULL && !w->pg.lost && !pool_stopping() && strcmp(w->pg.sqlstate, "57014") == 0 &&
+	if (res == NULL && !w->pg.lost && !w->link.stopping() && strcmp(w->pg.sqlstate, "57014") == 0 &&
 		record_foreign_cancel(w, j))
 		return;
 	if (res == NULL) {
@@ -209,10 +203,10 @@ run_notify(struct Worker *w, struct Job *j)
 {
 	struct EventReport rep = {0};
 
-	atomic_store(&w->state, W_NOTIFY);
+	atomic_store(w->link.state, W_NOTIFY);
 	if (w->transports == NULL)
 		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
-	j->outcome = notify_run(&w->pg, &w->settings, j, w->transports, &rep);
+	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, notify_run);
 	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
 		statement_failed(w, j, rep.step, rep.notification);
 	else if (j->outcome == OC_DEFERRED)
@@ -233,10 +227,10 @@ run_webhook(struct Worker *w, struct Job *j)
 {
 	struct EventReport rep = {0};
 
-	atomic_store(&w->state, W_WEBHOOK);
+	atomic_store(w->link.state, W_WEBHOOK);
 	if (w->transports == NULL)
 		w->transports = transport_cache_new(); /* NULL: webhook_run reports out of memory */
-	j->outcome = webhook_run(&w->pg, &w->settings, j, w->transports, &rep);
+	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, webhook_run);
 	if (j->outcome == OC_LOST && rep.step != NULL)
 		statement_failed(w, j, rep.step, NULL);
 	else if (outcome_failed(j->outcome))
@@ -282,7 +276,7 @@ unknown_action_first_time(const char *action_type)
 static bool
 publish_leader(struct Worker *w)
 {
-	int leader = pool_leader();
+	int leader = w->link.leader();
 	const char *value[1];
 
 	if (leader < 0 || (w->pg.sessions == w->leader_session && leader == w->leader_published))
@@ -371,7 +365,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
-		atomic_store(&w->state, W_DOWN);
+		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
 	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", jobs->id), LOG_STR("channel", jobs->channel),
@@ -419,7 +413,7 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 	const char *params[1];
 	PGresult *res = NULL;
 
-	atomic_store(&w->state, W_SQL);
+	atomic_store(w->link.state, W_SQL);
 	if (batch_ids(jobs, &ids) && pgconn_set_timeout(&w->pg, batch_timeout_ms(jobs->timeout_ms))) {
 		params[0] = ids.data;
 		res = pgconn_query(&w->pg, STMT_PROCESS_BATCH, params);
@@ -430,7 +424,7 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 		pgconn_clear(res);
 		return true;
 	}
-	if (w->pg.lost || pool_stopping()) {
+	if (w->pg.lost || w->link.stopping()) {
 		batch_lost(w, jobs, n);
 		return true;
 	}
@@ -451,11 +445,9 @@ static void
 run_batch(struct Worker *w, struct Job *jobs)
 {
 	long long t0 = now_us();
+	int n = job_count(jobs);
 	struct Job *j;
-	int n = 0;
 
-	for (j = jobs; j; j = j->next)
-		n++;
 	if (!publish_leader(w)) {
 		for (j = jobs; j; j = j->next)
 			leader_failed(w, j);
@@ -464,25 +456,6 @@ run_batch(struct Worker *w, struct Job *jobs)
 			run_sql(w, j);
 	}
 	event_done(w, jobs, n, t0);
-}
-
-/*
- * worker_session makes sure the worker's connection is up; when it is not and cannot be yet, the
- * worker waits (pool_sleep) until the next attempt is due and returns false.
- */
-static bool
-worker_session(struct Worker *w)
-{
-	long wait_ms;
-
-	if (pgconn_is_up(&w->pg))
-		return true;
-	pool_settings(&w->settings); /* the current --reconnect-max */
-	if (pgconn_session(&w->pg, w->settings.reconnect_max_ms, &wait_ms))
-		return true;
-	atomic_store(&w->state, W_DOWN);
-	pool_sleep(wait_ms);
-	return false;
 }
 
 /*
@@ -500,34 +473,18 @@ fresh_session(struct Worker *w)
 		return;
 	log_warn_c(&w->pg, "reconnecting", LOG_STR("reason", "stale_connection"), LOG_STR("error", w->pg.error));
 	pgconn_lost(&w->pg);
-	if (!pgconn_session(&w->pg, w->settings.reconnect_max_ms, &wait_ms))
-		atomic_store(&w->state, W_DOWN); /* the event then fails as lost and is offered again */
+	if (!pgconn_session(&w->pg, w->ws->reconnect_max_ms, &wait_ms))
+		atomic_store(w->link.state, W_DOWN); /* the event then fails as lost and is offered again */
 }
 
-void *
-worker_main(void *arg)
+void
+worker_run(struct Worker *w, struct Job *jobs, const struct WorkerSettings *ws)
 {
-	struct Worker *w = arg;
-
-	while (!pool_stopping()) {
-		struct Job *j;
-
-		if (!worker_session(w))
-			continue;
-		j = pool_take(w);
-		if (j == NULL)
-			break;
-		fresh_session(w);
-		if (j->next == NULL)
-			run_job(w, j);
-		else
-			run_batch(w, j);
-		pool_finish(w, j);
-	}
-	transport_cache_free(w->transports);
-	w->transports = NULL;
-	pgconn_close(&w->pg);
-	atomic_store(&w->state, W_STOPPED);
-	pool_wake();
-	return NULL;
+	w->ws = ws;
+	fresh_session(w);
+	if (jobs->next == NULL)
+		run_job(w, jobs);
+	else
+		run_batch(w, jobs);
+	w->ws = NULL;
 }

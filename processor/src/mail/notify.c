@@ -1,13 +1,14 @@
 /*
- * notify.c - one notify event in one held transaction (docs/interface.md):
+ * notify.c - one notify event in its held transaction (held.c, docs/interface.md):
  *
  *   BEGIN; _queue_claim; fetch(pk); deliver outside the database under a hard timeout;
  *   _write_log (takes the retry decision); set_status; _queue_mark_done; COMMIT.
  *
- * The claimed row stays locked for the whole delivery, so no other worker or Processor can take
- * it, and a crash anywhere before COMMIT leaves the row unclaimed for a later poll: delivery is
- * at-least-once, never silently lost. A message over its profile's rate limit is deferred
- * (_queue_defer) without spending an attempt.
+ * This file reads the claimed row and its message, picks the transport, delivers and classifies;
+ * held.c sends the statements. The claimed row stays locked for the whole delivery, so no other
+ * worker or Processor can take it, and a crash anywhere before COMMIT leaves the row unclaimed for
+ * a later poll: delivery is at-least-once, never silently lost. A message over its profile's rate
+ * limit is deferred (_queue_defer) without spending an attempt.
  */
 #include "notify.h"
 
@@ -16,168 +17,119 @@
 #include <string.h>
 
 #include "clock.h"
-#include "held.h"
 #include "message.h"
 #include "ratelimit.h"
 #include "secrets.h"
 #include "status_doc.h"
+#include "transport.h"
 #include "utf8.h"
 
-/* One attempt's state, from the claim to the commit. */
-struct Held {
-	struct PgConn *pg;
-	const struct WorkerSettings *ws;
-	struct TransportCache *tc;
-	struct EventReport *rep;
-	char id[24];
+/* A notify event's state, from the claim to the commit. */
+struct Mail {
+	struct Held *h;
 	char *payload; /* the notification id, as the queue row has it */
-	int attempt;
-	char started[40]; /* ISO 8601, for _write_log and set_status */
 	struct Message msg;
 	bool have_msg;
+	/* What set_status() gets for the attempt being finished (record_status). */
+	bool set_status;                /* record the attempt in the notifier */
+	const struct DeliveryResult *r; /* what the transport said */
+	char *status;                   /* the document, while the finish runs */
+	const char *status_params[2];
 };
-
-/* The result handed to _write_log: one of its results, the reason, and what set_status gets. */
-struct Finish {
-	enum AttemptResult result;
-	const char *error;    /* NULL when none */
-	const char *sqlstate; /* NULL when none */
-	char *detail;         /* JSON for pgrelay.log, or NULL */
-	long retry_after_s;   /* provider's Retry-After, -1 when none */
-	bool set_status;      /* record the attempt in the notifier */
-	const struct DeliveryResult *r;
-};
-
-/* keep_claim copies what the claim returned; false when out of memory. */
-static bool
-keep_claim(struct Held *h, PGresult *res)
-{
-	h->payload = strdup(pgconn_value(res, 0, 0));
-	h->attempt = atoi(pgconn_value(res, 0, 1));
-	/* every line the worker logs about this event names its notification */
-	snprintf(h->rep->notification, sizeof h->rep->notification, "%s", pgconn_value(res, 0, 0));
-	return h->payload != NULL;
-}
 
 /*
- * claim_and_fetch claims the row and fetches its message in one statement. Returns 1 with *doc
- * (NULL when no such notification), 2 when the row was replayed (its attempt is recorded already:
- * the claim finished it, nothing is fetched or sent), 0 when the claim failed (skipped), -1 when a
- * statement failed
- * (h->pg says why). A fetch that raises (the notifier missing, a privilege) is rolled back to
- * the savepoint, the row claimed again alone, and 1 returned with *doc NULL and err set: a
- * transient failure of the event rather than an aborted transaction.
+ * read_claim reads the claim's row: payload, attempt, the fetch() document (*doc, NULL when no
+ * such notification or the fetch failed), replayed. Clears res.
  */
-static int
-claim_and_fetch(struct Held *h, char **doc, char *err, size_t errlen)
+static enum HeldClaim
+read_claim(struct Mail *m, PGresult *res, bool fetched, char **doc)
 {
-	const char *params[1] = {h->id};
-	PGresult *res;
-	int claimed;
+	enum HeldClaim c = HC_SKIPPED;
 
 	*doc = NULL;
-	err[0] = '\0';
-	res = pgconn_query(h->pg, STMT_CLAIM_FETCH, params);
-	if (res == NULL) {
-		if (h->pg->lost)
-			return -1;
-		snprintf(err, errlen, "fetch failed: %.*s", (int) utf8_prefix(h->pg->error, 900), h->pg->error);
-		utf8_trim_cut(err);
-		if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
-			return -1;
-		res = pgconn_query(h->pg, STMT_CLAIM, params);
-		if (res == NULL)
-			return -1;
-	}
-	claimed = PQntuples(res) > 0;
-	if (claimed && strcmp(pgconn_value(res, 0, 3) ? pgconn_value(res, 0, 3) : "f", "t") == 0)
-		claimed = keep_claim(h, res) ? 2 : -1;
-	else if (claimed && !keep_claim(h, res))
-		claimed = -1;
-	else if (claimed && err[0] == '\0' && pgconn_value(res, 0, 2) != NULL) {
-		*doc = strdup(pgconn_value(res, 0, 2));
-		if (*doc == NULL)
-			claimed = -1;
+	if (res == NULL)
+		return HC_FAILED;
+	if (PQntuples(res) > 0) {
+		c = strcmp(pgconn_value(res, 0, 3) ? pgconn_value(res, 0, 3) : "f", "t") == 0 ? HC_REPLAYED
+																					  : HC_CLAIMED;
+		m->payload = strdup(pgconn_value(res, 0, 0));
+		m->h->attempt = atoi(pgconn_value(res, 0, 1));
+		/* every line the worker logs about this event names its notification */
+		snprintf(m->h->rep->notification, sizeof m->h->rep->notification, "%s", pgconn_value(res, 0, 0));
+		if (m->payload == NULL)
+			c = HC_FAILED;
+		else if (c == HC_CLAIMED && fetched && pgconn_value(res, 0, 2) != NULL &&
+				 (*doc = strdup(pgconn_value(res, 0, 2))) == NULL)
+			c = HC_FAILED;
 	}
 	pgconn_clear(res);
-	return claimed;
+	return c;
 }
 
 /* status_document renders the set_status() document of this attempt; NULL when out of memory. */
 static char *
-status_document(const struct Held *h, const struct Finish *f, enum Outcome oc, const char *next_attempt_at)
+status_document(const struct Mail *m, enum Outcome oc, const char *next_attempt_at)
 {
 	char finished[40];
 	struct StatusDoc sd;
 
 	iso8601_now(finished, sizeof finished);
-	sd = (struct StatusDoc){h->attempt,
+	sd = (struct StatusDoc){m->h->attempt,
 							oc,
-							h->have_msg ? profile_transport_name(&h->msg.profile) : NULL,
-							h->started,
+							m->have_msg ? profile_transport_name(&m->msg.profile) : NULL,
+							m->h->started,
 							finished,
 							next_attempt_at,
-							h->have_msg && h->msg.profile.debug};
-	return status_doc_json(&sd, f->r);
+							m->have_msg && m->msg.profile.debug};
+	return status_doc_json(&sd, m->r);
 }
 
 /*
- * commit_attempt records the attempt in the notifier (unless status is NULL), finishes the queue
- * row and commits, in one round trip: the first failure stops the rest.
+ * record_status is the notify event's record (HeldRecord): the attempt, in the notifier, when it
+ * is to be recorded there and the outcome is one set_status() takes.
  */
 static bool
-commit_attempt(struct Held *h, const char *status)
+record_status(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step)
 {
-	const char *sp[2] = {h->payload, status}, *ip[1] = {h->id};
-	struct PgPipeStmt steps[3];
-	int n = 0;
+	struct Mail *m = arg;
 
-	if (status != NULL)
-		steps[n++] = (struct PgPipeStmt){STMT_SET_STATUS, sp};
-	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, ip};
-	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
-	return pgconn_pipeline(h->pg, steps, n);
+	if (!m->set_status || outcome_status_name(oc) == NULL)
+		return true;
+	m->status = status_document(m, oc, next_attempt_at);
+	if (m->status == NULL) {
+		step->lost_as = "set_status";
+		return false;
+	}
+	m->status_params[0] = m->payload;
+	m->status_params[1] = m->status;
+	*step = (struct HeldStep){STMT_SET_STATUS, m->status_params, "finish"};
+	return true;
 }
 
 /*
- * finish writes the log row (where the database takes the retry decision), records the attempt
- * in the notifier, finishes the queue row and commits. Returns the event's outcome, or OC_LOST
- * when a statement failed (the caller reports it and rolls back).
+ * finish finishes the event with what the attempt came to (held_finish), recorded in the notifier
+ * too when set_status, with the transport's result r. Returns the event's outcome, or OC_LOST.
  */
 static enum Outcome
-finish(struct Held *h, const struct Finish *f)
+finish(struct Mail *m, struct HeldResult hr, bool set_status, const struct DeliveryResult *r)
 {
-	char *status = NULL;
-	struct HeldAttempt a = {h->id, f->result, f->error, f->sqlstate, h->started, f->detail, f->retry_after_s};
 	enum Outcome oc;
-	PGresult *res;
-	bool ok, record;
 
-	res = held_write_log(h->pg, &a);
-	if (res == NULL)
-		return held_lost(h->rep, "write_log");
-	oc = outcome_parse(pgconn_value(res, 0, 0));
-	record = f->set_status && outcome_status_name(oc) != NULL;
-	if (record)
-		status = status_document(h, f, oc, pgconn_value(res, 0, 1));
-	pgconn_clear(res);
-	if (record && status == NULL)
-		return held_lost(h->rep, "set_status");
-	ok = commit_attempt(h, status);
-	free(status);
-	if (!ok)
-		return held_lost(h->rep, "finish");
-	snprintf(h->rep->error, sizeof h->rep->error, "%s", f->error ? f->error : "");
-	utf8_trim_cut(h->rep->error);
+	m->set_status = set_status;
+	m->r = r;
+	hr.record = record_status;
+	hr.arg = m;
+	oc = held_finish(m->h, &hr);
+	free(m->status);
+	m->status = NULL;
 	return oc;
 }
 
 /* finish_simple finishes without a delivery result (nothing was sent). */
 static enum Outcome
-finish_simple(struct Held *h, enum AttemptResult result, const char *error, bool set_status)
+finish_simple(struct Mail *m, enum AttemptResult result, const char *error, bool set_status)
 {
 	struct DeliveryResult r;
-	struct Finish f = {result, error, NULL, NULL, -1, set_status, &r};
 	enum Outcome oc;
 
 	delivery_result_init(&r);
@@ -185,135 +137,112 @@ finish_simple(struct Held *h, enum AttemptResult result, const char *error, bool
 		snprintf(r.error, sizeof r.error, "%s", error);
 		utf8_trim_cut(r.error);
 	}
-	oc = finish(h, &f);
+	oc = finish(m, (struct HeldResult){result, error, NULL, -1, NULL, NULL}, set_status, &r);
 	delivery_result_free(&r);
 	return oc;
 }
 
 /* defer moves the event past the rate limit's window: no attempt spent, no log row. */
 static enum Outcome
-defer(struct Held *h, long wait_ms)
+defer(struct Mail *m, long wait_ms)
 {
-	char ms[32];
-	const char *params[2] = {h->id, ms};
+	struct EventReport *rep = m->h->rep;
+	enum Outcome oc = held_defer(m->h, wait_ms);
 
-	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(h->pg, STMT_DEFER, params))
-		return held_lost(h->rep, "defer");
-	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
-		return held_lost(h->rep, "commit");
-	snprintf(h->rep->profile, sizeof h->rep->profile, "%s", h->msg.profile.name ? h->msg.profile.name : "");
-	h->rep->wait_ms = wait_ms;
-	return OC_DEFERRED;
+	if (oc == OC_LOST)
+		return oc;
+	snprintf(rep->profile, sizeof rep->profile, "%s", m->msg.profile.name ? m->msg.profile.name : "");
+	rep->wait_ms = wait_ms;
+	return oc;
 }
 
 /* deliver sends the parsed message and finishes the event with what the transport said. */
 static enum Outcome
-deliver(struct Held *h)
+deliver(struct Mail *m)
 {
-	struct DeliveryOptions opt = {h->ws->max_delivery_time_ms, NULL};
+	const struct WorkerSettings *ws = m->h->ws;
+	struct DeliveryOptions opt = {ws->max_delivery_time_ms, NULL};
 	const struct Transport *t;
 	struct TransportSession *s;
 	struct DeliveryResult r;
-	struct Finish f;
 	enum Outcome oc;
-	char err[512];
+	char err[512], *detail;
 
-	t = transport_find(profile_transport_name(&h->msg.profile), err, sizeof err);
+	t = transport_find(profile_transport_name(&m->msg.profile), err, sizeof err);
 	if (t == NULL)
-		return finish_simple(h, AR_PERMANENT, err, true);
-	if (!secrets_resolve_profile(&h->msg.profile, h->ws->secrets_dir, h->ws->secret_env, err, sizeof err))
-		return finish_simple(h, AR_TRANSIENT, err, true);
+		return finish_simple(m, AR_PERMANENT, err, true);
+	if (!secrets_resolve_profile(&m->msg.profile, ws->secrets_dir, ws->secret_env, err, sizeof err))
+		return finish_simple(m, AR_TRANSIENT, err, true);
 	if (!transport_global_init())
-		return finish_simple(h, AR_TRANSIENT, "libcurl initialisation failed", true);
-	s = h->tc ? transport_cache_session(h->tc, t, h->ws->generation) : NULL;
+		return finish_simple(m, AR_TRANSIENT, "libcurl initialisation failed", true);
+	s = m->h->tc ? transport_cache_session(m->h->tc, t, ws->generation) : NULL;
 	if (s == NULL)
-		return finish_simple(h, AR_TRANSIENT, "out of memory", true);
+		return finish_simple(m, AR_TRANSIENT, "out of memory", true);
 
 	delivery_result_init(&r);
-	if (!t->deliver(s, &h->msg, &opt, &r)) {
+	if (!t->deliver(s, &m->msg, &opt, &r)) {
 		r.status = DS_TRANSIENT;
 		snprintf(r.error, sizeof r.error, "out of memory while delivering");
 	}
-	f = (struct Finish){delivery_result(r.status),
-						r.status == DS_SENT ? NULL : r.error,
-						NULL,
-						status_doc_log_detail(t->name, &h->msg, &r),
-						r.retry_after_s,
-						true,
-						&r};
-	oc = finish(h, &f);
-	free(f.detail);
+	detail = status_doc_log_detail(t->name, &m->msg, &r);
+	oc = finish(m,
+				(struct HeldResult){delivery_result(r.status), r.status == DS_SENT ? NULL : r.error, detail,
+									r.retry_after_s, NULL, NULL},
+				true, &r);
+	free(detail);
 	delivery_result_free(&r);
 	return oc;
 }
 
 /* decide: the message is known; skip, defer or deliver it. */
 static enum Outcome
-decide(struct Held *h)
+decide(struct Mail *m)
 {
 	enum AttemptResult settled;
 	long wait;
 
-	if (notification_settled(h->msg.status, &settled))
-		return finish_simple(h, settled, NULL, false); /* nothing to deliver, nothing to record */
-	if (message_envelope_count(&h->msg) == 0)
-		return finish_simple(h, AR_PERMANENT, "no recipient is left to send to", true);
-	wait = ratelimit_acquire(h->msg.profile.name, h->msg.profile.rate_limit_per_minute, now_us() / 1000);
+	if (notification_settled(m->msg.status, &settled))
+		return finish_simple(m, settled, NULL, false); /* nothing to deliver, nothing to record */
+	if (message_envelope_count(&m->msg) == 0)
+		return finish_simple(m, AR_PERMANENT, "no recipient is left to send to", true);
+	wait = ratelimit_acquire(m->msg.profile.name, m->msg.profile.rate_limit_per_minute, now_us() / 1000);
 	if (wait > 0)
-		return defer(h, wait);
-	return deliver(h);
+		return defer(m, wait);
+	return deliver(m);
 }
 
-/* run_held is the transaction after BEGIN: claim and fetch, parse, then decide. */
+/* run_mail claims and fetches in one statement, parses the message, then decides. */
 static enum Outcome
-run_held(struct Held *h)
+run_mail(struct Mail *m)
 {
-	char err[1024];
-	char *doc;
-	int c = claim_and_fetch(h, &doc, err, sizeof err);
+	char err[1024], *doc;
+	enum Outcome oc;
+	PGresult *res = held_claim(m->h, STMT_CLAIM_FETCH, STMT_CLAIM, err, sizeof err);
 
-	if (c < 0)
-		return held_lost(h->rep, "claim");
-	if (c == 0) {
-		if (!pgconn_exec(h->pg, STMT_ROLLBACK, NULL))
-			return held_lost(h->rep, "rollback");
-		return OC_SKIPPED;
-	}
-	if (c == 2) /* replayed: the claim finished the row; committing it is all there is to do */
-		return pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : held_lost(h->rep, "commit");
-	iso8601_now(h->started, sizeof h->started);
+	if (!held_claimed(m->h, read_claim(m, res, err[0] == '\0', &doc), &oc))
+		return oc;
 	if (err[0] != '\0')
-		return finish_simple(h, AR_TRANSIENT, err, false);
+		return finish_simple(m, AR_TRANSIENT, err, false);
 	if (doc == NULL)
-		return finish_simple(h, AR_PERMANENT, "the notification does not exist", false);
-	h->have_msg = message_parse(doc, &h->msg, err, sizeof err);
+		return finish_simple(m, AR_PERMANENT, "the notification does not exist", false);
+	m->have_msg = message_parse(doc, &m->msg, err, sizeof err);
 	free(doc);
-	if (!h->have_msg)
-		return finish_simple(h, AR_PERMANENT, err, true);
-	return decide(h);
+	if (!m->have_msg)
+		return finish_simple(m, AR_PERMANENT, err, true);
+	return decide(m);
 }
 
 enum Outcome
-notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job *j, struct TransportCache *tc,
-		   struct EventReport *rep)
+notify_run(struct Held *h)
 {
-	struct Held h;
+	struct Mail m;
 	enum Outcome oc;
 
-	memset(&h, 0, sizeof h);
-	h.pg = pg;
-	h.ws = ws;
-	h.tc = tc;
-	h.rep = rep;
-	snprintf(h.id, sizeof h.id, "%lld", j->id);
-	if (!held_begin(h.pg, h.ws->max_delivery_time_ms))
-		oc = held_lost(h.rep, "begin");
-	else
-		oc = run_held(&h);
-	rep->attempt = h.attempt;
-	if (h.have_msg)
-		message_free(&h.msg);
-	free(h.payload);
+	memset(&m, 0, sizeof m);
+	m.h = h;
+	oc = run_mail(&m);
+	if (m.have_msg)
+		message_free(&m.msg);
+	free(m.payload);
 	return oc;
 }

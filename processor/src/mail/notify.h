@@ -1,22 +1,17 @@
 /*
- * notify.h - the held transaction that delivers one notify event (docs/interface.md).
+ * notify.h - one notify event in its held transaction: the message delivered (docs/interface.md).
  */
 #ifndef PGRELAY_NOTIFY_H
 #define PGRELAY_NOTIFY_H
 
-#include "pgconn.h"
-#include "pgrelay.h"
-#include "transport.h"
+#include "held.h"
 
 /*
- * notify_run claims, fetches, delivers, records and finishes event j in one transaction on pg,
- * with ws's delivery settings and the sessions of tc (NULL: none could be made). It returns the
- * event's outcome and fills rep with what the caller logs; it logs nothing itself. On OC_LOST a
- * statement failed: pg holds its error, rep->step names it, and the transaction is left as the
- * failure left it, for the caller to report and then roll back (pgconn_rollback) or, when the
- * connection itself is gone, replace (pgconn_lost).
+ * notify_run is the notify kind of held_run (HeldRun): in the transaction held_run opened, it
+ * claims the event with its message, skips, defers or delivers it through the transport its
+ * profile names (the sessions of h->tc, with h->ws's settings), and finishes it, recorded in the
+ * notifier too. It returns the event's outcome and fills h->rep; it logs nothing itself.
  */
-enum Outcome notify_run(struct PgConn *pg, const struct WorkerSettings *ws, const struct Job *j,
-						struct TransportCache *tc, struct EventReport *rep);
+enum Outcome notify_run(struct Held *h);
 
 #endif

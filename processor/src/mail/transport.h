@@ -6,7 +6,8 @@
  * A transport is blocking: each worker thread owns one TransportSession per transport (for
  * connection reuse and token caches) and calls deliver() with the claimed event's message. The
  * transport never logs, never exits and never touches the database: it fills a DeliveryResult,
- * and the held transaction (notify.c) turns that into _write_log / set_status / _queue_mark_done.
+ * which notify.c classifies and the held transaction (held.c) records: _write_log, set_status,
+ * _queue_mark_done.
  *
  * Adding a transport: a module that defines a struct Transport (like smtp.c), its extern below,
  * and its row in the table of transport.c.

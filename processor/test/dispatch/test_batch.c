@@ -16,7 +16,7 @@ queue(const char *spec, struct Job **tail)
 	int i;
 
 	for (i = 0; spec[i]; i++) {
-		struct Job *j = calloc(1, sizeof *j);
+		struct Job *j = job_new();
 
 		j->id = i + 1;
 		j->batch = spec[i] == 's' || spec[i] == 't';
@@ -36,16 +36,13 @@ static const char *
 ids(struct Job *list)
 {
 	static char out[256];
+	const struct Job *j;
 	size_t n = 0;
 
 	out[0] = '\0';
-	while (list) {
-		struct Job *next = list->next;
-
-		n += (size_t) snprintf(out + n, sizeof out - n, "%s%lld", n ? "," : "", list->id);
-		free(list);
-		list = next;
-	}
+	for (j = list; j; j = j->next)
+		n += (size_t) snprintf(out + n, sizeof out - n, "%s%lld", n ? "," : "", j->id);
+	job_free(list);
 	return out;
 }
 

@@ -48,7 +48,7 @@ jobs(int n)
 	struct Job *head = NULL;
 
 	while (n-- > 0) {
-		struct Job *j = calloc(1, sizeof *j);
+		struct Job *j = job_new();
 
 		j->id = 100 + n;
 		j->next = head;
