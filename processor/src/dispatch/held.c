@@ -59,8 +59,8 @@ finish_steps(struct PgPipeStmt *steps, int n, const char *const *id)
 }
 
 /*
- * finish writes the log row, then the kind's record (record, when not NULL), _queue_mark_done and
- * COMMIT in one round trip: the first failure stops the rest. Returns the outcome the log row
+ * finish writes the log row, then sends the kind's record (record, when not NULL), _queue_mark_done
+ * and COMMIT in one round trip: the first failure stops the rest. Returns the outcome the log row
  * gave the event, with its error in rep, or OC_LOST with the failed step in rep.
  */
 static enum Outcome
