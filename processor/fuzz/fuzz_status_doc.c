@@ -151,7 +151,7 @@ LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				"a failed attempt without its error: %s", text);
 	json_decref(doc);
 	free(text);
-	detail = status_log_detail("smtp", NULL, &r);
+	detail = status_doc_log_detail("smtp", NULL, &r);
 	FUZZ_ASSERT(detail != NULL, "no log detail");
 	doc = json_loads(detail, JSON_REJECT_DUPLICATES, &jerr);
 	FUZZ_ASSERT(doc != NULL, "the log detail does not parse: %s", jerr.text);

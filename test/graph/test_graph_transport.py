@@ -1,5 +1,5 @@
-"""The Microsoft Graph transport (processor/src/graph*.c, https.c, oauth*.c) against the fake token
-endpoint and Graph (test/fixtures/graphd.py).
+"""The Microsoft Graph transport (processor/src/mail/graph*.c and oauth*.c, src/http/https.c) against
+the fake token endpoint and Graph (test/fixtures/graphd.py).
 
 Each test starts its own fake with the behaviour under test, delivers fetch() documents with
 tool_deliver (one process: one token cache, one session, so one kept-alive connection), and

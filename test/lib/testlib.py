@@ -35,7 +35,7 @@ PYTHON = "/usr/bin/python3"
 PROCESSOR = os.environ.get("PGRELAY_BIN", os.path.join(ROOT, "processor", "build", "asan", "pg_relay"))
 PROCESSOR_RELEASE = os.environ.get("PGRELAY_BIN_RELEASE",
                                    os.path.join(ROOT, "processor", "build", "release", "pg_relay"))
-# delivers fetch() documents outside any database (processor/test/tool_deliver.c)
+# delivers fetch() documents outside any database (processor/test/mail/tool_deliver.c)
 TOOL_DELIVER = os.environ.get("PGRELAY_TOOL_DELIVER",
                               os.path.join(ROOT, "processor", "build", "asan", "tool_deliver"))
 

@@ -1,4 +1,4 @@
-"""The SMTP transport (processor/src/smtp*.c) against a real SMTP server (test/fixtures/smtpd.py).
+"""The SMTP transport (processor/src/mail/smtp*.c) against a real SMTP server (test/fixtures/smtpd.py).
 
 Each test starts its own server with the behaviour under test, delivers one or more fetch()
 documents with tool_deliver, and checks the set_status-style result and what the server got.

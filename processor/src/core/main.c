@@ -1,0 +1,624 @@
+/*
+ * main.c - the pg_relay Processor: setup, the main loop, shutdown.
+ *
+ * Glossary
+ *   event    one row of pgrelay.queue: a channel, an action type and a payload
+ *   channel  a named kind of event with its settings (pgrelay.channels)
+ *   tick     one probe of the queue, every --poll-interval while idle
+ *   round    one fetch, _queue_fetch(), and the events it returned: what queue_pending_ids()
+ *            offers, in its order, read without row locks (the claim is an event's one lock)
+ *   claim    a worker locks an event for its transaction and re-validates it (_queue_claim)
+ *   drain    rounds that follow one another without waiting for a tick, while events get done;
+ *            its summary is the "batch" log line (older than batches of events, below)
+ *   batch    the events one worker finishes in one transaction, process_batch() (batch.h)
+ *
+ *   beat     a tick's heartbeat in multi-node and leader mode: written once per poll interval,
+ *            even while every worker is busy (ha.c); drain rounds between ticks only probe
+ *
+ * Threads: the main thread owns the control connection and the loop below; --workers threads own
+ * one connection each and run events (pool.c, worker.c). Polling only: no LISTEN/NOTIFY anywhere.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "buf.h"
+#include "clock.h"
+#include "config.h"
+#include "ha.h"
+#include "install_cmd.h"
+#include "job.h"
+#include "log.h"
+#include "metrics.h"
+#include "metrics_http.h"
+#include "pgconn.h"
+#include "pgrelay.h"
+#include "pool.h"
+#include "presence.h"
+#include "ratelimit.h"
+#include "secrets.h"
+#include "service.h"
+#include "status_cmd.h"
+#include "tick.h"
+#include "transport.h"
+#include "web_console.h"
+
+struct Config cf;
+volatile sig_atomic_t shutdown_requested;
+volatile sig_atomic_t reload_requested;
+static volatile sig_atomic_t signals_received;
+
+static struct Ticker ticker;
+static struct Ha ha; /* multi-node and leader mode only */
+static struct Presence presence;
+static int saved_argc;
+static char **saved_argv;
+static long settings_generation;
+
+/* The loop's state: what to do next, and the counters of the batch under way. */
+static struct {
+	bool want_probe;        /* probe again as soon as a worker is free (drain) */
+	bool tick_due;          /* the poll interval passed: probe (and beat) even when busy */
+	long long next_tick_us; /* when the next tick is due */
+	bool ticked;            /* at least one probe ran (for --once) */
+	bool reprobed;          /* a skipped claim asked for a probe this tick */
+	bool batch_active;
+	long long batch_start_us;
+	int rounds, processed, ok, retried, failed, skipped, deferred, lost, replayed;
+} loop;
+
+/*
+ * handle_signal only records the signal and wakes the loop. A second SIGTERM/SIGINT while
+ * stopping exits at once: the database rolls back whatever was in flight.
+ */
+static void
+handle_signal(int sig)
+{
+	if (sig == SIGHUP) {
+		reload_requested = 1;
+	} else {
+		if (signals_received++ > 0) {
+			static const char msg[] = "pg_relay: second signal, exiting at once\n";
+
+			if (write(STDERR_FILENO, msg, sizeof msg - 1) < 0) {
+			}
+			_exit(1);
+		}
+		shutdown_requested = 1;
+	}
+	pool_wake();
+}
+
+/* stop_reason names why the loop ended; a signal wins over --once, which it cut short. */
+static const char *
+stop_reason(int rc)
+{
+	if (rc)
+		return "startup_failed";
+	if (signals_received > 0)
+		return "signal";
+	return cf.once ? "once" : "signal";
+}
+
+static void
+setup_signals(void)
+{
+	struct sigaction sa;
+
+	memset(&sa, 0, sizeof sa);
+	sa.sa_handler = handle_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	sa.sa_handler = SIG_IGN;
+	sigaction(SIGPIPE, &sa, NULL);
+}
+
+static void
+worker_settings(const struct Config *c, struct WorkerSettings *ws)
+{
+	memset(ws, 0, sizeof *ws);
+	snprintf(ws->secrets_dir, sizeof ws->secrets_dir, "%s", c->secrets_dir ? c->secrets_dir : "");
+	snprintf(ws->secret_env, sizeof ws->secret_env, "%s", c->secret_env ? c->secret_env : "");
+	ws->max_delivery_time_ms = c->max_delivery_time_ms;
+	ws->reconnect_max_ms = c->reconnect_max_ms;
+	ws->events_per_commit = c->events_per_commit;
+	ws->generation = settings_generation;
+}
+
+/*
+ * warn_stray_secrets says once per start or reload that the secrets dir holds files directly in it:
+ * the layout before secrets were bound to their owner. No reference reaches them any more, and
+ * the events that named them fail with "cannot open DIR/profile/...": the warning says where
+ * each must go.
+ */
+static void
+warn_stray_secrets(const struct Config *c)
+{
+	int n;
+
+	if (c->secrets_dir == NULL || (n = secrets_stray_files(c->secrets_dir)) <= 0)
+		return;
+	log_warn("secrets_layout", LOG_STR("dir", c->secrets_dir), LOG_INT("stray_files", n),
+			 LOG_STR("hint", "a file: secret is read from the directory of the profile or webhook channel it "
+							 "belongs to: move DIR/NAME to DIR/profile/<profile>/NAME or "
+							 "DIR/webhook/<channel>/NAME (docs/security.md)"));
+}
+
+/*
+ * reload re-reads the config file and the flags into a fresh struct, validates it and swaps the
+ * reloadable settings in. A broken file keeps the old configuration. Channel settings need no
+ * reload here: every fetched event carries its channel's current settings.
+ */
+static void
+reload(const char *source)
+{
+	struct Config fresh;
+	struct Buf out = BUF_INIT, restart = BUF_INIT;
+	struct WorkerSettings ws;
+	char err[512];
+
+	reload_requested = 0;
+	service_reloading();
+	if (config_load(&fresh, saved_argc, saved_argv, &out, err, sizeof err) != 0) {
+		log_warn("reload_failed", LOG_STR("source", source), LOG_STR("error", err));
+	} else {
+		config_apply_reload(&cf, &fresh, &restart);
+		log_configure(cf.log_level, cf.log_format);
+		settings_generation++;
+		worker_settings(&cf, &ws);
+		pool_update_settings(&ws);
+		log_info("reloaded", LOG_STR("source", source),
+				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
+		warn_stray_secrets(&cf);
+		/* A node may have left the cluster: its pending rows come here (pgrelay.remove_node). */
+		if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker))
+			log_warn("rehome_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+					 LOG_STR("error", ticker.pg.error));
+	}
+	config_free(&fresh);
+	buf_free(&out);
+	buf_free(&restart);
+	service_reloaded();
+}
+
+/* end_batch writes the "batch" line of a drain and resets its counters. */
+static void
+end_batch(void)
+{
+	long long ms = (now_us() - loop.batch_start_us) / 1000;
+
+	log_info("batch", LOG_INT("rounds", loop.rounds), LOG_INT("processed", loop.processed),
+			 LOG_INT("ok", loop.ok), LOG_INT("retried", loop.retried), LOG_INT("failed", loop.failed),
+			 LOG_INT("skipped", loop.skipped), LOG_INT("deferred", loop.deferred), LOG_INT("lost", loop.lost),
+			 LOG_INT("replayed", loop.replayed), LOG_MS("duration_ms", ms));
+	loop.batch_active = false;
+	loop.rounds = loop.processed = loop.ok = loop.retried = loop.failed = 0;
+	loop.skipped = loop.deferred = loop.lost = loop.replayed = 0;
+}
+
+/* collect_finished counts the events the workers finished; any real work means "drain on". */
+static void
+collect_finished(void)
+{
+	struct Job *jobs = pool_collect(), *j;
+
+	for (j = jobs; j; j = j->next) {
+		metrics_event(j->channel, j->outcome, j->duration_us);
+		switch (j->outcome) {
+		case OC_SKIPPED:
+			/*
+			 * Note that a skipped claim probes again: the row may have been locked only for a
+			 * moment, by a fetch that ran while the claim did (it then offered the id, and the
+			 * pool dropped it as in flight). Without a probe, --once could stop with that event
+			 * still due. A row another session really holds stays locked, and the fetch skips it;
+			 * still, one such probe per tick at most, so no disagreement can make a busy loop.
+			 */
+			loop.skipped++;
+			if (!loop.reprobed)
+				loop.want_probe = loop.reprobed = true;
+			break;
+		case OC_DEFERRED:
+		case OC_SNOOZED: /* back in the queue for later, no attempt spent */
+			loop.deferred++;
+			break;
+		case OC_REPLAYED:
+			/* finished without an attempt (its attempt was recorded already): work was done */
+			loop.replayed++;
+			loop.want_probe = true;
+			break;
+		case OC_LOST:
+			loop.lost++;
+			break;
+		case OC_OK:
+		case OC_PARTIAL:
+		case OC_CANCELLED:
+			loop.ok++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		case OC_RETRY:
+		case OC_TIMEOUT:
+			loop.retried++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		case OC_FAILED:
+			loop.failed++;
+			loop.processed++;
+			loop.want_probe = true;
+			break;
+		}
+	}
+	job_free(jobs);
+}
+
+/* can_fetch: a worker is free and nothing is queued for it, so a fetch would be put to work. */
+static bool
+can_fetch(void)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	return c.queued == 0 && c.idle > 0;
+}
+
+/* probe runs the mode's probe: single's, or the multi-node/leader tick (with its heartbeat if beat). */
+static bool
+probe(bool beat, struct ProbeResult *r)
+{
+	struct PoolCounts c;
+
+	if (!ha_enabled(cf.mode))
+		return tick_probe(&ticker, r);
+	pool_counts(&c);
+	return ha_probe(&ha, &ticker, beat, c.in_flight, r);
+}
+
+/*
+ * close_gate acts on a probe at once: leadership goes to the workers (who publish it on their
+ * sessions before their next event), and when dispatch is not allowed (paused, a standby, out of
+ * contact) or leadership was lost, the ids fetched but not started are dropped, so that none of
+ * them starts. (A worker that has taken one already claims it as what this node is now, and the
+ * claim refuses what the gate no longer allows.)
+ */
+static void
+close_gate(const struct ProbeResult *r)
+{
+	int dropped = 0;
+	const char *why = "leader_yielded";
+
+	if (r->leader >= 0)
+		dropped = pool_set_leader(r->leader == 1);
+	if (!r->dispatch || r->paused) {
+		why = r->paused ? "paused" : "gate_closed";
+		dropped += pool_drop_queued();
+	}
+	if (dropped > 0)
+		log_debug("queue_dropped", LOG_INT("count", dropped), LOG_STR("reason", why));
+}
+
+/*
+ * run_tick: probe (with the mode gate; beat: the heartbeat too), reload or pause if asked, then
+ * fetch and dispatch when a worker is free.
+ */
+static void
+run_tick(bool beat)
+{
+	struct ProbeResult r;
+	struct Job *jobs;
+	long long t0 = now_us();
+	bool ok;
+	int n;
+
+	loop.ticked = true;
+	ok = probe(beat, &r);
+	metrics_probe(now_us() - t0, ok);
+	if (!ok)
+		goto failed;
+	metrics_state(true, r.dispatch, r.paused, r.leader);
+	if (r.reload_requested) {
+		ticker.seen_generation = r.generation;
+		reload("database");
+	}
+	close_gate(&r);
+	if (!r.dispatch || r.paused || !r.has_work)
+		return;
+	if (!can_fetch()) { /* a tick while every worker is busy: fetch as soon as one is free */
+		loop.want_probe = true;
+		return;
+	}
+	n = tick_fetch(&ticker, cf.batch_size, &jobs);
+	if (n < 0)
+		goto failed;
+	if (n == 0 || pool_submit(jobs) == 0)
+		return;
+	if (!loop.batch_active) {
+		loop.batch_active = true;
+		loop.batch_start_us = now_us();
+	}
+	loop.rounds++;
+	return;
+
+failed:
+	if (ticker.pg.lost) {
+		tick_lost(&ticker);
+	} else {
+		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
+	}
+}
+
+/*
+ * after_tick does what rides on the control connection besides the probe: this Processor's row
+ * of pgrelay.processors (every 10 s, after a tick), and the queue figures a scrape of --metrics
+ * waits for. Neither failing stops dispatch; a lost connection is reopened as after a probe.
+ */
+static void
+after_tick(bool ticked)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	metrics_busy(c.in_flight);
+	if (ticked && pgconn_is_up(&ticker.pg) &&
+		!presence_tick(&presence, &ticker, cf.workers, c.in_flight, cf.poll_interval_ms)) {
+		tick_lost(&ticker);
+		return;
+	}
+	if (metrics_queue_wanted() && pgconn_is_up(&ticker.pg) && !tick_queue_stats(&ticker)) {
+		if (ticker.pg.lost)
+			tick_lost(&ticker);
+		else
+			log_warn_c(&ticker.pg, "queue_stats_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+					   LOG_STR("error", ticker.pg.error));
+	}
+}
+
+/*
+ * pool_empty: nothing queued, running, or finished but not counted yet (so that the batch line
+ * misses no event).
+ */
+static bool
+pool_empty(void)
+{
+	struct PoolCounts c;
+
+	pool_counts(&c);
+	return c.queued + c.in_flight + c.done == 0;
+}
+
+/* once_finished: with --once, stop when a probe found nothing more to do and the pool is empty. */
+static bool
+once_finished(void)
+{
+	return loop.ticked && !loop.want_probe && !loop.batch_active && pool_empty();
+}
+
+/*
+ * main_loop_once: reload if asked, account for finished events, keep the control connection up,
+ * probe on each tick or at once while draining, then sleep until something happens.
+ */
+static void
+main_loop_once(void)
+{
+	long long now;
+	long wait_ms;
+
+	if (reload_requested)
+		reload("signal");
+	collect_finished();
+	now = now_us();
+
+	if (!tick_session(&ticker, &cf, &wait_ms)) {
+		metrics_state(false, false, false, -1);
+		if (metrics_queue_wanted()) /* the scrape serves the figures it has */
+			metrics_queue_update(NULL, 0, false);
+		if (cf.once) /* one attempt only: nothing is left to do without the control connection */
+			shutdown_requested = 1;
+		else
+			pool_wait(service_loop(wait_ms, false));
+		return;
+	}
+	if (now >= loop.next_tick_us) {
+		loop.want_probe = true;
+		loop.tick_due = true;
+		loop.reprobed = false;
+		loop.next_tick_us = now + cf.poll_interval_ms * 1000LL;
+	}
+	/*
+	 * Note that a tick probes even while every worker is busy (it fetches only for a free one):
+	 * so a closed gate drops the ids waiting for a worker at once, and the heartbeat of
+	 * multi-node and leader mode is never late because events are long.
+	 */
+	if ((loop.want_probe && can_fetch()) || loop.tick_due) {
+		bool beat = loop.tick_due;
+
+		loop.want_probe = false;
+		loop.tick_due = false;
+		run_tick(beat);
+		after_tick(beat);
+	} else
+		after_tick(false);
+	if (loop.batch_active && !loop.want_probe && pool_empty())
+		end_batch();
+	if (cf.once && once_finished()) {
+		shutdown_requested = 1;
+		return;
+	}
+	wait_ms = (loop.next_tick_us - now_us()) / 1000 + 1;
+	if (loop.want_probe && can_fetch())
+		wait_ms = 0;
+	pool_wait(service_loop(wait_ms, true));
+}
+
+/* startup_connect: the first connection; retried with backoff unless --once. */
+static bool
+startup_connect(void)
+{
+	long wait_ms;
+
+	while (!shutdown_requested) {
+		if (tick_session(&ticker, &cf, &wait_ms))
+			return true;
+		if (cf.once)
+			return false;
+		pool_wait(service_loop(wait_ms, false));
+	}
+	return false;
+}
+
+/*
+ * log_started writes the "started" line: the version, the SQL side the startup check found (which
+ * versions, and installed how) and every effective setting.
+ */
+static void
+log_started(void)
+{
+	static struct ConfigFields settings; /* its strings outlive the call; main thread only */
+	struct LogField f[2 + CONFIG_NPARAMS];
+	int i;
+
+	if (!log_enabled(LL_INFO))
+		return;
+	config_describe(&cf, &settings);
+	f[0] = LOG_STR("version", PGRELAY_VERSION);
+	f[1] = LOG_STR("sql", ticker.install);
+	for (i = 0; i < settings.n; i++)
+		f[2 + i] = settings.f[i];
+	log_write(LL_INFO, NULL, "started", f, (size_t) settings.n + 2);
+}
+
+/*
+ * start_metrics starts the Prometheus endpoint when --metrics asks for one, before the first
+ * connection: a Processor that cannot reach its database is when its metrics matter most.
+ */
+static bool
+start_metrics(void)
+{
+	char bound[128], err[512];
+
+	metrics_init(PGRELAY_VERSION, config_mode_name(cf.mode), cf.workers, pool_wake);
+	if (cf.metrics == NULL)
+		return true;
+	if (!metrics_http_start(cf.metrics, bound, sizeof bound, err, sizeof err)) {
+		log_error("startup_failed", LOG_STR("error", err),
+				  LOG_STR("hint", "choose another port for --metrics, or free this one"));
+		return false;
+	}
+	log_info("metrics_listening", LOG_STR("address", bound));
+	return true;
+}
+
+static int
+usage_error(const char *msg)
+{
+	fprintf(stderr, "pg_relay: %s\nTry \"pg_relay --help\" for more information.\n", msg);
+	return 2;
+}
+
+int
+main(int argc, char **argv)
+{
+	struct Buf out = BUF_INIT;
+	struct WorkerSettings ws;
+	struct PoolCounts counts;
+	char err[512], hint[256];
+	int rc, left;
+
+	if (argc > 1 && strcmp(argv[1], "status") == 0)
+		return status_main(argc - 1, argv + 1);
+	if (argc > 1 && strcmp(argv[1], "web") == 0)
+		return web_main(argc - 1, argv + 1);
+	if (argc > 1 && (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "upgrade") == 0))
+		return install_main(argc - 1, argv + 1, strcmp(argv[1], "upgrade") == 0);
+	saved_argc = argc;
+	saved_argv = argv;
+	rc = config_load(&cf, argc, argv, &out, err, sizeof err);
+	if (rc == 1) {
+		fputs(out.data ? out.data : "", stdout);
+		buf_free(&out);
+		config_free(&cf);
+		return 0;
+	}
+	if (rc == 2)
+		return usage_error(err);
+	if (ha_enabled(cf.mode) && cf.once) {
+		snprintf(err, sizeof err,
+				 "--once cannot be used with --mode=%s: its heartbeats need a running Processor",
+				 config_mode_name(cf.mode));
+		return usage_error(err);
+	}
+	if (!pgconn_check_conninfo(cf.dbname, err, sizeof err))
+		return usage_error(err);
+
+	log_configure(cf.log_level, cf.log_format);
+	setup_signals();
+	service_init();
+	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
+	tick_init(&ticker, &cf);
+	ha_init(&ha, cf.mode);
+	presence_init(&presence);
+
+	rc = 0;
+	if (!start_metrics()) {
+		rc = 1;
+	} else if (!startup_connect()) {
+		if (!shutdown_requested) {
+			bool config;
+
+			log_error("startup_failed", LOG_STR("error", ticker.pg.error),
+					  LOG_OPT_STR("hint", pgconn_connect_hint(ticker.pg.error, &config)));
+			rc = 1;
+		}
+	} else if (!tick_check_installation(&ticker, err, sizeof err, hint, sizeof hint)) {
+		log_error("startup_failed", LOG_STR("error", err), LOG_STR("hint", hint));
+		rc = 1;
+	} else if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker)) {
+		log_error("startup_failed", LOG_STR("error", ticker.pg.error),
+				  LOG_STR("hint", "every node of the cluster needs its pg_relay node id (docs/ha.md)"));
+		rc = 1;
+	} else if (worker_settings(&cf, &ws),
+			   !pool_start(cf.workers, cf.dbname, config_mode_name(cf.mode), &ws)) {
+		log_error("startup_failed", LOG_STR("error", "could not start the worker threads"));
+		rc = 1;
+	} else {
+		log_started();
+		warn_stray_secrets(&cf);
+		service_ready();
+		loop.next_tick_us = now_us();
+		while (!shutdown_requested)
+			main_loop_once();
+	}
+
+	pool_counts(&counts);
+	metrics_state(false, false, false, -1); /* scrapes from now on wait for nothing */
+	if (metrics_queue_wanted())
+		metrics_queue_update(NULL, 0, false);
+	log_info("stopping", LOG_STR("reason", stop_reason(rc)), LOG_INT("in_flight", counts.in_flight));
+	service_stopping(counts.in_flight);
+	left = pool_stop(cf.shutdown_timeout_ms);
+	/* Nothing runs any more: another node may lead at once rather than after dead_after. */
+	if (rc == 0 && left == 0 && ha_enabled(cf.mode))
+		ha_stop(&ha, &ticker);
+	if (rc == 0)
+		presence_stop(&presence, &ticker);
+	collect_finished();
+	if (loop.batch_active)
+		end_batch();
+	tick_free(&ticker);
+	pool_free();
+	transport_global_cleanup();
+	if (left == 0) /* every worker has been joined: none can be inside the rate limiter */
+		ratelimit_free();
+	metrics_http_stop();
+	metrics_reset();
+	log_info("stopped", LOG_INT("unfinished", left));
+	config_free(&cf);
+	buf_free(&out);
+	return rc;
+}

@@ -1,0 +1,186 @@
+/*
+ * statements.c - the table of the SQL the Processor sends (statements.h). The SQL functions it
+ * calls are the pg_relay and pg_relay_notifier extensions' (docs/sql-api.md, docs/interface.md).
+ */
+#include "statements.h"
+
+#include <stdio.h>
+
+static const struct Statement statements[] = {
+	[STMT_SESSION_SETUP] = {"pgrelay_session_setup",
+							/*
+							 * client_connection_check_interval: should the Processor die in the
+							 * middle of a long handler, the server notices within a second,
+							 * cancels it and rolls back, instead of running it for nobody.
+							 * search_path: no schema another role can create objects in may
+							 * shadow a function or operator in the Processor's statements.
+							 */
+							"SELECT pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', false),"
+							" pg_catalog.set_config('pg_relay.mode', $1, false),"
+							" pg_catalog.set_config('client_connection_check_interval', '1000', false)",
+							1, false},
+	[STMT_SET_TIMEOUT] = {"pgrelay_set_timeout",
+						  "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, false},
+	[STMT_WHOAMI] = {"pgrelay_whoami",
+					 "SELECT current_user || ' in database ' || pg_catalog.current_database()", 0, false},
+	/* Which install, of which version: readable by any role (no pg_relay function is called). */
+	/*
+	 * Which install, of which version: readable by any role, also without USAGE on the schemas (no
+	 * name is looked up in them, no pg_relay function is called). A schema counts when it holds
+	 * anything: an empty one (made for the install, or left by a failed one) is no install.
+	 */
+	[STMT_INSTALL_PROBE] =
+		{"pgrelay_install_probe",
+		 "SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+		 " WHERE n.nspname = 'pgrelay') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
+		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
+		 " ON n.oid = p.pronamespace"
+		 " WHERE n.nspname = 'pgrelay' AND p.proname = 'installation' AND p.pronargs = 0),"
+		 " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay_notifier'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
+		 " WHERE n.nspname = 'pgrelay_notifier') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
+		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay_notifier'),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
+		 " ON n.oid = p.pronamespace"
+		 " WHERE n.nspname = 'pgrelay_notifier' AND p.proname = 'installation' AND p.pronargs = 0)",
+		 0, false},
+	[STMT_INSTALL_RELAY] = {"pgrelay_install_relay", "SELECT version FROM pgrelay.installation()", 0, false},
+	[STMT_INSTALL_NOTIFIER] = {"pgrelay_install_notifier",
+							   "SELECT version FROM pgrelay_notifier.installation()", 0, false},
+	[STMT_PRIVILEGES] =
+		{"pgrelay_privileges",
+		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay._queue_fetch(integer)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')",
+		 0, false},
+	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
+	[STMT_PROBE] = {"pgrelay_probe",
+					"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
+					" pgrelay.should_dispatch_single()"
+					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
+					1, true},
+	/*
+	 * Note that the prepared statement keeps its name of before _queue_fetch(): the server's log
+	 * (log_min_duration_statement) shows it, and an operator's filters may look for it.
+	 */
+	[STMT_QUEUE_FETCH] = {"pgrelay_pending_ids",
+						  "SELECT id, action_type, channel, timeout_ms, attempt, batch"
+						  " FROM pgrelay._queue_fetch($1::integer)",
+						  1, true},
+	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
+						  "SELECT outcome, error, sqlstate,"
+						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
+						  " FROM pgrelay.process_one($1)",
+						  1, true},
+	[STMT_PROCESS_BATCH] =
+		{"pgrelay_process_batch",
+		 "SELECT id, outcome, error, sqlstate,"
+		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
+		 " FROM pgrelay.process_batch($1::bigint[])",
+		 1, true},
+	[STMT_CLAIM_FETCH] =
+		{"pgrelay_claim_fetch",
+		 /* a replayed row (finished by the claim) fetches nothing */
+		 "SELECT c.payload, c.attempt,"
+		 " CASE WHEN NOT c.replayed THEN pgrelay_notifier.fetch(c.payload, c.event_id)::text END,"
+		 " c.replayed"
+		 " FROM pgrelay._queue_claim($1) c",
+		 1, true},
+	[STMT_ROLLBACK_FETCH] = {"pgrelay_rollback_fetch", "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, false},
+	[STMT_CLAIM] = {"pgrelay_claim", "SELECT payload, attempt, NULL, replayed FROM pgrelay._queue_claim($1)",
+					1, false},
+	[STMT_WRITE_LOG] =
+		{"pgrelay_write_log",
+		 "SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+		 " FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
+		 "  clock_timestamp() + make_interval(secs => $7::float8))",
+		 7, true},
+	[STMT_SET_STATUS] = {"pgrelay_set_status", "SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, false},
+	[STMT_MARK_DONE] = {"pgrelay_mark_done", "SELECT pgrelay._queue_mark_done($1)", 1, false},
+	[STMT_DEFER] =
+		{"pgrelay_defer",
+		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
+		 false},
+	[STMT_WEBHOOK_CLAIM] =
+		{"pgrelay_webhook_claim",
+		 "SELECT payload, attempt, event_id, endpoint::text, replayed FROM pgrelay._webhook_claim($1)", 1,
+		 true},
+	[STMT_WEBHOOK_GONE] = {"pgrelay_webhook_gone", "SELECT pgrelay._webhook_gone($1, $2::integer, $3)", 3,
+						   false},
+	[STMT_HA_TICK] =
+		{"pgrelay_ha_tick",
+		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"
+		 " waiting, adopted, in_recovery, node, why"
+		 " FROM pgrelay._ha_tick(NULLIF($1, '-1')::bigint, $2::boolean, $3::boolean, $4::boolean)",
+		 4, true},
+	[STMT_HA_REHOME] = {"pgrelay_ha_rehome", "SELECT owner_node, rehomed FROM pgrelay._startup_queue_check()",
+						0, false},
+	[STMT_HA_STOP] = {"pgrelay_ha_stop", "SELECT pgrelay._heartbeat_stop()", 0, false},
+	[STMT_SET_LEADER] = {"pgrelay_set_leader",
+						 "SELECT pg_catalog.set_config('pg_relay.is_leader', $1, false)", 1, false},
+	[STMT_QUEUE_STATS] = {"pgrelay_queue_stats",
+						  /* at most METRICS_MAX_CHANNELS rows: a scrape's work is bounded */
+						  "SELECT channel, action_type, queued, due, retrying,"
+						  " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused"
+						  " FROM pgrelay.queue_depth ORDER BY channel LIMIT 1000",
+						  0, false},
+	[STMT_PROCESSOR_REPORT] =
+		{"pgrelay_processor_report",
+		 "SELECT pgrelay._processor_report($1, $2::integer, $3, $4::integer, $5::integer,"
+		 " $6::timestamptz, make_interval(secs => $7::float8 / 1000))",
+		 7, false},
+	[STMT_PROCESSOR_STOP] = {"pgrelay_processor_stop", "SELECT pgrelay._processor_stop($1, $2::integer)", 2,
+							 false},
+	/* pg_relay status: only the views pgrelay_monitor may read, times as seconds from now. */
+	[STMT_STATUS_DISPATCH] = {"pgrelay_status_dispatch",
+							  "SELECT current_database(), current_user, d.paused,"
+							  " COALESCE(extract(epoch FROM now() - d.paused_at)::bigint, -1), d.in_recovery,"
+							  " d.node_id, to_char(now() AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+							  " NULL, pgrelay.interface_version()"
+							  " FROM pgrelay.dispatch_state d",
+							  0, false},
+	[STMT_STATUS_PROCESSORS] = {"pgrelay_status_processors",
+								"SELECT host, pid, node_id, version, mode, workers, busy, leader,"
+								" extract(epoch FROM now() - started_at)::bigint,"
+								" extract(epoch FROM silent_for)::bigint, alive"
+								" FROM pgrelay.processors ORDER BY alive DESC, node_id, host, pid LIMIT 20",
+								0, false},
+	[STMT_STATUS_CLUSTER] =
+		{"pgrelay_status_cluster",
+		 "SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, COALESCE(mode, '-'),"
+		 " leader, COALESCE(extract(epoch FROM silent_for)::bigint, -1), dead, stopped_at IS NOT NULL"
+		 " FROM pgrelay.cluster_status WHERE beat_at IS NOT NULL OR NOT is_local"
+		 " ORDER BY node_id LIMIT 16",
+		 0, false},
+	[STMT_STATUS_CHANNELS] =
+		{"pgrelay_status_channels",
+		 "SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
+		 " COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1),"
+		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER ()"
+		 " FROM pgrelay.queue_depth d LEFT JOIN pgrelay.channel_stats s USING (channel)"
+		 " ORDER BY d.due DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
+		 " d.channel LIMIT 15",
+		 0, false},
+	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
+	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},
+	[STMT_ROLLBACK] = {"pgrelay_rollback", "ROLLBACK", 0, false},
+};
+
+_Static_assert(sizeof statements / sizeof statements[0] == STMT_COUNT, "one row per enum StmtId");
+
+const struct Statement *
+statement(enum StmtId id)
+{
+	return &statements[id];
+}
+
+void
+statement_begin_held(char *buf, size_t len, long idle_ms)
+{
+	snprintf(buf, len, "BEGIN; SET LOCAL idle_in_transaction_session_timeout = %ld; SAVEPOINT pgrelay_fetch",
+			 idle_ms);
+}

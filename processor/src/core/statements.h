@@ -1,0 +1,71 @@
+/*
+ * statements.h - every SQL statement the Processor sends, in one table: name, text, parameter
+ * count, and whether it is prepared once per session. Callers name a statement by its id and pass
+ * only the values; pgconn.c looks the rest up here. The one script (the held transaction's BEGIN)
+ * is made here too.
+ */
+#ifndef PGRELAY_STATEMENTS_H
+#define PGRELAY_STATEMENTS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+enum StmtId {
+	STMT_SESSION_SETUP,     /* after connecting: pg_relay.mode, client_connection_check_interval */
+	STMT_SET_TIMEOUT,       /* statement_timeout of the session */
+	STMT_WHOAMI,            /* startup: the role and database, for messages */
+	STMT_INSTALL_PROBE,     /* startup, status, install: what the catalog says of both extensions */
+	STMT_INSTALL_RELAY,     /* ... pgrelay.installation(): the version of a script install */
+	STMT_INSTALL_NOTIFIER,  /* ... pgrelay_notifier.installation() */
+	STMT_PRIVILEGES,        /* startup: may this role run the dispatch functions */
+	STMT_INTERFACE_VERSION, /* startup: pgrelay.interface_version() */
+	STMT_PROBE,             /* each tick: queue_probe() and the mode gate */
+	STMT_QUEUE_FETCH,       /* the fetch: _queue_fetch(), queue_pending_ids() without row locks */
+	STMT_PROCESS_ONE,       /* a SQL event, whole */
+	STMT_PROCESS_BATCH,     /* several SQL events in one transaction */
+	STMT_CLAIM_FETCH,       /* a notify event: claim its row and fetch its message */
+	STMT_ROLLBACK_FETCH,    /* ... the fetch raised: back to the savepoint before it */
+	STMT_CLAIM,             /* ... and claim the row alone */
+	STMT_WRITE_LOG,         /* the log row and the retry decision */
+	STMT_SET_STATUS,        /* the attempt, recorded in the notifier */
+	STMT_MARK_DONE,         /* the queue row finished (and the retry row queued) */
+	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
+	STMT_WEBHOOK_CLAIM,     /* a webhook event: claim its row, with the channel's endpoint */
+	STMT_WEBHOOK_GONE,      /* ... the endpoint answered 410: mark it gone, pause the channel */
+	STMT_HA_TICK,           /* each tick in multi-node and leader mode: heartbeat, decision, probe */
+	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
+	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
+	STMT_SET_LEADER,        /* pg_relay.is_leader of a worker session, between events */
+	STMT_QUEUE_STATS,       /* a scrape of --metrics: pgrelay.queue_depth, per channel */
+	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
+	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
+	STMT_STATUS_DISPATCH,   /* pg_relay status: pause, standby, node */
+	STMT_STATUS_PROCESSORS, /* ... the Processors */
+	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
+	STMT_STATUS_CHANNELS,   /* ... the channels */
+	STMT_BEGIN,
+	STMT_COMMIT,
+	STMT_ROLLBACK,
+	STMT_COUNT
+};
+
+struct Statement {
+	const char *name; /* the prepared statement's name, and the statement's name in messages */
+	const char *sql;  /* the text; values only ever travel as parameters $1..$n */
+	int nparams;
+	bool prepared; /* run often enough to be prepared once per session */
+};
+
+/* statement returns the table row of id. */
+const struct Statement *statement(enum StmtId id);
+
+/*
+ * statement_begin_held writes the script that opens a notify event's held transaction: BEGIN, an
+ * idle_in_transaction_session_timeout of idle_ms for this transaction, and the savepoint a failing
+ * fetch rolls back to, for pgconn_script (one round trip; SET takes no parameters, so our own
+ * integer is the one value formatted into SQL anywhere).
+ */
+void statement_begin_held(char *buf, size_t len, long idle_ms);
+#define STMT_SCRIPT_MAX 160
+
+#endif

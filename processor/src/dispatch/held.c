@@ -1,0 +1,300 @@
+/*
+ * held.c - every statement that finishes a claimed event, in one sequence whatever the event:
+ *
+ *   [BEGIN; claim;] _write_log (the retry decision); [the kind's record;] _queue_mark_done; COMMIT
+ *
+ * A notify or webhook event runs it inside its held transaction (held_run), a SQL event whose
+ * process_one() could not record its attempt in a transaction of its own (held_abandon,
+ * held_record_error).
+ */
+#include "held.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include "clock.h"
+#include "statements.h"
+#include "utf8.h"
+
+/* Each statement of the transaction (claim, log row, status, finish, commit) may take this long. */
+#define HELD_STATEMENT_MS 60000L
+/* The transaction may stay idle this much longer than the delivery, for the steps around it. */
+#define HELD_IDLE_GRACE_MS 60000L
+
+/* One attempt as _write_log records it. */
+struct LogRow {
+	const char *id;
+	const char *result;   /* attempt_result_name(), or "error": a handler's error */
+	const char *error;    /* NULL when none */
+	const char *sqlstate; /* NULL when none */
+	const char *started;  /* ISO 8601, or NULL */
+	const char *detail;   /* JSON for pgrelay.log, or NULL */
+	long retry_after_s;   /* the server's Retry-After, -1 when none */
+};
+
+/* log_row_params fills the parameters of STMT_WRITE_LOG; retry_at holds the Retry-After's text. */
+static void
+log_row_params(const struct LogRow *row, const char *params[7], char retry_at[32])
+{
+	params[0] = row->id;
+	params[1] = row->result;
+	params[2] = row->error;
+	params[3] = row->sqlstate;
+	params[4] = row->started;
+	params[5] = row->detail;
+	params[6] = NULL;
+	if (row->retry_after_s >= 0) {
+		snprintf(retry_at, 32, "%ld", row->retry_after_s);
+		params[6] = retry_at;
+	}
+}
+
+/* finish_steps appends the end of every finish, _queue_mark_done and COMMIT, to steps[0..n). */
+static int
+finish_steps(struct PgPipeStmt *steps, int n, const char *const *id)
+{
+	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, id};
+	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
+	return n;
+}
+
+/*
+ * finish writes the log row, then sends the kind's record (record, when not NULL), _queue_mark_done
+ * and COMMIT in one round trip: the first failure stops the rest. Returns the outcome the log row
+ * gave the event, with its error in rep, or OC_LOST with the failed step in rep.
+ */
+static enum Outcome
+finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg, struct EventReport *rep)
+{
+	struct HeldStep step = {STMT_COUNT, NULL, "finish"};
+	const char *params[7], *id[1] = {row->id};
+	struct PgPipeStmt steps[3];
+	char retry_at[32];
+	enum Outcome oc;
+	PGresult *res;
+	bool made;
+	int n = 0;
+
+	log_row_params(row, params, retry_at);
+	res = pgconn_query(pg, STMT_WRITE_LOG, params);
+	if (res == NULL)
+		return held_lost(rep, "write_log");
+	oc = outcome_parse(pgconn_value(res, 0, 0));
+	made = record == NULL || record(arg, oc, pgconn_value(res, 0, 1), &step);
+	pgconn_clear(res);
+	if (!made)
+		return held_lost(rep, step.lost_as);
+	if (step.id != STMT_COUNT)
+		steps[n++] = (struct PgPipeStmt){step.id, step.values};
+	n = finish_steps(steps, n, id);
+	if (!pgconn_pipeline(pg, steps, n))
+		return held_lost(rep, step.lost_as);
+	snprintf(rep->error, sizeof rep->error, "%s", row->error ? row->error : "");
+	utf8_trim_cut(rep->error);
+	return oc;
+}
+
+/*
+ * begin opens the held transaction: its idle and statement timeouts and the savepoint a failing
+ * fetch rolls back to, in one round trip.
+ */
+static bool
+begin(struct PgConn *pg, long max_delivery_ms)
+{
+	char sql[STMT_SCRIPT_MAX];
+
+	statement_begin_held(sql, sizeof sql, max_delivery_ms + HELD_IDLE_GRACE_MS);
+	return pgconn_set_timeout(pg, HELD_STATEMENT_MS) && pgconn_script(pg, sql);
+}
+
+enum Outcome
+held_run(struct PgConn *pg, const struct WorkerSettings *ws, long long id, struct TransportCache *tc,
+		 struct EventReport *rep, HeldRun run)
+{
+	struct Held h;
+	enum Outcome oc;
+
+	memset(&h, 0, sizeof h);
+	h.pg = pg;
+	h.ws = ws;
+	h.tc = tc;
+	h.rep = rep;
+	snprintf(h.id, sizeof h.id, "%lld", id);
+	if (!begin(pg, ws->max_delivery_time_ms))
+		oc = held_lost(rep, "begin");
+	else
+		oc = run(&h);
+	rep->attempt = h.attempt;
+	return oc;
+}
+
+enum Outcome
+held_lost(struct EventReport *rep, const char *step)
+{
+	rep->step = step;
+	return OC_LOST;
+}
+
+PGresult *
+held_claim(struct Held *h, enum StmtId claim, enum StmtId alone, char *err, size_t errlen)
+{
+	const char *params[1] = {h->id};
+	PGresult *res;
+
+	if (err != NULL)
+		err[0] = '\0';
+	res = pgconn_query(h->pg, claim, params);
+	if (res != NULL || h->pg->lost || alone == STMT_COUNT)
+		return res;
+	snprintf(err, errlen, "fetch failed: %.*s", (int) utf8_prefix(h->pg->error, 900), h->pg->error);
+	utf8_trim_cut(err);
+	if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
+		return NULL;
+	return pgconn_query(h->pg, alone, params);
+}
+
+bool
+held_claimed(struct Held *h, enum HeldClaim c, enum Outcome *oc)
+{
+	switch (c) {
+	case HC_CLAIMED:
+		iso8601_now(h->started, sizeof h->started);
+		return true;
+	case HC_SKIPPED:
+		*oc = pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : held_lost(h->rep, "rollback");
+		return false;
+	case HC_REPLAYED: /* the claim finished the row; committing it is all there is to do */
+		*oc = pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : held_lost(h->rep, "commit");
+		return false;
+	case HC_FAILED:
+		break;
+	}
+	*oc = held_lost(h->rep, "claim");
+	return false;
+}
+
+enum Outcome
+held_finish(struct Held *h, const struct HeldResult *r)
+{
+	struct LogRow row = {
+		h->id, attempt_result_name(r->result), r->error, NULL, h->started, r->detail, r->retry_after_s};
+
+	return finish(h->pg, &row, r->record, r->arg, h->rep);
+}
+
+enum Outcome
+held_defer(struct Held *h, long wait_ms)
+{
+	char ms[32];
+	const char *params[2] = {h->id, ms};
+
+	snprintf(ms, sizeof ms, "%ld", wait_ms);
+	if (!pgconn_exec(h->pg, STMT_DEFER, params))
+		return held_lost(h->rep, "defer");
+	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
+		return held_lost(h->rep, "commit");
+	return OC_DEFERRED;
+}
+
+/*
+ * error_persists: a statement failed with an error that comes back however often the event is
+ * offered again (bad data, a constraint, a bug), as opposed to one that passes by itself: a lost
+ * session, a deadlock or serialization failure, a shutdown or a cancel, lack of resources, a lock
+ * timeout. An error without a SQLSTATE is the Processor's own (out of memory): it passes.
+ */
+static bool
+error_persists(const char *sqlstate)
+{
+	static const char *const passing[] = {"08", "40", "53", "55", "57", "58"};
+	size_t i;
+
+	if (sqlstate[0] == '\0')
+		return false;
+	for (i = 0; i < sizeof passing / sizeof passing[0]; i++)
+		if (strncmp(sqlstate, passing[i], 2) == 0)
+			return false;
+	return true;
+}
+
+/*
+ * fail_unrecordable fails event id for good with reason, in a transaction of its own and one
+ * round trip: claimed again, its log row, the finish. False (and pg rolled back) when even that
+ * failed.
+ */
+static bool
+fail_unrecordable(struct PgConn *pg, const char *id, const char *reason, const char *sqlstate)
+{
+	struct LogRow row = {id, attempt_result_name(AR_PERMANENT), reason, sqlstate, NULL, NULL, -1};
+	const char *params[7], *ids[1] = {id};
+	struct PgPipeStmt steps[5] = {{STMT_BEGIN, NULL}, {STMT_CLAIM, ids}, {STMT_WRITE_LOG, params}};
+	char retry_at[32];
+	int n;
+
+	log_row_params(&row, params, retry_at);
+	n = finish_steps(steps, 3, ids);
+	if (pgconn_pipeline(pg, steps, n))
+		return true;
+	pgconn_rollback(pg);
+	return false;
+}
+
+bool
+held_abandon(struct PgConn *pg, long long id, const char *reason, const char *sqlstate)
+{
+	char ids[24];
+
+	pgconn_rollback(pg);
+	if (!error_persists(sqlstate))
+		return false;
+	snprintf(ids, sizeof ids, "%lld", id);
+	return fail_unrecordable(pg, ids, reason, sqlstate);
+}
+
+/* The record of held_record_error: no statement of its own; it keeps when the event runs again. */
+struct RetryAt {
+	char *buf;
+	size_t len;
+};
+
+static bool
+keep_retry_at(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step)
+{
+	struct RetryAt *ra = arg;
+
+	(void) oc;
+	(void) step;
+	if (next_attempt_at != NULL)
+		snprintf(ra->buf, ra->len, "%s", next_attempt_at);
+	return true;
+}
+
+bool
+held_record_error(struct PgConn *pg, long long id, const char *error, const char *sqlstate, enum Outcome *oc,
+				  char *retry_at, size_t retry_at_len)
+{
+	char ids[24];
+	const char *params[1] = {ids};
+	struct RetryAt ra = {retry_at, retry_at_len};
+	struct LogRow row = {ids, "error", error, sqlstate, NULL, NULL, -1};
+	struct EventReport rep;
+	enum Outcome o = OC_LOST;
+	PGresult *res;
+	bool claimed;
+
+	snprintf(ids, sizeof ids, "%lld", id);
+	memset(&rep, 0, sizeof rep);
+	pgconn_rollback(pg);
+	if (!pgconn_exec(pg, STMT_BEGIN, NULL))
+		return false;
+	res = pgconn_query(pg, STMT_CLAIM, params);
+	claimed = res != NULL && PQntuples(res) > 0;
+	pgconn_clear(res);
+	if (claimed)
+		o = finish(pg, &row, keep_retry_at, &ra, &rep);
+	if (o == OC_LOST) {
+		pgconn_rollback(pg);
+		return false;
+	}
+	*oc = o;
+	return true;
+}

@@ -1,0 +1,37 @@
+/*
+ * job.h - one event on its way from the fetch to a worker and back, and who owns it when.
+ *
+ * The fetch makes the jobs (tick_fetch) and hands them to the pool (pool_submit), which owns them
+ * while they are queued and run; the main loop takes them back finished (pool_collect), counts
+ * them and frees them. The pool frees the ones it drops (a twin of a running event, the queue
+ * when the gate closes or the Processor stops). job_free is the one way a job ends.
+ */
+#ifndef PGRELAY_JOB_H
+#define PGRELAY_JOB_H
+
+#include <stdbool.h>
+
+#include "outcome.h"
+
+struct Job {
+	long long id;
+	char action_type[32];
+	char channel[132];
+	int timeout_ms; /* the channel's timeout */
+	int attempt;
+	bool batch;            /* a sql event of a channel that batches (batch.h) */
+	enum Outcome outcome;  /* set by the worker */
+	long long duration_us; /* set by the worker */
+	struct Job *next;
+};
+
+/* job_new returns a zeroed job, or NULL when out of memory. */
+struct Job *job_new(void);
+
+/* job_free frees jobs and every job linked after it by next; NULL is a no-op. */
+void job_free(struct Job *jobs);
+
+/* job_count is the length of the list that starts at jobs. */
+int job_count(const struct Job *jobs);
+
+#endif

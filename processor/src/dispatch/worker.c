@@ -1,0 +1,502 @@
+/*
+ * worker.c - one worker's run context and the running of its events: process_one() for a SQL
+ * action, process_batch() for several (batch.h), the held transaction (held.c) of notify.c for
+ * notify and of webhook.c for webhook. It is the one place that logs what became of a worker's
+ * events; held.c sends what finishes them when their own statement could not.
+ */
+#include "worker.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "batch.h"
+#include "clock.h"
+#include "held.h"
+#include "log.h"
+#include "notify.h"
+#include "pgconn.h"
+#include "transport.h"
+#include "utf8.h"
+#include "webhook.h"
+
+struct Worker {
+	struct PgConn pg;
+	struct WorkerLink link;            /* the pool's: the slot's state, stopping, leadership */
+	const struct WorkerSettings *ws;   /* the settings taken with the events under way */
+	struct TransportCache *transports; /* transport sessions; made by the first notify or webhook event */
+	unsigned long leader_session;      /* pg.sessions when pg_relay.is_leader was last published */
+	int leader_published;              /* the value published then: 1 on, 0 off */
+};
+
+struct Worker *
+worker_new(int no, const char *conninfo, const char *mode, struct WorkerLink link)
+{
+	struct Worker *w = calloc(1, sizeof *w);
+	char label[32];
+
+	if (w == NULL)
+		return NULL;
+	snprintf(label, sizeof label, "worker-%d", no);
+	pgconn_init(&w->pg, label, conninfo, mode);
+	w->link = link;
+	return w;
+}
+
+void
+worker_free(struct Worker *w)
+{
+	if (w == NULL)
+		return;
+	pgconn_destroy(&w->pg);
+	free(w);
+}
+
+bool
+worker_is_up(const struct Worker *w)
+{
+	return pgconn_is_up(&w->pg);
+}
+
+bool
+worker_session(struct Worker *w, long reconnect_max_ms, long *wait_ms)
+{
+	return pgconn_session(&w->pg, reconnect_max_ms, wait_ms);
+}
+
+void
+worker_cancel(struct Worker *w)
+{
+	pgconn_cancel(&w->pg);
+}
+
+void
+worker_close(struct Worker *w)
+{
+	transport_cache_free(w->transports);
+	w->transports = NULL;
+	pgconn_close(&w->pg);
+}
+
+/*
+ * statement_failed reports a statement of event j that failed at step, then makes the session
+ * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
+ * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled
+ * back. The event is offered again later, unless the error persists: then held_abandon fails it
+ * for good, so that no event loops.
+ */
+static void
+statement_failed(struct Worker *w, struct Job *j, const char *step, const char *notification)
+{
+	char reason[1200], sqlstate[6];
+
+	if (w->pg.lost) {
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_OPT_STR("notification", notification),
+				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
+				   LOG_STR("error", w->pg.error));
+		pgconn_lost(&w->pg);
+		atomic_store(w->link.state, W_DOWN);
+		return;
+	}
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "not_finished"),
+				LOG_STR("step", step), LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
+	snprintf(reason, sizeof reason, "the outcome of the attempt could not be recorded (%s: %s)", step,
+			 w->pg.error);
+	if (!held_abandon(&w->pg, j->id, reason, sqlstate))
+		return;
+	j->outcome = OC_FAILED;
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "failed"),
+				LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
+}
+
+/*
+ * log_attempt_failed reports an attempt the database recorded as failed (retried or not): its
+ * SQLSTATE and, when it runs again, when ("-" for none).
+ */
+static void
+log_attempt_failed(struct Worker *w, const struct Job *j, const char *notification, int attempt,
+				   const char *error, const char *sqlstate, const char *retry_at)
+{
+	log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_OPT_STR("notification", notification), LOG_INT("attempt", attempt),
+			   LOG_STR("outcome", outcome_name(j->outcome)), LOG_STR("sqlstate", sqlstate ? sqlstate : "-"),
+			   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error));
+}
+
+/*
+ * log_replayed reports an event finished without an attempt: its queue row was in the queue again
+ * after this node had finished it (a replication engine that applied its INSERT a second time, a
+ * restore, a re-sync), and this node's pgrelay.log records its attempt already (log_id, "-" when
+ * not known). Nothing ran, nothing was sent: the claim finished the row.
+ */
+static void
+log_replayed(struct Worker *w, const struct Job *j, const char *notification, const char *log_id)
+{
+	log_warn_c(&w->pg, "event_replayed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "replayed"),
+			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
+}
+
+/* log_snoozed: the handler asked to run the event again at retry_at (SQLSTATE PGSNZ). */
+static void
+log_snoozed(struct Worker *w, const struct Job *j, const char *retry_at)
+{
+	log_debug_c(&w->pg, "snoozed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				LOG_STR("retry_at", retry_at ? retry_at : "-"));
+}
+
+/*
+ * record_foreign_cancel: process_one() failed with a cancel (57014) that the Processor did not
+ * send, since it is not stopping: the handler raised it (dblink and postgres_fdw pass a remote
+ * statement timeout on as 57014) or an admin cancelled the backend. process_one() re-raises any
+ * cancel that is not its own timeout, so the transaction rolled back with nothing recorded, and
+ * offered again the event would run again and again without ever spending an attempt. The
+ * attempt is recorded in a transaction of its own as the handler's error (held_record_error):
+ * retried with backoff until max_attempts, like any other. Returns false, with nothing recorded,
+ * when that failed.
+ */
+static bool
+record_foreign_cancel(struct Worker *w, struct Job *j)
+{
+	char error[1024], retry_at[40] = "-";
+
+	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
+	if (!held_record_error(&w->pg, j->id, error, "57014", &j->outcome, retry_at, sizeof retry_at))
+		return false;
+	log_attempt_failed(w, j, NULL, j->attempt, error, "57014", retry_at);
+	return true;
+}
+
+/* run_sql runs one SQL event through process_one() under the channel's timeout. */
+static void
+run_sql(struct Worker *w, struct Job *j)
+{
+	char idbuf[24];
+	const char *params[1] = {idbuf};
+	PGresult *res;
+
+	atomic_store(w->link.state, W_SQL);
+	snprintf(idbuf, sizeof idbuf, "%lld", j->id);
+	/* statement_timeout is how the channel's timeout reaches the handler (see process_one). */
+	if (!pgconn_set_timeout(&w->pg, j->timeout_ms)) {
+		j->outcome = OC_LOST;
+		statement_failed(w, j, "statement_timeout", NULL);
+		return;
+	}
+	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
+	if (res == NULL && !w->pg.lost && !w->link.stopping() && strcmp(w->pg.sqlstate, "57014") == 0 &&
+		record_foreign_cancel(w, j))
+		return;
+	if (res == NULL) {
+		j->outcome = OC_LOST;
+		statement_failed(w, j, "process_one", NULL);
+		return;
+	}
+	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
+	if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
+						   pgconn_value(res, 0, 3));
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
+	else if (j->outcome == OC_SNOOZED)
+		log_snoozed(w, j, pgconn_value(res, 0, 3));
+	pgconn_clear(res);
+}
+
+/* run_notify runs one notify event's held transaction (notify.c) and reports what it came to. */
+static void
+run_notify(struct Worker *w, struct Job *j)
+{
+	struct EventReport rep = {0};
+
+	atomic_store(w->link.state, W_NOTIFY);
+	if (w->transports == NULL)
+		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
+	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, notify_run);
+	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
+		statement_failed(w, j, rep.step, rep.notification);
+	else if (j->outcome == OC_DEFERRED)
+		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_OPT_STR("notification", rep.notification),
+					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
+	else if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, rep.notification, rep.attempt, rep.error, NULL, NULL);
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, rep.notification, NULL);
+}
+
+/*
+ * run_webhook runs one webhook event's held transaction (webhook.c) and reports what it came to;
+ * an endpoint that answered 410 Gone paused its channel, and says so at warn level.
+ */
+static void
+run_webhook(struct Worker *w, struct Job *j)
+{
+	struct EventReport rep = {0};
+
+	atomic_store(w->link.state, W_WEBHOOK);
+	if (w->transports == NULL)
+		w->transports = transport_cache_new(); /* NULL: webhook_run reports out of memory */
+	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, webhook_run);
+	if (j->outcome == OC_LOST && rep.step != NULL)
+		statement_failed(w, j, rep.step, NULL);
+	else if (outcome_failed(j->outcome))
+		log_attempt_failed(w, j, NULL, rep.attempt, rep.error, NULL, NULL);
+	else if (j->outcome == OC_REPLAYED)
+		log_replayed(w, j, NULL, NULL);
+	if (rep.gone && j->outcome != OC_LOST)
+		log_warn_c(&w->pg, "webhook_gone", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
+				   LOG_STR("action", "channel_paused"));
+}
+
+/*
+ * unknown_action_first_time: an action type this Processor cannot run is reported once per
+ * process at warn level (its rows come back every tick), then only at debug level.
+ */
+static bool
+unknown_action_first_time(const char *action_type)
+{
+	static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
+	static char seen[16][32];
+	static int nseen;
+	bool first = true;
+	int i;
+
+	pthread_mutex_lock(&mu);
+	for (i = 0; i < nseen; i++)
+		if (strcmp(seen[i], action_type) == 0)
+			first = false;
+	if (first && nseen < 16)
+		snprintf(seen[nseen++], sizeof seen[0], "%s", action_type);
+	pthread_mutex_unlock(&mu);
+	return first;
+}
+
+/*
+ * publish_leader: in leader mode the worker's session carries this node's leadership as the
+ * setting pg_relay.is_leader, which _queue_claim() checks. It is published between events, never
+ * during one (process_one() puts the value it began with back after each handler), on the first
+ * event of each new session and after every change; the value is read now, not when the event
+ * was fetched, so an event fetched as leader is claimed as what this node is at claim time.
+ */
+static bool
+publish_leader(struct Worker *w)
+{
+	int leader = w->link.leader();
+	const char *value[1];
+
+	if (leader < 0 || (w->pg.sessions == w->leader_session && leader == w->leader_published))
+		return true;
+	value[0] = leader ? "on" : "off";
+	if (!pgconn_exec(&w->pg, STMT_SET_LEADER, value))
+		return false;
+	w->leader_session = w->pg.sessions;
+	w->leader_published = leader;
+	return true;
+}
+
+/*
+ * leader_failed: publishing this node's leadership failed, so nothing of event j was started: it
+ * stays queued whatever the error (never failed for it).
+ */
+static void
+leader_failed(struct Worker *w, struct Job *j)
+{
+	j->outcome = OC_LOST;
+	if (w->pg.lost)
+		statement_failed(w, j, "is_leader", NULL);
+	else
+		log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", "not_finished"), LOG_STR("step", "is_leader"),
+					LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+}
+
+/*
+ * event_done: the trace line of each event of a run (one event, or a batch of n in one transaction,
+ * whose duration_us is the whole batch's).
+ */
+static void
+event_done(struct Worker *w, struct Job *jobs, int n, long long t0)
+{
+	long long us = now_us() - t0;
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next) {
+		/* an event of a batch counts its share of the batch's transaction (the metrics' histogram) */
+		j->duration_us = us / n;
+		log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", us),
+					LOG_INT("events", n));
+	}
+}
+
+/* run_job dispatches on the action type; an action this Processor does not know is skipped. */
+static void
+run_job(struct Worker *w, struct Job *j)
+{
+	long long t0 = now_us();
+
+	if (!publish_leader(w))
+		leader_failed(w, j);
+	else if (strcmp(j->action_type, "sql") == 0)
+		run_sql(w, j);
+	else if (strcmp(j->action_type, "notify") == 0)
+		run_notify(w, j);
+	else if (strcmp(j->action_type, "webhook") == 0)
+		run_webhook(w, j);
+	else {
+		/* Its rows come back every tick: warn once per process, then only at debug level. */
+		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),
+			   "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+			   LOG_STR("outcome", "skipped"), LOG_STRF("error", "unknown action type %s", j->action_type));
+		j->outcome = OC_SKIPPED;
+	}
+	event_done(w, j, 1, t0);
+}
+
+/*
+ * batch_lost: the batch statement failed and its transaction rolled back, so none of its events
+ * was finished; they are offered again later. One line for the batch: a lost session
+ * ("reconnecting", then replaced at once) or a cancel while stopping.
+ */
+static void
+batch_lost(struct Worker *w, struct Job *jobs, int n)
+{
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next)
+		j->outcome = OC_LOST;
+	if (w->pg.lost) {
+		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", jobs->id), LOG_INT("events", n),
+				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
+				   LOG_STR("error", w->pg.error));
+		pgconn_lost(&w->pg);
+		atomic_store(w->link.state, W_DOWN);
+		return;
+	}
+	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", jobs->id), LOG_STR("channel", jobs->channel),
+				LOG_INT("events", n), LOG_STR("outcome", "not_finished"), LOG_STR("step", "process_batch"),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+}
+
+/*
+ * batch_results gives each event of the batch its row of process_batch()'s result (one row per
+ * id, in the order of the ids) and reports its failed attempts. An event without its row (which
+ * process_batch() never does) is left as lost: offered again.
+ */
+static void
+batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
+{
+	int i = 0, rows = PQntuples(res);
+	struct Job *j;
+
+	for (j = jobs; j; j = j->next, i++) {
+		const char *id = i < rows ? pgconn_value(res, i, 0) : NULL;
+
+		if (id == NULL || atoll(id) != j->id) {
+			j->outcome = OC_LOST;
+			continue;
+		}
+		j->outcome = outcome_parse(pgconn_value(res, i, 1));
+		if (outcome_failed(j->outcome))
+			log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
+							   pgconn_value(res, i, 4));
+		else if (j->outcome == OC_REPLAYED)
+			log_replayed(w, j, NULL, pgconn_value(res, i, 5));
+		else if (j->outcome == OC_SNOOZED)
+			log_snoozed(w, j, pgconn_value(res, i, 4));
+	}
+}
+
+/*
+ * run_batch_statement runs the sql events of jobs in one transaction, process_batch(), under the
+ * statement timeout of batch_timeout_ms. Returns false, with nothing finished, when the statement
+ * failed in a way that running the events one per transaction may get past.
+ */
+static bool
+run_batch_statement(struct Worker *w, struct Job *jobs, int n)
+{
+	struct Buf ids = BUF_INIT;
+	const char *params[1];
+	PGresult *res = NULL;
+
+	atomic_store(w->link.state, W_SQL);
+	if (batch_ids(jobs, &ids) && pgconn_set_timeout(&w->pg, batch_timeout_ms(jobs->timeout_ms))) {
+		params[0] = ids.data;
+		res = pgconn_query(&w->pg, STMT_PROCESS_BATCH, params);
+	}
+	buf_free(&ids);
+	if (res != NULL) {
+		batch_results(w, jobs, res);
+		pgconn_clear(res);
+		return true;
+	}
+	if (w->pg.lost || w->link.stopping()) {
+		batch_lost(w, jobs, n);
+		return true;
+	}
+	/*
+	 * Anything else (a timeout that could not be told from another cancel, a cancel outside a
+	 * handler, a failure to record an outcome, out of memory here) rolled the whole batch back:
+	 * each event then gets a transaction of its own, where its timeout is exact and a failure is
+	 * its own.
+	 */
+	log_debug_c(&w->pg, "batch_split", LOG_ID("id", jobs->id), LOG_INT("events", n),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+	return false;
+}
+
+/* run_batch runs several sql events (batch.h): in one transaction, or one by one when that fails. */
+static void
+run_batch(struct Worker *w, struct Job *jobs)
+{
+	long long t0 = now_us();
+	int n = job_count(jobs);
+	struct Job *j;
+
+	if (!publish_leader(w)) {
+		for (j = jobs; j; j = j->next)
+			leader_failed(w, j);
+	} else if (!run_batch_statement(w, jobs, n)) {
+		for (j = jobs; j; j = j->next)
+			run_sql(w, j);
+	}
+	event_done(w, jobs, n, t0);
+}
+
+/*
+ * fresh_session: a connection that idled while the server restarted is dead, but libpq only finds
+ * out on its next statement, which would then fail and leave the event for a later round. The
+ * server has said so already (it sends a termination message, then closes), so look before the
+ * event runs and reconnect at once when the session is gone: no round trip when it is fine.
+ */
+static void
+fresh_session(struct Worker *w)
+{
+	long wait_ms;
+
+	if (pgconn_alive(&w->pg))
+		return;
+	log_warn_c(&w->pg, "reconnecting", LOG_STR("reason", "stale_connection"), LOG_STR("error", w->pg.error));
+	pgconn_lost(&w->pg);
+	if (!pgconn_session(&w->pg, w->ws->reconnect_max_ms, &wait_ms))
+		atomic_store(w->link.state, W_DOWN); /* the event then fails as lost and is offered again */
+}
+
+void
+worker_run(struct Worker *w, struct Job *jobs, const struct WorkerSettings *ws)
+{
+	w->ws = ws;
+	fresh_session(w);
+	if (jobs->next == NULL)
+		run_job(w, jobs);
+	else
+		run_batch(w, jobs);
+	w->ws = NULL;
+}

@@ -1,0 +1,362 @@
+/*
+ * webhook.c - one webhook event in its held transaction (held.c, docs/webhooks.md):
+ *
+ *   BEGIN; _webhook_claim (the row and the channel's endpoint); sign and send the payload outside
+ *   the database under the channel's timeout; _write_log (takes the retry decision); [_webhook_gone
+ *   on a 410]; _queue_mark_done; COMMIT.
+ *
+ * This file reads the claimed row and the endpoint, signs, sends and classifies; held.c sends the
+ * statements. As for notify events, the claimed row stays locked for the whole request, so no other worker
+ * or Processor can take it, and a crash anywhere before COMMIT leaves it unclaimed for a later
+ * poll: at least once. Every attempt sends the event id as webhook-id, so a receiver recognises
+ * a duplicate; the timestamp and signature are made afresh for each attempt.
+ */
+#include "webhook.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "clock.h"
+#include "https.h"
+#include "transport.h"
+#include "webhook_endpoint.h"
+#include "webhook_result.h"
+#include "webhook_sign.h"
+
+/* The connection (TCP and TLS) must be up within this, or the channel's timeout if shorter. */
+#define WEBHOOK_CONNECT_MS 10000L
+/* A literal header value this long may be a credential: cut from the trace wherever it shows. */
+#define WEBHOOK_LITERAL_SECRET_MIN 16
+/* The three Standard Webhooks headers come before the channel's own. */
+#define WEBHOOK_OWN_HEADERS 3
+
+/* A webhook event's state, from the claim to the commit. */
+struct Hook {
+	struct Held *h;
+	char event_id[24]; /* webhook-id: the same on every attempt of the event */
+	char *payload;
+	size_t payload_len;
+	struct WebhookEndpoint ep;
+	struct Buf signature; /* webhook-signature, for the request and for redaction */
+	/* What _webhook_gone gets when the endpoint said 410 (record_gone). */
+	bool gone;
+	char status[16];
+	const char *gone_params[3];
+};
+
+/* The request as sent, and what came back. */
+struct Exchange {
+	struct HttpsRequest rq;
+	struct HttpsResponse rs;
+	struct HttpsHeader *headers;
+	long long timestamp; /* webhook-timestamp */
+	char ts[24];
+	long latency_ms;
+	struct Buf *trace; /* &trace when the channel has debug on */
+	struct Buf trace_buf;
+};
+
+/*
+ * read_claim reads the claim's row: payload, attempt, webhook-id, the endpoint document
+ * (*endpoint, NULL when the channel has none), replayed. Clears res.
+ */
+static enum HeldClaim
+read_claim(struct Hook *k, PGresult *res, char **endpoint)
+{
+	enum HeldClaim c = HC_SKIPPED;
+
+	*endpoint = NULL;
+	if (res == NULL)
+		return HC_FAILED;
+	if (PQntuples(res) > 0) {
+		c = HC_CLAIMED;
+		k->payload = strdup(pgconn_value(res, 0, 0));
+		k->payload_len = k->payload ? strlen(k->payload) : 0;
+		k->h->attempt = atoi(pgconn_value(res, 0, 1));
+		snprintf(k->event_id, sizeof k->event_id, "%s", pgconn_value(res, 0, 2));
+		if (pgconn_value(res, 0, 3) != NULL)
+			*endpoint = strdup(pgconn_value(res, 0, 3));
+		if (k->payload == NULL || (pgconn_value(res, 0, 3) != NULL && *endpoint == NULL))
+			c = HC_FAILED;
+		else if (strcmp(pgconn_value(res, 0, 4) ? pgconn_value(res, 0, 4) : "f", "t") == 0)
+			c = HC_REPLAYED;
+	}
+	pgconn_clear(res);
+	return c;
+}
+
+/* record_gone is the webhook's record (HeldRecord): the endpoint marked gone after a 410. */
+static bool
+record_gone(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step)
+{
+	struct Hook *k = arg;
+
+	(void) oc;
+	(void) next_attempt_at;
+	if (k->gone)
+		*step = (struct HeldStep){STMT_WEBHOOK_GONE, k->gone_params, "webhook_gone"};
+	return true;
+}
+
+/*
+ * finish records the attempt (held_finish): the log row (where the retry decision is taken), the
+ * endpoint marked gone when it said so, the row finished, COMMIT. status is the HTTP answer's (0
+ * for none). Returns the event's outcome, or OC_LOST when a statement failed.
+ */
+static enum Outcome
+finish(struct Hook *k, struct HeldResult hr, bool gone, long status)
+{
+	struct EventReport *rep = k->h->rep;
+	enum Outcome oc;
+
+	k->gone = gone;
+	snprintf(k->status, sizeof k->status, "%ld", status);
+	k->gone_params[0] = k->h->id;
+	k->gone_params[1] = k->status;
+	k->gone_params[2] = hr.error;
+	hr.record = record_gone;
+	hr.arg = k;
+	oc = held_finish(k->h, &hr);
+	if (oc == OC_LOST)
+		return oc;
+	rep->gone = gone;
+	rep->http_status = status;
+	return oc;
+}
+
+/* finish_simple finishes an attempt that sent nothing. */
+static enum Outcome
+finish_simple(struct Hook *k, enum AttemptResult result, const char *error)
+{
+	return finish(k, (struct HeldResult){result, error, NULL, -1, NULL, NULL}, false, 0);
+}
+
+/* content_type: application/json when the payload is JSON (any JSON value), else plain text. */
+static const char *
+content_type(const struct Hook *k)
+{
+	json_t *doc = json_loadb(k->payload, k->payload_len, JSON_DECODE_ANY, NULL);
+	bool json = doc != NULL;
+
+	json_decref(doc);
+	return json ? "application/json" : "text/plain; charset=utf-8";
+}
+
+/* sign makes webhook-signature for this attempt's timestamp; false with err set on failure. */
+static bool
+sign(struct Hook *k, long long timestamp, char *err, size_t errlen)
+{
+	unsigned char *key;
+	size_t keylen;
+	bool ok;
+
+	buf_reset(&k->signature);
+	if (k->ep.signing_secret == NULL)
+		return true;
+	if (!webhook_sign_key(k->ep.signing_secret, &key, &keylen, err, errlen))
+		return false;
+	ok = webhook_sign(key, keylen, k->event_id, timestamp, k->payload, k->payload_len, &k->signature, err,
+					  errlen);
+	explicit_bzero(key, keylen);
+	free(key);
+	return ok;
+}
+
+/* build_headers lists webhook-id, webhook-timestamp, webhook-signature and the channel's headers. */
+static bool
+build_headers(struct Hook *k, struct Exchange *x)
+{
+	int n = 0, i;
+
+	x->headers = calloc((size_t) (WEBHOOK_OWN_HEADERS + k->ep.n_headers), sizeof(*x->headers));
+	if (x->headers == NULL)
+		return false;
+	x->headers[n++] = (struct HttpsHeader){"webhook-id", k->event_id, false};
+	x->headers[n++] = (struct HttpsHeader){"webhook-timestamp", x->ts, false};
+	if (k->signature.len > 0)
+		x->headers[n++] = (struct HttpsHeader){"webhook-signature", k->signature.data, true};
+	/* Any channel header may hold a credential, and admins never see a literal value: traced redacted. */
+	for (i = 0; i < k->ep.n_headers; i++)
+		x->headers[n++] = (struct HttpsHeader){k->ep.headers[i].name, k->ep.headers[i].value, true};
+	x->rq.headers = x->headers;
+	x->rq.n_headers = n;
+	return true;
+}
+
+/* prepare fills the request of this attempt: signed now, with the channel's timeout. */
+static bool
+prepare(struct Hook *k, struct Exchange *x, char *err, size_t errlen)
+{
+	long timeout = k->ep.timeout_ms;
+
+	if (k->h->ws->max_delivery_time_ms > 0 && k->h->ws->max_delivery_time_ms < timeout)
+		timeout = k->h->ws->max_delivery_time_ms;
+	x->timestamp = (long long) time(NULL);
+	snprintf(x->ts, sizeof x->ts, "%lld", x->timestamp);
+	if (!sign(k, x->timestamp, err, errlen))
+		return false;
+	x->trace = k->ep.debug ? &x->trace_buf : NULL;
+	x->rq = (struct HttpsRequest){.url = k->ep.url,
+								  .content_type = content_type(k),
+								  .body = k->payload,
+								  .body_len = k->payload_len,
+								  .ca_file = k->ep.ca_file,
+								  .connect_timeout_ms =
+									  timeout < WEBHOOK_CONNECT_MS ? timeout : WEBHOOK_CONNECT_MS,
+								  .timeout_ms = timeout,
+								  .trace = x->trace,
+								  .method = k->ep.method,
+								  .allow_http = k->ep.allow_http,
+								  .only_given_headers = true};
+	if (!build_headers(k, x)) {
+		snprintf(err, errlen, "out of memory");
+		return false;
+	}
+	return true;
+}
+
+/*
+ * redact cuts the secrets out of a text the receiver had a hand in (its answer, the trace, whose
+ * header lines are redacted as they are traced), whatever it echoed: the signing secret, the
+ * signature, header values given as secret references, and literal values long enough to be a
+ * credential. Note that a short literal ("v2", "acme") is left: cutting it everywhere would garble
+ * the text for nothing.
+ */
+static bool
+redact(struct Hook *k, struct Buf *trace)
+{
+	const char **secrets = calloc((size_t) (k->ep.n_headers + 2), sizeof(*secrets));
+	int i, n = 0;
+	bool ok;
+
+	if (secrets == NULL)
+		return false;
+	secrets[n++] = k->ep.signing_secret;
+	secrets[n++] = k->signature.data;
+	for (i = 0; i < k->ep.n_headers; i++)
+		if (k->ep.headers[i].referenced || strlen(k->ep.headers[i].value) >= WEBHOOK_LITERAL_SECRET_MIN)
+			secrets[n++] = k->ep.headers[i].value;
+	ok = buf_redact(trace, secrets, n);
+	free(secrets);
+	return ok;
+}
+
+/* record classifies the answer and finishes the event with it. */
+static enum Outcome
+record(struct Hook *k, struct Exchange *x)
+{
+	struct WebhookAnswer a;
+	struct WebhookVerdict v;
+	enum Outcome oc;
+	char *detail;
+
+	/* the answer goes into the error, the log detail and the trace: no secret it echoed does */
+	if (!redact(k, &x->rs.body))
+		return held_lost(k->h->rep, "out of memory");
+	a = (struct WebhookAnswer){x->rs.curl_code, x->rs.error,     x->rs.status,   x->rs.retry_after_s,
+							   x->rs.location,  x->rs.body.data, x->rs.body.len, x->rs.body_sent};
+	webhook_result_classify(&a, &v);
+	if (x->trace != NULL && x->rs.body.len > 0)
+		https_trace_text(x->trace, "< ", x->rs.body.data, x->rs.body.len, 16384);
+	if (x->trace != NULL && !redact(k, x->trace))
+		return held_lost(k->h->rep, "out of memory");
+	detail = webhook_result_detail(&a, &v, k->event_id, x->timestamp, x->latency_ms, x->rs.reused,
+								   x->trace ? (x->trace->data ? x->trace->data : "") : NULL);
+	if (detail == NULL)
+		return held_lost(k->h->rep, "out of memory");
+	oc = finish(k,
+				(struct HeldResult){delivery_result(v.status), v.status == DS_SENT ? NULL : v.error, detail,
+									v.retry_after_s, NULL, NULL},
+				v.gone, x->rs.status);
+	free(detail);
+	return oc;
+}
+
+/* send_request signs and sends the payload, then records what came back. */
+static enum Outcome
+send_request(struct Hook *k)
+{
+	struct Exchange x;
+	struct Https *http;
+	enum Outcome oc;
+	long long t0;
+	char err[512];
+
+	memset(&x, 0, sizeof x);
+	x.trace_buf = (struct Buf) BUF_INIT;
+	https_response_init(&x.rs);
+	if (!transport_global_init())
+		return finish_simple(k, AR_TRANSIENT, "libcurl initialisation failed");
+	http = k->h->tc ? transport_cache_http(k->h->tc, k->h->ws->generation) : NULL;
+	if (http == NULL)
+		return finish_simple(k, AR_TRANSIENT, "out of memory");
+	if (!prepare(k, &x, err, sizeof err))
+		oc = finish_simple(k, AR_TRANSIENT, err);
+	else {
+		t0 = now_us();
+		if (!https_send(http, &x.rq, &x.rs))
+			oc = finish_simple(k, AR_TRANSIENT, "out of memory while sending");
+		else {
+			x.latency_ms = (long) ((now_us() - t0) / 1000);
+			oc = record(k, &x);
+		}
+	}
+	free(x.headers);
+	buf_free(&x.trace_buf);
+	https_response_free(&x.rs);
+	return oc;
+}
+
+/* note_endpoint keeps the endpoint's scheme://host[:port] for the log lines about it. */
+static void
+note_endpoint(struct Hook *k)
+{
+	const char *p = strstr(k->ep.url, "://");
+	size_t n = p ? strcspn(p + 3, "/?#") + (size_t) (p + 3 - k->ep.url) : 0;
+
+	snprintf(k->h->rep->endpoint, sizeof k->h->rep->endpoint, "%.*s", (int) n, k->ep.url);
+}
+
+/* run_hook claims, reads the endpoint, resolves its secrets, sends. */
+static enum Outcome
+run_hook(struct Hook *k)
+{
+	char err[1024], *endpoint;
+	enum Outcome oc;
+	bool have_ep;
+
+	if (!held_claimed(
+			k->h, read_claim(k, held_claim(k->h, STMT_WEBHOOK_CLAIM, STMT_COUNT, NULL, 0), &endpoint), &oc))
+		return oc;
+	if (endpoint == NULL)
+		return finish_simple(k, AR_PERMANENT, "the channel has no webhook endpoint");
+	have_ep = webhook_endpoint_parse(endpoint, &k->ep, err, sizeof err);
+	free(endpoint);
+	if (!have_ep)
+		return finish_simple(k, AR_PERMANENT, err);
+	note_endpoint(k);
+	if (!webhook_endpoint_resolve(&k->ep, k->h->ws->secrets_dir, k->h->ws->secret_env, err, sizeof err))
+		return finish_simple(k, AR_TRANSIENT, err);
+	return send_request(k);
+}
+
+enum Outcome
+webhook_run(struct Held *h)
+{
+	struct Hook k;
+	enum Outcome oc;
+
+	memset(&k, 0, sizeof k);
+	k.h = h;
+	k.signature = (struct Buf) BUF_INIT;
+	oc = run_hook(&k);
+	webhook_endpoint_free(&k.ep);
+	if (k.signature.data != NULL)
+		explicit_bzero(k.signature.data, k.signature.len);
+	buf_free(&k.signature);
+	free(k.payload);
+	return oc;
+}
