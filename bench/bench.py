@@ -42,6 +42,7 @@ DRAIN_EVENTS = 20000
 DRAIN_WORKERS = (4, 8)
 DRAIN_BATCHES = (1, 10, 50, 100)     # --events-per-commit: one event per transaction, ..., the default 50
 DEFAULT_BATCH = 50
+LIMIT_CLIENTS = 4                   # the batched limit: DEFAULT_BATCH events per transaction
 REPEATS = int(os.environ.get("REPEATS", "3"))   # every figure of the drains and the producers
 LOG_ROWS = 1000000
 PRODUCER_SESSIONS = (1, 8)
@@ -82,6 +83,7 @@ TARGETS = {
     "idle_tx": 1.1,     # idle: one probe per poll interval (1 s), i.e. about 1 tx/s
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
+    "limit4": 0.5,      # the default drain, 4 workers: >= half the batched limit of the same run
 }
 
 # One transaction per event doing what a drained event leaves behind: the queue row gone (taken
@@ -117,6 +119,28 @@ SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
        0, d.queued_at, clock_timestamp(), clock_timestamp()
 FROM d;
 """
+
+# The batched limit: the floor's work for DEFAULT_BATCH events in one transaction, by plain SQL:
+# that many queue rows taken in dispatch order FOR UPDATE SKIP LOCKED and deleted, their log rows
+# and the handler's rows. What the default batches could reach without the contract's per-event
+# work (the handler's subtransaction and dynamic call, the session reset, the checks).
+LIMIT_SQL = """\
+WITH d AS (
+  DELETE FROM pgrelay.queue q
+  WHERE q.id = ANY (ARRAY(SELECT x.id FROM pgrelay.queue x
+                          WHERE NOT x.node_restricted AND x.action_type = 'sql' AND x.run_at <= now()
+                          ORDER BY x.run_at, x.queued_at, x.id
+                          LIMIT %d FOR UPDATE SKIP LOCKED))
+  RETURNING q.*
+), h AS (
+  INSERT INTO bench.sink (payload) SELECT d.payload FROM d
+)
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                         node_id, queued_at, started_at, finished_at)
+SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
+       0, d.queued_at, clock_timestamp(), clock_timestamp()
+FROM d;
+""" % DEFAULT_BATCH
 
 SETUP_SQL = """\
 CREATE EXTENSION pg_relay;
@@ -360,19 +384,42 @@ class Bench:
         say("  pgbench floor, %d clients: %.0f tx/s" % (clients, tps))
         return tps
 
+    def batched_limit(self, clients):
+        """The floor's work in transactions of DEFAULT_BATCH events (LIMIT_SQL), in events/s."""
+        self.refill(DRAIN_EVENTS)
+        per_client = DRAIN_EVENTS // (DEFAULT_BATCH * clients)
+        tps, _ = self.pgbench(LIMIT_SQL, ["-M", "prepared", "-c", str(clients), "-j", str(clients),
+                                          "-t", str(per_client)])
+        # Every event gone in clients * per_client transactions of at most DEFAULT_BATCH each:
+        # so each took a full batch, and tps * DEFAULT_BATCH is the event rate.
+        left = self.scalar("SELECT count(*) FROM pgrelay.queue")
+        if left != 0 or per_client * clients * DEFAULT_BATCH != DRAIN_EVENTS:
+            raise RuntimeError("the batched limit left %d events" % left)
+        rate = tps * DEFAULT_BATCH
+        say("  pgbench batched limit, %d clients, %d events per transaction: %.0f tx/s = %.0f events/s"
+            % (clients, DEFAULT_BATCH, tps, rate))
+        return rate
+
+    @staticmethod
+    def drains_logged():
+        """The log rows the drains phase adds: every drain and floor run, and the batched limit."""
+        return (len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) + 1) * REPEATS * DRAIN_EVENTS
+
     def run_drains(self):
         # History first: a drain against an empty pgrelay.log is not the steady state (and an
         # ANALYZE of the empty log makes the Processor's sessions cache sequential scans of it,
         # docs/benchmarks.md). The probe phase then tops the log up to LOG_ROWS.
-        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        self.fill_log(LOG_ROWS - self.drains_logged())
         say("drain: %d due events on a sql channel whose handler inserts one row; %d runs of each figure,"
             " the floor of each worker count in every run" % (DRAIN_EVENTS, REPEATS))
         r = self.results
-        r["drain"], r["floor"], r["rss"] = {}, {}, {}
+        r["drain"], r["floor"], r["rss"], r["limit"] = {}, {}, {}, []
         for rep in range(REPEATS):
             say(" run %d of %d" % (rep + 1, REPEATS))
             for n in DRAIN_WORKERS:
                 r["floor"].setdefault(n, []).append(self.floor(n))
+                if n == LIMIT_CLIENTS:
+                    r["limit"].append(self.batched_limit(n))
                 for size in DRAIN_BATCHES:
                     rate, status = self.drain(n, size)
                     r["drain"].setdefault((n, size), []).append(rate)
@@ -447,7 +494,7 @@ class Bench:
         return rate
 
     def run_peers(self):
-        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        self.fill_log(LOG_ROWS - self.drains_logged())
         self.peer_dir = os.path.join(self.work, "peers")
         os.makedirs(self.peer_dir)
         with open(os.path.join(self.peer_dir, "package.json"), "w") as f:
@@ -903,6 +950,12 @@ class Bench:
                     row("1-2 drain %d, %d workers, %d event%s/commit%s"
                         % (DRAIN_EVENTS, n, size, "s" if size > 1 else "", " (default)" if size == DEFAULT_BATCH else ""),
                         spread(got, " ev/s"), "", text, tgt, verdict)
+                if n == LIMIT_CLIENTS and r.get("limit"):
+                    med, text = ratios(r["drain"][(n, DEFAULT_BATCH)], r["limit"])
+                    row("1-2 batched limit, %d clients, %d events/commit" % (n, DEFAULT_BATCH), "",
+                        "pgbench: " + spread(r["limit"], " ev/s"))
+                    row("1-2 drain %d, %d workers, default / batched limit" % (DRAIN_EVENTS, n), "", "", text,
+                        ">= %.1fx limit" % TARGETS["limit4"], pf(med >= 100 * TARGETS["limit4"]))
             for n in DRAIN_WORKERS:
                 s8 = r["rss"][n]
                 tgt = verdict = ""
@@ -964,7 +1017,6 @@ class Bench:
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)
-
         for label, what in (("empty", "empty queue"), ("queued", "%s queued" % format(METRICS_QUEUED, ","))):
             if "metrics_" + label in r:
                 fresh, cached, cpu, size = r["metrics_" + label]
