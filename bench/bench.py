@@ -60,14 +60,23 @@ EMAIL_WORKERS = (1, 4)
 INSTR_RUNS = (200, 600)
 VALGRIND = os.environ.get("VALGRIND", "valgrind")
 
+# The held-snapshot phase: HELD_ROUNDS rounds of HELD_EVENTS events drained by a Processor with
+# default settings (4 workers) while a REPEATABLE READ transaction stays open.
+HELD_ROUNDS = int(os.environ.get("HELD_ROUNDS", "10"))
+HELD_EVENTS = int(os.environ.get("HELD_EVENTS", "50000"))
+HELD_PROBE_SECONDS = 2
+HELD_VACUUM_WAIT = 180              # seconds to wait for autovacuum once the snapshot is gone
+
 METRICS_CHANNELS = 20
 METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers (make bench-peers) and bloat (a million events) run only when named.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions")
+# held runs last: the queue's indexes keep the pages its rounds needed.
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "held")
 EXTRA_PHASES = ("peers", "bloat")
+RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
 # Durability as in production: the point is the database's real commit rate.
 CLUSTER_CONF = ("fsync = on", "synchronous_commit = on", "full_page_writes = on")
@@ -84,6 +93,8 @@ TARGETS = {
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
     "limit4": 0.5,      # the default drain, 4 workers: >= half the batched limit of the same run
+    "held_rate": 0.9,   # held snapshot: the last round's drain >= 90% of the first's
+    "held_probe_us": 100.0,   # held snapshot: the empty-queue probe in the server <= 100 us after every round
 }
 
 # One transaction per event doing what a drained event leaves behind: the queue row gone (taken
@@ -359,19 +370,19 @@ class Bench:
 
     # ---- 1, 2, 5: drain rate against the floor, peak RSS ------------------------------------
 
-    def drain(self, workers, per_commit):
-        self.refill(DRAIN_EVENTS)
+    def drain(self, workers, per_commit, events=DRAIN_EVENTS, name="drain"):
+        self.refill(events)
         logged = self.scalar("SELECT count(*) FROM pgrelay.log")
-        p = self.start_processor("drain-%d-%d" % (workers, per_commit),
+        p = self.start_processor("%s-%d-%d" % (name, workers, per_commit),
                                  ["--workers=%d" % workers, "--events-per-commit=%d" % per_commit])
-        processed, ok, ms = self.wait_batches(p, DRAIN_EVENTS)
+        processed, ok, ms = self.wait_batches(p, events, timeout=max(300, events // 100))
         status = self.proc_status(p.pid)   # VmHWM at the end of the drain, before it exits
         self.stop_processor(p)
-        if ok != DRAIN_EVENTS or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != DRAIN_EVENTS:
+        if ok != events or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != events:
             raise RuntimeError("drain with %d workers: %d processed, %d ok" % (workers, processed, ok))
-        rate = DRAIN_EVENTS / (ms / 1000.0)
+        rate = events / (ms / 1000.0)
         say("  Processor, %d workers, %3d events per commit: %d events in %d ms = %.0f events/s, VmHWM %d kB"
-            % (workers, per_commit, DRAIN_EVENTS, ms, rate, status["VmHWM"]))
+            % (workers, per_commit, events, ms, rate, status["VmHWM"]))
         return rate, status
 
     def floor(self, clients):
@@ -585,6 +596,117 @@ class Bench:
             ("round %d: queue when drained (%.0f s, %.0f events/s)" % (k, secs, BLOAT_EVENTS / secs), kb(drained)),
             ("round %d: queue after autovacuum's next visit" % k, kb(after)),
         ]
+
+    # ---- held: a snapshot held open through rounds of drains (bench/run held) ------------------
+
+    def probe_server(self):
+        """The probe's own cost in the server as the probe phase measures it (bench.probe_loop, the
+        median of three loops), with as many calls per loop as fit in about half a second: under a
+        held snapshot a probe can cost a thousand times its usual."""
+        one = self.scalar("SELECT bench.probe_loop(10)")
+        n = int(min(20000, max(10, 0.5e6 / max(one, 1.0))))
+        return statistics.median(self.scalar("SELECT bench.probe_loop(%s)", (n,)) for _ in range(3))
+
+    def probe_client(self, seconds):
+        """The probe as the Processor sends it (prepared), by pgbench: its latency average in us."""
+        _, lat = self.pgbench("SELECT * FROM pgrelay.queue_probe();\n",
+                              ["-M", "prepared", "-c", "1", "-T", str(seconds)])
+        return lat * 1000.0
+
+    def pgrelay_sizes(self):
+        """{table: (heap, indexes, total)} in bytes for every table of schema pgrelay; total is
+        pg_total_relation_size (heap, indexes, TOAST, free space and visibility maps)."""
+        return {name: (heap, idx, total) for name, heap, idx, total in self.sql(
+            "SELECT c.relname::text, pg_relation_size(c.oid), pg_indexes_size(c.oid), pg_total_relation_size(c.oid)"
+            " FROM pg_class c WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'p', 'm')")}
+
+    @staticmethod
+    def is_log(name):
+        return name == "log" or name.startswith("log_")
+
+    @classmethod
+    def held_sizes(cls, sizes):
+        """(every pgrelay table but the log, the log, pgrelay.queue's heap, its indexes), in bytes:
+        the log keeps its rows by design, the rest is the queue's storage."""
+        rest = sum(t for name, (_, _, t) in sizes.items() if not cls.is_log(name))
+        log = sum(t for name, (_, _, t) in sizes.items() if cls.is_log(name))
+        heap, idx, _ = sizes.get("queue", (0, 0, 0))
+        return rest, log, heap, idx
+
+    def dead_rows(self):
+        """{pgrelay table: (autovacuum_count, n_dead_tup)}."""
+        return {name: (count, dead) for name, count, dead in self.sql(
+            "SELECT relname::text, autovacuum_count, n_dead_tup FROM pg_stat_user_tables WHERE schemaname = 'pgrelay'")}
+
+    def run_held(self):
+        """HELD_ROUNDS rounds of HELD_EVENTS events, each queued and drained as in the drains phase
+        (a Processor with default settings), while another session keeps a REPEATABLE READ
+        transaction open: it read one table once, so its snapshot holds back the xmin horizon and no
+        vacuum can remove a row deleted after it began. After every round: the drain rate, the
+        empty-queue probe and the sizes of the pgrelay tables; then the snapshot ends and the sizes
+        and the probe are read again once autovacuum has been by, and after a VACUUM."""
+        self.fill_log(LOG_ROWS - self.drains_logged())
+        say("held: a REPEATABLE READ transaction open for %d rounds of %d events, each drained by a Processor"
+            " with default settings" % (HELD_ROUNDS, HELD_EVENTS))
+        r = self.results["held"] = {"rounds": []}
+        self.db.execute("CREATE TABLE IF NOT EXISTS bench.held AS SELECT 1 AS x")
+        self.db.execute("VACUUM pgrelay.queue")
+        _, rtt = self.pgbench("SELECT 1;\n", ["-M", "prepared", "-c", "1", "-T", "2"])
+        r["rtt_us"] = rtt * 1000.0
+        r["before"] = (self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("before", None, *r["before"])
+        holder = self.connect()
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT count(*) FROM bench.held")
+        if self.scalar("SELECT backend_xmin FROM pg_stat_activity WHERE pid = %s", (holder.info.backend_pid,)) is None:
+            raise RuntimeError("held: the REPEATABLE READ transaction holds no snapshot")
+        try:
+            for k in range(1, HELD_ROUNDS + 1):
+                rate, _ = self.drain(4, DEFAULT_BATCH, HELD_EVENTS, name="held%d" % k)
+                got = (rate, self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+                r["rounds"].append(got)
+                self.say_held("round %d" % k, *got)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        # A Processor with default settings runs while autovacuum comes by, in case the queue's
+        # storage is kept by the Processor too. Waited for: a visit to every pgrelay table with more
+        # than 1,000 dead rows when the snapshot ended, after which it has at most 1,000 left (a
+        # visit that began before the snapshot ended removes nothing).
+        t0 = time.monotonic()
+        dead = self.dead_rows()
+        waiting = {name for name, (_, d) in dead.items() if d > 1000}
+        p = self.start_processor("held-after", [])
+        self.wait_log(p, r" started ")
+        while waiting and time.monotonic() - t0 < HELD_VACUUM_WAIT:
+            time.sleep(1)
+            now = self.dead_rows()
+            waiting = {name for name in waiting if not (now[name][0] > dead[name][0] and now[name][1] <= 1000)}
+        self.stop_processor(p)
+        r["autovacuum"] = (time.monotonic() - t0, sorted(waiting), self.probe_server(),
+                           self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("autovacuum (%.0f s%s)" % (r["autovacuum"][0], ", not yet: " + ", ".join(waiting) if waiting else ""),
+                      None, *r["autovacuum"][2:])
+        tables = self.scalar("SELECT string_agg(format('%I.%I', 'pgrelay', c.relname), ', ') FROM pg_class c"
+                             " WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'm')")
+        self.db.execute("VACUUM " + tables)
+        r["vacuum"] = (self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("VACUUM", None, *r["vacuum"])
+        for name, (heap, idx, total) in sorted(r["vacuum"][2].items(), key=lambda x: -x[1][2])[:6]:
+            say("    pgrelay.%s: %s heap, %s indexes, %s in all" % (name, self.size(heap), self.size(idx), self.size(total)))
+
+    @staticmethod
+    def size(b):
+        return "%.1f MB" % (b / 1048576.0) if b >= 1048576 else "%d kB" % (b // 1024)
+
+    def held_text(self, sizes):
+        rest, log, heap, idx = self.held_sizes(sizes)
+        return "pgrelay but the log %s (queue %s + %s indexes); log %s" % (
+            self.size(rest), self.size(heap), self.size(idx), self.size(log))
+
+    def say_held(self, label, rate, server, client, sizes):
+        say("  %s: %sprobe %.1f us in the server, %.0f us by pgbench; %s"
+            % (label, "" if rate is None else "%.0f events/s; " % rate, server, client, self.held_text(sizes)))
 
     # ---- 3: probe cost --------------------------------------------------------------------
 
@@ -1017,6 +1139,30 @@ class Bench:
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)
+        if r.get("held", {}).get("rounds"):
+            h = r["held"]
+            probe = lambda server, client: "probe %.1f us in the server, %.0f us by pgbench" % (server, client)
+            row("H   held snapshot: before, empty queue", "", probe(*h["before"][:2]) + "; " + self.held_text(h["before"][2]))
+            for k, (rate, server, client, sizes) in enumerate(h["rounds"], 1):
+                row("H   round %d of %d: %s events, 4 workers, default batches" % (k, len(h["rounds"]), format(HELD_EVENTS, ",")),
+                    "%.0f ev/s" % rate, probe(server, client) + "; " + self.held_text(sizes))
+            first, last = h["rounds"][0][0], h["rounds"][-1][0]
+            row("H   held snapshot: last round / first", "%.0f%%" % (100.0 * last / first),
+                "%.0f / %.0f ev/s" % (last, first), "", ">= %d%%" % (100 * TARGETS["held_rate"]),
+                pf(last >= TARGETS["held_rate"] * first))
+            worst = max(h["rounds"], key=lambda x: x[1])
+            row("H   held snapshot: the probe at its largest (in the server)", "%.1f us" % worst[1],
+                "by pgbench: %.0f us at most; SELECT 1: %.0f us" % (max(x[2] for x in h["rounds"]), h["rtt_us"]), "",
+                "<= %.0f us" % TARGETS["held_probe_us"], pf(worst[1] <= TARGETS["held_probe_us"]))
+            secs, waiting, server, client, sizes = h["autovacuum"]
+            row("H   snapshot ended, autovacuum has been by (%.0f s%s)" % (secs, ", not all" if waiting else ""), "",
+                probe(server, client) + "; " + self.held_text(sizes))
+            bound = self.held_sizes(h["rounds"][0][3])[0]
+            after = self.held_sizes(h["vacuum"][2])[0]
+            row("H   then a VACUUM of every pgrelay table", self.size(after),
+                probe(*h["vacuum"][:2]) + "; " + self.held_text(h["vacuum"][2]), "",
+                "<= size after round 1 (%s)" % self.size(bound), pf(after <= bound))
+
         for label, what in (("empty", "empty queue"), ("queued", "%s queued" % format(METRICS_QUEUED, ","))):
             if "metrics_" + label in r:
                 fresh, cached, cpu, size = r["metrics_" + label]
@@ -1064,7 +1210,7 @@ class Bench:
         self.load0 = os.getloadavg()[0]
         t0 = time.monotonic()
         self.setup()
-        for name in PHASES + EXTRA_PHASES:
+        for name in RUN_ORDER:
             if name in phases:
                 getattr(self, "run_" + name)()
         say("done in %.0f s" % (time.monotonic() - t0))
@@ -1089,8 +1235,8 @@ def main():
     phases = sys.argv[1:] or list(PHASES)
     unknown = [p for p in phases if p not in PHASES + EXTRA_PHASES]
     if unknown:
-        say("usage: bench/run [%s ...] (default: all but %s, in that order)"
-            % (" ".join(PHASES + EXTRA_PHASES), " and ".join(EXTRA_PHASES)))
+        say("usage: bench/run [%s ...] (default: all but %s; they run in that order)"
+            % (" ".join(RUN_ORDER), ", ".join(EXTRA_PHASES)))
         return 2
     if not os.access(PROCESSOR, os.X_OK):
         say("bench: %s is missing; run bench/run (make bench)" % PROCESSOR)
