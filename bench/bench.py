@@ -24,6 +24,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
 SMTPD = os.path.join(ROOT, "test", "fixtures", "smtpd.py")
 PEERS_JS = os.path.join(ROOT, "bench", "peers.mjs")
+PGQUE_BENCH_SQL = os.path.join(ROOT, "bench", "pgque.sql")
 NPM = os.environ.get("NPM", "npm")
 NODE = os.environ.get("NODE", "node")
 # The peers of `make bench-peers`, installed from npm into the work directory at these versions.
@@ -31,6 +32,15 @@ PEERS = (("graphile-worker", os.environ.get("GRAPHILE_WORKER_VERSION", "0.18.0")
          ("pg-boss", os.environ.get("PG_BOSS_VERSION", "12.38.0")))
 PEER_SINK_SQL = ("CREATE TABLE bench_sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,"
                  " at timestamptz NOT NULL DEFAULT clock_timestamp())")
+# PgQue (bench/run pgque, part of make bench-peers): its single SQL file from a local path, never
+# downloaded. PgQue's consumers get the backlog in ticks of PGQUE_TICK_EVENTS, its default
+# queue_ticker_max_count.
+PGQUE_SQL = os.environ.get("PGQUE_SQL", "")
+PGQUE_EVENTS = int(os.environ.get("PGQUE_EVENTS", "100000"))
+PGQUE_TICK_EVENTS = int(os.environ.get("PGQUE_TICK_EVENTS", "500"))
+PGQUE_WORKERS = (1, 4)              # 1 consumer, and 4 cooperative subconsumers of one consumer
+PGQUE_BULK = 100000                 # events queued by one statement
+PGQUE_SESSIONS = 8                  # producers of one event per transaction
 BLOAT_EVENTS = int(os.environ.get("BLOAT_EVENTS", "1000000"))
 BLOAT_ROUNDS = int(os.environ.get("BLOAT_ROUNDS", "2"))
 PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
@@ -72,10 +82,10 @@ METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
-# peers (make bench-peers) and bloat (a million events) run only when named.
+# peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
 PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "held")
-EXTRA_PHASES = ("peers", "bloat")
+EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
 # Durability as in production: the point is the database's real commit rate.
@@ -93,6 +103,9 @@ TARGETS = {
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
     "limit4": 0.5,      # the default drain, 4 workers: >= half the batched limit of the same run
+    "pgque4": 1.0,      # the default drain, 4 workers: >= PgQue's best drain
+    "pgque1": 0.7,      # the default drain, 1 worker: >= 0.7 times PgQue's best drain
+    "bulk": 0.8,        # one statement of notify() calls: >= 80% of PgQue's send_batch
     "held_rate": 0.9,   # held snapshot: the last round's drain >= 90% of the first's
     "held_probe_us": 100.0,   # held snapshot: the empty-queue probe in the server <= 100 us after every round
 }
@@ -111,6 +124,7 @@ CREATE INDEX ON bench.plain (action_type, run_at, queued_at, id) WHERE NOT node_
 CREATE INDEX ON bench.plain (node_restricted, owner_node, action_type, run_at, queued_at, id);
 """
 NOTIFY_SQL = "SELECT pgrelay.notify('bench', 'order 42');\n"
+PGQUE_SEND_SQL = "SELECT pgque.send('single', 'order 42');\n"
 PLAIN_SQL = "INSERT INTO bench.plain (event_id, channel, action_type, payload) VALUES (0, 'bench', 'sql', 'order 42');\n"
 
 FLOOR_SQL = """\
@@ -353,12 +367,12 @@ class Bench:
 
     # ---- pgbench ----------------------------------------------------------------------------
 
-    def pgbench(self, script_sql, args):
+    def pgbench(self, script_sql, args, dbname="bench"):
         path = os.path.join(self.work, "script-%d.sql" % abs(hash(script_sql)))
         with open(path, "w") as f:
             f.write(script_sql)
         cmd = [PGBENCH, "-n", "-h", self.cluster, "-p", str(self.port), "-U", "postgres", "-f", path] \
-            + args + ["bench"]
+            + args + [dbname]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True).stdout
         tps = float(re.search(r"^tps = ([0-9.]+) \(without initial connection time\)", out, re.M).group(1))
@@ -472,10 +486,10 @@ class Bench:
         n, secs = conn.execute("SELECT count(*), extract(epoch FROM max(at) - min(at)) FROM %s" % table).fetchone()
         return n / float(secs)
 
-    def relay_peer_run(self, workers):
+    def relay_peer_run(self, workers, events=DRAIN_EVENTS):
         """pg_relay's drain with the default batches, timed as the peers' are: from its sink."""
         self.db.execute("TRUNCATE bench.sink")
-        self.drain(workers, DEFAULT_BATCH)
+        self.drain(workers, DEFAULT_BATCH, events)
         rate = self.sink_rate(self.db, "bench.sink")
         say("    (from its handler's rows: %.0f events/s)" % rate)
         return rate
@@ -541,6 +555,137 @@ class Bench:
         r["best_peer"] = {n: max(statistics.median(peers[(name, n)]) for name, _ in PEERS) for n in DRAIN_WORKERS}
         for conn, _ in self.peer_db.values():
             conn.close()
+
+    # ---- pgque: PgQue on the same cluster (bench/run pgque, part of make bench-peers) ----------
+
+    def run_pgque(self):
+        if not PGQUE_SQL:
+            say("pgque: PGQUE_SQL is not set (the path of PgQue's sql/pgque.sql); skipped")
+            return
+        if not os.path.isfile(PGQUE_SQL):
+            raise RuntimeError("pgque: PGQUE_SQL=%s is not a file" % PGQUE_SQL)
+        self.fill_log(LOG_ROWS - self.drains_logged())
+        # Its own database, as the other peers; PgQue from the one file, as its docs install it.
+        copy = os.path.join(self.work, "pgque.sql")
+        shutil.copy(PGQUE_SQL, copy)
+        self.admin.execute("CREATE DATABASE peer_pgque")
+        for path in (copy, PGQUE_BENCH_SQL):
+            subprocess.run([PGCLUSTER, "psql", self.cluster, "-d", "peer_pgque", "-v", "ON_ERROR_STOP=1",
+                            "-f", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        q = self.pgque = self.connect("peer_pgque")
+        version = q.execute("SELECT pgque.version()").fetchone()[0]
+        notify_many = self.scalar("SELECT string_agg(p.oid::regprocedure::text, ', ') FROM pg_proc p"
+                                  " WHERE p.proname = 'notify_many' AND p.pronamespace = 'pgrelay'::regnamespace")
+        say("pgque: PgQue %s from %s, in database peer_pgque; %d events, ticks of %d, %d runs; "
+            "pgrelay.notify_many: %s" % (version, PGQUE_SQL, PGQUE_EVENTS, PGQUE_TICK_EVENTS, REPEATS,
+                                         notify_many or "not in this pg_relay"))
+        r = self.results
+        relay, pgque = {}, {}
+        bulk = {"notify": [], "send_batch": []}
+        if notify_many:
+            bulk["notify_many"] = []
+        single = {"notify": [], "send": []}
+        for rep in range(REPEATS):
+            say(" run %d of %d" % (rep + 1, REPEATS))
+            for n in PGQUE_WORKERS:
+                relay.setdefault(n, []).append(self.relay_peer_run(n, PGQUE_EVENTS))
+                pgque.setdefault(n, []).append(self.pgque_drain(n))
+            for what in bulk:
+                bulk[what].append(self.bulk_enqueue(what))
+            for what in single:
+                single[what].append(self.single_enqueue(what))
+        r["pgque"] = {"version": version, "relay": relay, "pgque": pgque, "bulk": bulk, "single": single,
+                      "best": max(statistics.median(v) for v in pgque.values())}
+        q.close()
+        self.db.execute("TRUNCATE bench.sink")
+
+    def pgque_drain(self, workers):
+        """PGQUE_EVENTS events in ticks of PGQUE_TICK_EVENTS, drained by bench.consume() in one
+        session (one consumer) or in `workers` sessions (as many cooperative subconsumers of one
+        consumer); timed as the other peers, from the first to the last row its handler inserted."""
+        q = self.pgque
+        q.execute("TRUNCATE bench.sink")
+        q.execute("CALL bench.new_queue('drain', %s)", (0 if workers == 1 else workers,))
+        q.execute("CALL bench.fill('drain', %s, %s)", (PGQUE_EVENTS, PGQUE_TICK_EVENTS))
+        q.execute("VACUUM ANALYZE")
+        q.execute("CHECKPOINT")
+        calls = [("solo", None)] if workers == 1 else [("coop", "s%d" % i) for i in range(1, workers + 1)]
+        errors = []
+
+        def consumer(name, sub):
+            try:
+                with self.connect("peer_pgque") as c:
+                    c.execute("CALL bench.consume('drain', %s, %s)", (name, sub))
+            except Exception as e:   # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=consumer, args=call) for call in calls]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - t0
+        if errors:
+            raise RuntimeError("pgque consumer: %s" % errors[0])
+        n, distinct = q.execute("SELECT count(*), count(DISTINCT payload) FROM bench.sink").fetchone()
+        if n != PGQUE_EVENTS or distinct != PGQUE_EVENTS:
+            raise RuntimeError("pgque drain with %d sessions: %d rows, %d distinct, not %d"
+                               % (workers, n, distinct, PGQUE_EVENTS))
+        rate = self.sink_rate(q, "bench.sink")
+        say("  PgQue, %d %s: %.0f events/s from its handler's rows (%.0f from the calls' wall time)"
+            % (workers, "consumer" if workers == 1 else "cooperative subconsumers", rate, PGQUE_EVENTS / wall))
+        return rate
+
+    def bulk_enqueue(self, what):
+        """PGQUE_BULK events queued by one statement, in events/s of the statement's wall time
+        (with its commit); each on an empty queue, checkpointed, with nothing else queued."""
+        payloads = "ARRAY(SELECT 'event ' || g FROM generate_series(1, %d) g)" % PGQUE_BULK
+        if what == "send_batch":
+            conn = self.pgque
+            conn.execute("CALL bench.new_queue('bulk', 0)")
+            sql = "SELECT cardinality(pgque.send_batch('bulk', %s))" % payloads
+        else:
+            conn = self.db
+            assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+            conn.execute("TRUNCATE pgrelay.queue")
+            if what == "notify":
+                sql = "SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, %d) g" % PGQUE_BULK
+            else:   # returning an array of ids or a set of them
+                sql = "SELECT count(*) FROM (SELECT pgrelay.notify_many('bench', %s)) s" % payloads
+        conn.execute("CHECKPOINT")
+        t0 = time.monotonic()
+        conn.execute(sql)
+        secs = time.monotonic() - t0
+        if what == "send_batch":
+            done = conn.execute("SELECT count(*) FROM pgque.event_template e JOIN pgque.queue q"
+                                " ON e.tableoid::regclass::text ~ ('^' || q.queue_data_pfx || '_[0-9]+$')"
+                                " WHERE q.queue_name = 'bulk'").fetchone()[0]
+        else:
+            done = self.scalar("SELECT count(*) FROM pgrelay.queue")
+            self.db.execute("TRUNCATE pgrelay.queue")
+        if done != PGQUE_BULK:
+            raise RuntimeError("bulk enqueue by %s queued %d events, not %d" % (what, done, PGQUE_BULK))
+        say("  bulk enqueue, %s: %d events in %.0f ms = %.0f events/s" % (what, PGQUE_BULK, secs * 1000,
+                                                                          PGQUE_BULK / secs))
+        return PGQUE_BULK / secs
+
+    def single_enqueue(self, what):
+        """One event per transaction from PGQUE_SESSIONS pgbench sessions, PRODUCER_SECONDS long,
+        each on an empty queue."""
+        args = ["-M", "prepared", "-c", str(PGQUE_SESSIONS), "-j", str(PGQUE_SESSIONS), "-T", str(PRODUCER_SECONDS)]
+        if what == "send":
+            self.pgque.execute("CALL bench.new_queue('single', 0)")
+            self.pgque.execute("CHECKPOINT")
+            tps, _ = self.pgbench(PGQUE_SEND_SQL, args, dbname="peer_pgque")
+        else:
+            assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+            self.db.execute("TRUNCATE pgrelay.queue")
+            self.db.execute("CHECKPOINT")
+            tps, _ = self.pgbench(NOTIFY_SQL, args)
+            self.db.execute("TRUNCATE pgrelay.queue")
+        say("  one event per transaction, %d sessions, %s: %.0f/s" % (PGQUE_SESSIONS, what, tps))
+        return tps
 
     # ---- bloat: a million events through the queue (bench/run bloat) --------------------------
 
@@ -1093,6 +1238,29 @@ class Bench:
                 row("P   pg_relay (default batches) / best peer, %d workers" % n,
                     "%.1fx" % (mine / best), "%.0f / %.0f ev/s (medians)" % (mine, best), "",
                     ">= %.0fx" % TARGETS["peers"], pf(mine / best >= TARGETS["peers"]))
+        if "pgque" in r:
+            g = r["pgque"]
+            best = g["best"]
+            for n in PGQUE_WORKERS:
+                row("P   pg_relay, %s events, default batches, %d worker%s (from its rows)"
+                    % (format(PGQUE_EVENTS, ","), n, "s" if n > 1 else ""), spread(g["relay"][n], " ev/s"))
+                row("P   PgQue %s, %s" % (g["version"], "1 consumer" if n == 1 else "%d cooperative subconsumers" % n),
+                    spread(g["pgque"][n], " ev/s"), "ticks of %d events; bench/pgque.sql" % PGQUE_TICK_EVENTS)
+            for n in PGQUE_WORKERS:
+                mine = statistics.median(g["relay"][n])
+                key = "pgque1" if n == 1 else "pgque4"
+                row("P   pg_relay / PgQue's best, %d worker%s" % (n, "s" if n > 1 else ""), "%.2fx" % (mine / best),
+                    "%.0f / %.0f ev/s (medians)" % (mine, best), "", ">= %.1fx" % TARGETS[key],
+                    pf(mine / best >= TARGETS[key]))
+            for what, label in (("notify", "notify() over generate_series"), ("notify_many", "notify_many()")):
+                if what in g["bulk"]:
+                    med, text = ratios(g["bulk"][what], g["bulk"]["send_batch"])
+                    row("P   bulk enqueue of %s in one statement: %s" % (format(PGQUE_BULK, ","), label),
+                        spread(g["bulk"][what], " ev/s"), "send_batch: " + spread(g["bulk"]["send_batch"], " ev/s"),
+                        text, ">= %d%% of send_batch" % (100 * TARGETS["bulk"]), pf(med >= 100 * TARGETS["bulk"]))
+            med, text = ratios(g["single"]["notify"], g["single"]["send"])
+            row("P   enqueue one per transaction, %d sessions: notify()" % PGQUE_SESSIONS,
+                spread(g["single"]["notify"], "/s"), "pgque.send(): " + spread(g["single"]["send"], "/s"), text)
         if "notify" in r:
             for n in PRODUCER_SESSIONS:
                 med, text = ratios(r["notify"][n], r["plain"][n])
