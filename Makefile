@@ -15,7 +15,8 @@
 #   make demo       a throwaway cluster, an SMTP sink and the Processor, showing events and mail
 #   make demo-ha    two pglogical nodes with a Processor each, showing adoption and leadership
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
-#   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table
+#   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table,
+#                   and through PgQue when PGQUE_SQL names its sql/pgque.sql (docs/benchmarks.md)
 #   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
 #   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
 #                   mail server, with a report (minutes; not part of make check; docs/testing.md)
@@ -103,7 +104,7 @@ bench:
 	bash bench/run
 
 bench-peers:
-	bash bench/run peers
+	bash bench/run peers pgque
 
 fuzz:
 	$(MAKE) -C processor fuzz

@@ -25,6 +25,7 @@ ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), ".."))
 PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
 SMTPD = os.path.join(ROOT, "test", "fixtures", "smtpd.py")
 PEERS_JS = os.path.join(ROOT, "bench", "peers.mjs")
+PGQUE_BENCH_SQL = os.path.join(ROOT, "bench", "pgque.sql")
 NPM = os.environ.get("NPM", "npm")
 NODE = os.environ.get("NODE", "node")
 # The peers of `make bench-peers`, installed from npm into the work directory at these versions.
@@ -32,6 +33,15 @@ PEERS = (("graphile-worker", os.environ.get("GRAPHILE_WORKER_VERSION", "0.18.0")
          ("pg-boss", os.environ.get("PG_BOSS_VERSION", "12.38.0")))
 PEER_SINK_SQL = ("CREATE TABLE bench_sink (id bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY, payload text NOT NULL,"
                  " at timestamptz NOT NULL DEFAULT clock_timestamp())")
+# PgQue (bench/run pgque, part of make bench-peers): its single SQL file from a local path, never
+# downloaded. PgQue's consumers get the backlog in ticks of PGQUE_TICK_EVENTS, its default
+# queue_ticker_max_count.
+PGQUE_SQL = os.environ.get("PGQUE_SQL", "")
+PGQUE_EVENTS = int(os.environ.get("PGQUE_EVENTS", "100000"))
+PGQUE_TICK_EVENTS = int(os.environ.get("PGQUE_TICK_EVENTS", "500"))
+PGQUE_WORKERS = (1, 4)              # 1 consumer, and 4 cooperative subconsumers of one consumer
+PGQUE_BULK = 100000                 # events queued by one statement
+PGQUE_SESSIONS = 8                  # producers of one event per transaction
 BLOAT_EVENTS = int(os.environ.get("BLOAT_EVENTS", "1000000"))
 BLOAT_ROUNDS = int(os.environ.get("BLOAT_ROUNDS", "2"))
 PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
@@ -43,6 +53,7 @@ DRAIN_EVENTS = 20000
 DRAIN_WORKERS = (4, 8)
 DRAIN_BATCHES = (1, 10, 50, 100)     # --events-per-commit: one event per transaction, ..., the default 50
 DEFAULT_BATCH = 50
+LIMIT_CLIENTS = 4                   # the batched limit: DEFAULT_BATCH events per transaction
 REPEATS = int(os.environ.get("REPEATS", "3"))   # every figure of the drains and the producers
 LOG_ROWS = 1000000
 PRODUCER_SESSIONS = (1, 8)
@@ -67,14 +78,23 @@ CONSOLE_DAYS = 10
 CONSOLE_CHANNELS = 20
 CONSOLE_LOADS = 20
 
+# The held-snapshot phase: HELD_ROUNDS rounds of HELD_EVENTS events drained by a Processor with
+# default settings (4 workers) while a REPEATABLE READ transaction stays open.
+HELD_ROUNDS = int(os.environ.get("HELD_ROUNDS", "10"))
+HELD_EVENTS = int(os.environ.get("HELD_EVENTS", "50000"))
+HELD_PROBE_SECONDS = 2
+HELD_VACUUM_WAIT = 180              # seconds to wait for autovacuum once the snapshot is gone
+
 METRICS_CHANNELS = 20
 METRICS_QUEUED = 100000
 METRICS_SCRAPES = 200
 
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
-# peers (make bench-peers) and bloat (a million events) run only when named.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "console")
-EXTRA_PHASES = ("peers", "bloat")
+# peers and pgque (make bench-peers) and bloat (a million events) run only when named.
+# held runs last: the queue's indexes keep the pages its rounds needed.
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "console", "held")
+EXTRA_PHASES = ("peers", "pgque", "bloat")
+RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
 # Durability as in production: the point is the database's real commit rate.
 CLUSTER_CONF = ("fsync = on", "synchronous_commit = on", "full_page_writes = on")
@@ -91,6 +111,12 @@ TARGETS = {
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
     "console_ms": 100.0,  # every page of the web console, 10 million log rows: <= 100 ms (median)
+    "limit4": 0.5,      # the default drain, 4 workers: >= half the batched limit of the same run
+    "pgque4": 1.0,      # the default drain, 4 workers: >= PgQue's best drain
+    "pgque1": 0.7,      # the default drain, 1 worker: >= 0.7 times PgQue's best drain
+    "bulk": 0.8,        # one statement of notify() calls: >= 80% of PgQue's send_batch
+    "held_rate": 0.9,   # held snapshot: the last round's drain >= 90% of the first's
+    "held_probe_us": 100.0,   # held snapshot: the empty-queue probe in the server <= 100 us after every round
 }
 
 # One transaction per event doing what a drained event leaves behind: the queue row gone (taken
@@ -107,6 +133,7 @@ CREATE INDEX ON bench.plain (action_type, run_at, queued_at, id) WHERE NOT node_
 CREATE INDEX ON bench.plain (node_restricted, owner_node, action_type, run_at, queued_at, id);
 """
 NOTIFY_SQL = "SELECT pgrelay.notify('bench', 'order 42');\n"
+PGQUE_SEND_SQL = "SELECT pgque.send('single', 'order 42');\n"
 PLAIN_SQL = "INSERT INTO bench.plain (event_id, channel, action_type, payload) VALUES (0, 'bench', 'sql', 'order 42');\n"
 
 FLOOR_SQL = """\
@@ -126,6 +153,28 @@ SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
        0, d.queued_at, clock_timestamp(), clock_timestamp()
 FROM d;
 """
+
+# The batched limit: the floor's work for DEFAULT_BATCH events in one transaction, by plain SQL:
+# that many queue rows taken in dispatch order FOR UPDATE SKIP LOCKED and deleted, their log rows
+# and the handler's rows. What the default batches could reach without the contract's per-event
+# work (the handler's subtransaction and dynamic call, the session reset, the checks).
+LIMIT_SQL = """\
+WITH d AS (
+  DELETE FROM pgrelay.queue q
+  WHERE q.id = ANY (ARRAY(SELECT x.id FROM pgrelay.queue x
+                          WHERE NOT x.node_restricted AND x.action_type = 'sql' AND x.run_at <= now()
+                          ORDER BY x.run_at, x.queued_at, x.id
+                          LIMIT %d FOR UPDATE SKIP LOCKED))
+  RETURNING q.*
+), h AS (
+  INSERT INTO bench.sink (payload) SELECT d.payload FROM d
+)
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                         node_id, queued_at, started_at, finished_at)
+SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
+       0, d.queued_at, clock_timestamp(), clock_timestamp()
+FROM d;
+""" % DEFAULT_BATCH
 
 SETUP_SQL = """\
 CREATE EXTENSION pg_relay;
@@ -327,12 +376,12 @@ class Bench:
 
     # ---- pgbench ----------------------------------------------------------------------------
 
-    def pgbench(self, script_sql, args):
+    def pgbench(self, script_sql, args, dbname="bench"):
         path = os.path.join(self.work, "script-%d.sql" % abs(hash(script_sql)))
         with open(path, "w") as f:
             f.write(script_sql)
         cmd = [PGBENCH, "-n", "-h", self.cluster, "-p", str(self.port), "-U", "postgres", "-f", path] \
-            + args + ["bench"]
+            + args + [dbname]
         out = subprocess.run(cmd, check=True, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
                              text=True).stdout
         tps = float(re.search(r"^tps = ([0-9.]+) \(without initial connection time\)", out, re.M).group(1))
@@ -344,19 +393,19 @@ class Bench:
 
     # ---- 1, 2, 5: drain rate against the floor, peak RSS ------------------------------------
 
-    def drain(self, workers, per_commit):
-        self.refill(DRAIN_EVENTS)
+    def drain(self, workers, per_commit, events=DRAIN_EVENTS, name="drain"):
+        self.refill(events)
         logged = self.scalar("SELECT count(*) FROM pgrelay.log")
-        p = self.start_processor("drain-%d-%d" % (workers, per_commit),
+        p = self.start_processor("%s-%d-%d" % (name, workers, per_commit),
                                  ["--workers=%d" % workers, "--events-per-commit=%d" % per_commit])
-        processed, ok, ms = self.wait_batches(p, DRAIN_EVENTS)
+        processed, ok, ms = self.wait_batches(p, events, timeout=max(300, events // 100))
         status = self.proc_status(p.pid)   # VmHWM at the end of the drain, before it exits
         self.stop_processor(p)
-        if ok != DRAIN_EVENTS or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != DRAIN_EVENTS:
+        if ok != events or self.scalar("SELECT count(*) FROM pgrelay.log") - logged != events:
             raise RuntimeError("drain with %d workers: %d processed, %d ok" % (workers, processed, ok))
-        rate = DRAIN_EVENTS / (ms / 1000.0)
+        rate = events / (ms / 1000.0)
         say("  Processor, %d workers, %3d events per commit: %d events in %d ms = %.0f events/s, VmHWM %d kB"
-            % (workers, per_commit, DRAIN_EVENTS, ms, rate, status["VmHWM"]))
+            % (workers, per_commit, events, ms, rate, status["VmHWM"]))
         return rate, status
 
     def floor(self, clients):
@@ -369,19 +418,42 @@ class Bench:
         say("  pgbench floor, %d clients: %.0f tx/s" % (clients, tps))
         return tps
 
+    def batched_limit(self, clients):
+        """The floor's work in transactions of DEFAULT_BATCH events (LIMIT_SQL), in events/s."""
+        self.refill(DRAIN_EVENTS)
+        per_client = DRAIN_EVENTS // (DEFAULT_BATCH * clients)
+        tps, _ = self.pgbench(LIMIT_SQL, ["-M", "prepared", "-c", str(clients), "-j", str(clients),
+                                          "-t", str(per_client)])
+        # Every event gone in clients * per_client transactions of at most DEFAULT_BATCH each:
+        # so each took a full batch, and tps * DEFAULT_BATCH is the event rate.
+        left = self.scalar("SELECT count(*) FROM pgrelay.queue")
+        if left != 0 or per_client * clients * DEFAULT_BATCH != DRAIN_EVENTS:
+            raise RuntimeError("the batched limit left %d events" % left)
+        rate = tps * DEFAULT_BATCH
+        say("  pgbench batched limit, %d clients, %d events per transaction: %.0f tx/s = %.0f events/s"
+            % (clients, DEFAULT_BATCH, tps, rate))
+        return rate
+
+    @staticmethod
+    def drains_logged():
+        """The log rows the drains phase adds: every drain and floor run, and the batched limit."""
+        return (len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) + 1) * REPEATS * DRAIN_EVENTS
+
     def run_drains(self):
         # History first: a drain against an empty pgrelay.log is not the steady state (and an
         # ANALYZE of the empty log makes the Processor's sessions cache sequential scans of it,
         # docs/benchmarks.md). The probe phase then tops the log up to LOG_ROWS.
-        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        self.fill_log(LOG_ROWS - self.drains_logged())
         say("drain: %d due events on a sql channel whose handler inserts one row; %d runs of each figure,"
             " the floor of each worker count in every run" % (DRAIN_EVENTS, REPEATS))
         r = self.results
-        r["drain"], r["floor"], r["rss"] = {}, {}, {}
+        r["drain"], r["floor"], r["rss"], r["limit"] = {}, {}, {}, []
         for rep in range(REPEATS):
             say(" run %d of %d" % (rep + 1, REPEATS))
             for n in DRAIN_WORKERS:
                 r["floor"].setdefault(n, []).append(self.floor(n))
+                if n == LIMIT_CLIENTS:
+                    r["limit"].append(self.batched_limit(n))
                 for size in DRAIN_BATCHES:
                     rate, status = self.drain(n, size)
                     r["drain"].setdefault((n, size), []).append(rate)
@@ -423,10 +495,10 @@ class Bench:
         n, secs = conn.execute("SELECT count(*), extract(epoch FROM max(at) - min(at)) FROM %s" % table).fetchone()
         return n / float(secs)
 
-    def relay_peer_run(self, workers):
+    def relay_peer_run(self, workers, events=DRAIN_EVENTS):
         """pg_relay's drain with the default batches, timed as the peers' are: from its sink."""
         self.db.execute("TRUNCATE bench.sink")
-        self.drain(workers, DEFAULT_BATCH)
+        self.drain(workers, DEFAULT_BATCH, events)
         rate = self.sink_rate(self.db, "bench.sink")
         say("    (from its handler's rows: %.0f events/s)" % rate)
         return rate
@@ -456,7 +528,7 @@ class Bench:
         return rate
 
     def run_peers(self):
-        self.fill_log(LOG_ROWS - len(DRAIN_WORKERS) * (len(DRAIN_BATCHES) + 1) * REPEATS * DRAIN_EVENTS)
+        self.fill_log(LOG_ROWS - self.drains_logged())
         self.peer_dir = os.path.join(self.work, "peers")
         os.makedirs(self.peer_dir)
         with open(os.path.join(self.peer_dir, "package.json"), "w") as f:
@@ -492,6 +564,137 @@ class Bench:
         r["best_peer"] = {n: max(statistics.median(peers[(name, n)]) for name, _ in PEERS) for n in DRAIN_WORKERS}
         for conn, _ in self.peer_db.values():
             conn.close()
+
+    # ---- pgque: PgQue on the same cluster (bench/run pgque, part of make bench-peers) ----------
+
+    def run_pgque(self):
+        if not PGQUE_SQL:
+            say("pgque: PGQUE_SQL is not set (the path of PgQue's sql/pgque.sql); skipped")
+            return
+        if not os.path.isfile(PGQUE_SQL):
+            raise RuntimeError("pgque: PGQUE_SQL=%s is not a file" % PGQUE_SQL)
+        self.fill_log(LOG_ROWS - self.drains_logged())
+        # Its own database, as the other peers; PgQue from the one file, as its docs install it.
+        copy = os.path.join(self.work, "pgque.sql")
+        shutil.copy(PGQUE_SQL, copy)
+        self.admin.execute("CREATE DATABASE peer_pgque")
+        for path in (copy, PGQUE_BENCH_SQL):
+            subprocess.run([PGCLUSTER, "psql", self.cluster, "-d", "peer_pgque", "-v", "ON_ERROR_STOP=1",
+                            "-f", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        q = self.pgque = self.connect("peer_pgque")
+        version = q.execute("SELECT pgque.version()").fetchone()[0]
+        notify_many = self.scalar("SELECT string_agg(p.oid::regprocedure::text, ', ') FROM pg_proc p"
+                                  " WHERE p.proname = 'notify_many' AND p.pronamespace = 'pgrelay'::regnamespace")
+        say("pgque: PgQue %s from %s, in database peer_pgque; %d events, ticks of %d, %d runs; "
+            "pgrelay.notify_many: %s" % (version, PGQUE_SQL, PGQUE_EVENTS, PGQUE_TICK_EVENTS, REPEATS,
+                                         notify_many or "not in this pg_relay"))
+        r = self.results
+        relay, pgque = {}, {}
+        bulk = {"notify": [], "send_batch": []}
+        if notify_many:
+            bulk["notify_many"] = []
+        single = {"notify": [], "send": []}
+        for rep in range(REPEATS):
+            say(" run %d of %d" % (rep + 1, REPEATS))
+            for n in PGQUE_WORKERS:
+                relay.setdefault(n, []).append(self.relay_peer_run(n, PGQUE_EVENTS))
+                pgque.setdefault(n, []).append(self.pgque_drain(n))
+            for what in bulk:
+                bulk[what].append(self.bulk_enqueue(what))
+            for what in single:
+                single[what].append(self.single_enqueue(what))
+        r["pgque"] = {"version": version, "relay": relay, "pgque": pgque, "bulk": bulk, "single": single,
+                      "best": max(statistics.median(v) for v in pgque.values())}
+        q.close()
+        self.db.execute("TRUNCATE bench.sink")
+
+    def pgque_drain(self, workers):
+        """PGQUE_EVENTS events in ticks of PGQUE_TICK_EVENTS, drained by bench.consume() in one
+        session (one consumer) or in `workers` sessions (as many cooperative subconsumers of one
+        consumer); timed as the other peers, from the first to the last row its handler inserted."""
+        q = self.pgque
+        q.execute("TRUNCATE bench.sink")
+        q.execute("CALL bench.new_queue('drain', %s)", (0 if workers == 1 else workers,))
+        q.execute("CALL bench.fill('drain', %s, %s)", (PGQUE_EVENTS, PGQUE_TICK_EVENTS))
+        q.execute("VACUUM ANALYZE")
+        q.execute("CHECKPOINT")
+        calls = [("solo", None)] if workers == 1 else [("coop", "s%d" % i) for i in range(1, workers + 1)]
+        errors = []
+
+        def consumer(name, sub):
+            try:
+                with self.connect("peer_pgque") as c:
+                    c.execute("CALL bench.consume('drain', %s, %s)", (name, sub))
+            except Exception as e:   # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=consumer, args=call) for call in calls]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        wall = time.monotonic() - t0
+        if errors:
+            raise RuntimeError("pgque consumer: %s" % errors[0])
+        n, distinct = q.execute("SELECT count(*), count(DISTINCT payload) FROM bench.sink").fetchone()
+        if n != PGQUE_EVENTS or distinct != PGQUE_EVENTS:
+            raise RuntimeError("pgque drain with %d sessions: %d rows, %d distinct, not %d"
+                               % (workers, n, distinct, PGQUE_EVENTS))
+        rate = self.sink_rate(q, "bench.sink")
+        say("  PgQue, %d %s: %.0f events/s from its handler's rows (%.0f from the calls' wall time)"
+            % (workers, "consumer" if workers == 1 else "cooperative subconsumers", rate, PGQUE_EVENTS / wall))
+        return rate
+
+    def bulk_enqueue(self, what):
+        """PGQUE_BULK events queued by one statement, in events/s of the statement's wall time
+        (with its commit); each on an empty queue, checkpointed, with nothing else queued."""
+        payloads = "ARRAY(SELECT 'event ' || g FROM generate_series(1, %d) g)" % PGQUE_BULK
+        if what == "send_batch":
+            conn = self.pgque
+            conn.execute("CALL bench.new_queue('bulk', 0)")
+            sql = "SELECT cardinality(pgque.send_batch('bulk', %s))" % payloads
+        else:
+            conn = self.db
+            assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+            conn.execute("TRUNCATE pgrelay.queue")
+            if what == "notify":
+                sql = "SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, %d) g" % PGQUE_BULK
+            else:   # returning an array of ids or a set of them
+                sql = "SELECT count(*) FROM (SELECT pgrelay.notify_many('bench', %s)) s" % payloads
+        conn.execute("CHECKPOINT")
+        t0 = time.monotonic()
+        conn.execute(sql)
+        secs = time.monotonic() - t0
+        if what == "send_batch":
+            done = conn.execute("SELECT count(*) FROM pgque.event_template e JOIN pgque.queue q"
+                                " ON e.tableoid::regclass::text ~ ('^' || q.queue_data_pfx || '_[0-9]+$')"
+                                " WHERE q.queue_name = 'bulk'").fetchone()[0]
+        else:
+            done = self.scalar("SELECT count(*) FROM pgrelay.queue")
+            self.db.execute("TRUNCATE pgrelay.queue")
+        if done != PGQUE_BULK:
+            raise RuntimeError("bulk enqueue by %s queued %d events, not %d" % (what, done, PGQUE_BULK))
+        say("  bulk enqueue, %s: %d events in %.0f ms = %.0f events/s" % (what, PGQUE_BULK, secs * 1000,
+                                                                          PGQUE_BULK / secs))
+        return PGQUE_BULK / secs
+
+    def single_enqueue(self, what):
+        """One event per transaction from PGQUE_SESSIONS pgbench sessions, PRODUCER_SECONDS long,
+        each on an empty queue."""
+        args = ["-M", "prepared", "-c", str(PGQUE_SESSIONS), "-j", str(PGQUE_SESSIONS), "-T", str(PRODUCER_SECONDS)]
+        if what == "send":
+            self.pgque.execute("CALL bench.new_queue('single', 0)")
+            self.pgque.execute("CHECKPOINT")
+            tps, _ = self.pgbench(PGQUE_SEND_SQL, args, dbname="peer_pgque")
+        else:
+            assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+            self.db.execute("TRUNCATE pgrelay.queue")
+            self.db.execute("CHECKPOINT")
+            tps, _ = self.pgbench(NOTIFY_SQL, args)
+            self.db.execute("TRUNCATE pgrelay.queue")
+        say("  one event per transaction, %d sessions, %s: %.0f/s" % (PGQUE_SESSIONS, what, tps))
+        return tps
 
     # ---- bloat: a million events through the queue (bench/run bloat) --------------------------
 
@@ -547,6 +750,117 @@ class Bench:
             ("round %d: queue when drained (%.0f s, %.0f events/s)" % (k, secs, BLOAT_EVENTS / secs), kb(drained)),
             ("round %d: queue after autovacuum's next visit" % k, kb(after)),
         ]
+
+    # ---- held: a snapshot held open through rounds of drains (bench/run held) ------------------
+
+    def probe_server(self):
+        """The probe's own cost in the server as the probe phase measures it (bench.probe_loop, the
+        median of three loops), with as many calls per loop as fit in about half a second: under a
+        held snapshot a probe can cost a thousand times its usual."""
+        one = self.scalar("SELECT bench.probe_loop(10)")
+        n = int(min(20000, max(10, 0.5e6 / max(one, 1.0))))
+        return statistics.median(self.scalar("SELECT bench.probe_loop(%s)", (n,)) for _ in range(3))
+
+    def probe_client(self, seconds):
+        """The probe as the Processor sends it (prepared), by pgbench: its latency average in us."""
+        _, lat = self.pgbench("SELECT * FROM pgrelay.queue_probe();\n",
+                              ["-M", "prepared", "-c", "1", "-T", str(seconds)])
+        return lat * 1000.0
+
+    def pgrelay_sizes(self):
+        """{table: (heap, indexes, total)} in bytes for every table of schema pgrelay; total is
+        pg_total_relation_size (heap, indexes, TOAST, free space and visibility maps)."""
+        return {name: (heap, idx, total) for name, heap, idx, total in self.sql(
+            "SELECT c.relname::text, pg_relation_size(c.oid), pg_indexes_size(c.oid), pg_total_relation_size(c.oid)"
+            " FROM pg_class c WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'p', 'm')")}
+
+    @staticmethod
+    def is_log(name):
+        return name == "log" or name.startswith("log_")
+
+    @classmethod
+    def held_sizes(cls, sizes):
+        """(every pgrelay table but the log, the log, pgrelay.queue's heap, its indexes), in bytes:
+        the log keeps its rows by design, the rest is the queue's storage."""
+        rest = sum(t for name, (_, _, t) in sizes.items() if not cls.is_log(name))
+        log = sum(t for name, (_, _, t) in sizes.items() if cls.is_log(name))
+        heap, idx, _ = sizes.get("queue", (0, 0, 0))
+        return rest, log, heap, idx
+
+    def dead_rows(self):
+        """{pgrelay table: (autovacuum_count, n_dead_tup)}."""
+        return {name: (count, dead) for name, count, dead in self.sql(
+            "SELECT relname::text, autovacuum_count, n_dead_tup FROM pg_stat_user_tables WHERE schemaname = 'pgrelay'")}
+
+    def run_held(self):
+        """HELD_ROUNDS rounds of HELD_EVENTS events, each queued and drained as in the drains phase
+        (a Processor with default settings), while another session keeps a REPEATABLE READ
+        transaction open: it read one table once, so its snapshot holds back the xmin horizon and no
+        vacuum can remove a row deleted after it began. After every round: the drain rate, the
+        empty-queue probe and the sizes of the pgrelay tables; then the snapshot ends and the sizes
+        and the probe are read again once autovacuum has been by, and after a VACUUM."""
+        self.fill_log(LOG_ROWS - self.drains_logged())
+        say("held: a REPEATABLE READ transaction open for %d rounds of %d events, each drained by a Processor"
+            " with default settings" % (HELD_ROUNDS, HELD_EVENTS))
+        r = self.results["held"] = {"rounds": []}
+        self.db.execute("CREATE TABLE IF NOT EXISTS bench.held AS SELECT 1 AS x")
+        self.db.execute("VACUUM pgrelay.queue")
+        _, rtt = self.pgbench("SELECT 1;\n", ["-M", "prepared", "-c", "1", "-T", "2"])
+        r["rtt_us"] = rtt * 1000.0
+        r["before"] = (self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("before", None, *r["before"])
+        holder = self.connect()
+        holder.execute("BEGIN ISOLATION LEVEL REPEATABLE READ")
+        holder.execute("SELECT count(*) FROM bench.held")
+        if self.scalar("SELECT backend_xmin FROM pg_stat_activity WHERE pid = %s", (holder.info.backend_pid,)) is None:
+            raise RuntimeError("held: the REPEATABLE READ transaction holds no snapshot")
+        try:
+            for k in range(1, HELD_ROUNDS + 1):
+                rate, _ = self.drain(4, DEFAULT_BATCH, HELD_EVENTS, name="held%d" % k)
+                got = (rate, self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+                r["rounds"].append(got)
+                self.say_held("round %d" % k, *got)
+        finally:
+            holder.execute("ROLLBACK")
+            holder.close()
+        # A Processor with default settings runs while autovacuum comes by, in case the queue's
+        # storage is kept by the Processor too. Waited for: a visit to every pgrelay table with more
+        # than 1,000 dead rows when the snapshot ended, after which it has at most 1,000 left (a
+        # visit that began before the snapshot ended removes nothing).
+        t0 = time.monotonic()
+        dead = self.dead_rows()
+        waiting = {name for name, (_, d) in dead.items() if d > 1000}
+        p = self.start_processor("held-after", [])
+        self.wait_log(p, r" started ")
+        while waiting and time.monotonic() - t0 < HELD_VACUUM_WAIT:
+            time.sleep(1)
+            now = self.dead_rows()
+            waiting = {name for name in waiting if not (now[name][0] > dead[name][0] and now[name][1] <= 1000)}
+        self.stop_processor(p)
+        r["autovacuum"] = (time.monotonic() - t0, sorted(waiting), self.probe_server(),
+                           self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("autovacuum (%.0f s%s)" % (r["autovacuum"][0], ", not yet: " + ", ".join(waiting) if waiting else ""),
+                      None, *r["autovacuum"][2:])
+        tables = self.scalar("SELECT string_agg(format('%I.%I', 'pgrelay', c.relname), ', ') FROM pg_class c"
+                             " WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'm')")
+        self.db.execute("VACUUM " + tables)
+        r["vacuum"] = (self.probe_server(), self.probe_client(HELD_PROBE_SECONDS), self.pgrelay_sizes())
+        self.say_held("VACUUM", None, *r["vacuum"])
+        for name, (heap, idx, total) in sorted(r["vacuum"][2].items(), key=lambda x: -x[1][2])[:6]:
+            say("    pgrelay.%s: %s heap, %s indexes, %s in all" % (name, self.size(heap), self.size(idx), self.size(total)))
+
+    @staticmethod
+    def size(b):
+        return "%.1f MB" % (b / 1048576.0) if b >= 1048576 else "%d kB" % (b // 1024)
+
+    def held_text(self, sizes):
+        rest, log, heap, idx = self.held_sizes(sizes)
+        return "pgrelay but the log %s (queue %s + %s indexes); log %s" % (
+            self.size(rest), self.size(heap), self.size(idx), self.size(log))
+
+    def say_held(self, label, rate, server, client, sizes):
+        say("  %s: %sprobe %.1f us in the server, %.0f us by pgbench; %s"
+            % (label, "" if rate is None else "%.0f events/s; " % rate, server, client, self.held_text(sizes)))
 
     # ---- 3: probe cost --------------------------------------------------------------------
 
@@ -1013,6 +1327,12 @@ class Bench:
                     row("1-2 drain %d, %d workers, %d event%s/commit%s"
                         % (DRAIN_EVENTS, n, size, "s" if size > 1 else "", " (default)" if size == DEFAULT_BATCH else ""),
                         spread(got, " ev/s"), "", text, tgt, verdict)
+                if n == LIMIT_CLIENTS and r.get("limit"):
+                    med, text = ratios(r["drain"][(n, DEFAULT_BATCH)], r["limit"])
+                    row("1-2 batched limit, %d clients, %d events/commit" % (n, DEFAULT_BATCH), "",
+                        "pgbench: " + spread(r["limit"], " ev/s"))
+                    row("1-2 drain %d, %d workers, default / batched limit" % (DRAIN_EVENTS, n), "", "", text,
+                        ">= %.1fx limit" % TARGETS["limit4"], pf(med >= 100 * TARGETS["limit4"]))
             for n in DRAIN_WORKERS:
                 s8 = r["rss"][n]
                 tgt = verdict = ""
@@ -1028,6 +1348,29 @@ class Bench:
                 row("P   pg_relay (default batches) / best peer, %d workers" % n,
                     "%.1fx" % (mine / best), "%.0f / %.0f ev/s (medians)" % (mine, best), "",
                     ">= %.0fx" % TARGETS["peers"], pf(mine / best >= TARGETS["peers"]))
+        if "pgque" in r:
+            g = r["pgque"]
+            best = g["best"]
+            for n in PGQUE_WORKERS:
+                row("P   pg_relay, %s events, default batches, %d worker%s (from its rows)"
+                    % (format(PGQUE_EVENTS, ","), n, "s" if n > 1 else ""), spread(g["relay"][n], " ev/s"))
+                row("P   PgQue %s, %s" % (g["version"], "1 consumer" if n == 1 else "%d cooperative subconsumers" % n),
+                    spread(g["pgque"][n], " ev/s"), "ticks of %d events; bench/pgque.sql" % PGQUE_TICK_EVENTS)
+            for n in PGQUE_WORKERS:
+                mine = statistics.median(g["relay"][n])
+                key = "pgque1" if n == 1 else "pgque4"
+                row("P   pg_relay / PgQue's best, %d worker%s" % (n, "s" if n > 1 else ""), "%.2fx" % (mine / best),
+                    "%.0f / %.0f ev/s (medians)" % (mine, best), "", ">= %.1fx" % TARGETS[key],
+                    pf(mine / best >= TARGETS[key]))
+            for what, label in (("notify", "notify() over generate_series"), ("notify_many", "notify_many()")):
+                if what in g["bulk"]:
+                    med, text = ratios(g["bulk"][what], g["bulk"]["send_batch"])
+                    row("P   bulk enqueue of %s in one statement: %s" % (format(PGQUE_BULK, ","), label),
+                        spread(g["bulk"][what], " ev/s"), "send_batch: " + spread(g["bulk"]["send_batch"], " ev/s"),
+                        text, ">= %d%% of send_batch" % (100 * TARGETS["bulk"]), pf(med >= 100 * TARGETS["bulk"]))
+            med, text = ratios(g["single"]["notify"], g["single"]["send"])
+            row("P   enqueue one per transaction, %d sessions: notify()" % PGQUE_SESSIONS,
+                spread(g["single"]["notify"], "/s"), "pgque.send(): " + spread(g["single"]["send"], "/s"), text)
         if "notify" in r:
             for n in PRODUCER_SESSIONS:
                 med, text = ratios(r["notify"][n], r["plain"][n])
@@ -1074,6 +1417,29 @@ class Bench:
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)
+        if r.get("held", {}).get("rounds"):
+            h = r["held"]
+            probe = lambda server, client: "probe %.1f us in the server, %.0f us by pgbench" % (server, client)
+            row("H   held snapshot: before, empty queue", "", probe(*h["before"][:2]) + "; " + self.held_text(h["before"][2]))
+            for k, (rate, server, client, sizes) in enumerate(h["rounds"], 1):
+                row("H   round %d of %d: %s events, 4 workers, default batches" % (k, len(h["rounds"]), format(HELD_EVENTS, ",")),
+                    "%.0f ev/s" % rate, probe(server, client) + "; " + self.held_text(sizes))
+            first, last = h["rounds"][0][0], h["rounds"][-1][0]
+            row("H   held snapshot: last round / first", "%.0f%%" % (100.0 * last / first),
+                "%.0f / %.0f ev/s" % (last, first), "", ">= %d%%" % (100 * TARGETS["held_rate"]),
+                pf(last >= TARGETS["held_rate"] * first))
+            worst = max(h["rounds"], key=lambda x: x[1])
+            row("H   held snapshot: the probe at its largest (in the server)", "%.1f us" % worst[1],
+                "by pgbench: %.0f us at most; SELECT 1: %.0f us" % (max(x[2] for x in h["rounds"]), h["rtt_us"]), "",
+                "<= %.0f us" % TARGETS["held_probe_us"], pf(worst[1] <= TARGETS["held_probe_us"]))
+            secs, waiting, server, client, sizes = h["autovacuum"]
+            row("H   snapshot ended, autovacuum has been by (%.0f s%s)" % (secs, ", not all" if waiting else ""), "",
+                probe(server, client) + "; " + self.held_text(sizes))
+            bound = self.held_sizes(h["rounds"][0][3])[0]
+            after = self.held_sizes(h["vacuum"][2])[0]
+            row("H   then a VACUUM of every pgrelay table", self.size(after),
+                probe(*h["vacuum"][:2]) + "; " + self.held_text(h["vacuum"][2]), "",
+                "<= size after round 1 (%s)" % self.size(bound), pf(after <= bound))
 
         for label, what in (("empty", "empty queue"), ("queued", "%s queued" % format(METRICS_QUEUED, ","))):
             if "metrics_" + label in r:
@@ -1133,7 +1499,7 @@ class Bench:
         self.load0 = os.getloadavg()[0]
         t0 = time.monotonic()
         self.setup()
-        for name in PHASES + EXTRA_PHASES:
+        for name in RUN_ORDER:
             if name in phases:
                 getattr(self, "run_" + name)()
         say("done in %.0f s" % (time.monotonic() - t0))
@@ -1158,8 +1524,8 @@ def main():
     phases = sys.argv[1:] or list(PHASES)
     unknown = [p for p in phases if p not in PHASES + EXTRA_PHASES]
     if unknown:
-        say("usage: bench/run [%s ...] (default: all but %s, in that order)"
-            % (" ".join(PHASES + EXTRA_PHASES), " and ".join(EXTRA_PHASES)))
+        say("usage: bench/run [%s ...] (default: all but %s; they run in that order)"
+            % (" ".join(RUN_ORDER), ", ".join(EXTRA_PHASES)))
         return 2
     if not os.access(PROCESSOR, os.X_OK):
         say("bench: %s is missing; run bench/run (make bench)" % PROCESSOR)
