@@ -351,6 +351,34 @@ def test_channel_concurrency_holds_per_node_under_multi_node_and_cluster_wide_un
     stop(*procs)
 
 
+# ---- schedules ----------------------------------------------------------------------------
+
+@pytest.mark.parametrize("mode", ["multi-node", "leader"])
+def test_a_schedule_fires_once_on_the_mesh_and_its_event_runs_once(pgl, processors, mode):
+    """Both nodes' Processors see the schedule due; only the node that fires schedules (the
+    lowest live node; the leader) queues the occurrence, and its event runs once."""
+    n1, n2 = pgl.nodes
+    name = "mesh-%s" % mode
+    n1.sql("SELECT pgrelay.schedule(%s, 'jobs', '* * * * *', payload => %s)", (name, name))
+    n1.sql("UPDATE pgrelay.schedule_entries SET next_run_at = date_trunc('minute', now()) WHERE name = %s",
+           (name,))
+    pgl.wait_replicated("SELECT next_run_at <= now() FROM pgrelay.schedule_entries WHERE name = %s",
+                        params=(name,))
+    procs = [relay(processors, n, mode) for n in pgl.nodes]
+    wait_done(pgl, [name])
+    n1.sql("SELECT pgrelay.schedule(%s, active => false)", (name,))  # no further minute fires while we count
+    pgl.wait_replicated("SELECT NOT active FROM pgrelay.schedule_entries WHERE name = %s", params=(name,))
+    # every occurrence fired (a minute may have turned meanwhile) runs, once, on node 1
+    pgl.wait_replicated("SELECT (SELECT count(*) FROM pgrelay.schedule_runs WHERE schedule = %s)"
+                        " = (SELECT count(*) FROM app.done WHERE payload = %s)", params=(name, name))
+    stop(*procs)
+    fired = n1.sql("SELECT occurrence, node_id, outcome FROM pgrelay.schedule_runs WHERE schedule = %s", (name,))
+    assert fired and all(r[1] == 1 and r[2] == "queued" for r in fired)
+    assert runs(n1, [name])[name] == [1] * len(fired)
+    assert not procs[1].lines("schedule_fired")
+    n1.sql("SELECT pgrelay.unschedule(%s)", (name,))
+
+
 # ---- ids ----------------------------------------------------------------------------------
 
 def test_ids_made_on_different_nodes_never_collide(pgl):

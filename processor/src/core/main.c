@@ -40,6 +40,7 @@
 #include "pool.h"
 #include "presence.h"
 #include "ratelimit.h"
+#include "schedule.h"
 #include "secrets.h"
 #include "service.h"
 #include "status_cmd.h"
@@ -304,6 +305,29 @@ close_gate(const struct ProbeResult *r)
 }
 
 /*
+ * fire_schedules queues the schedules' due occurrences, also while paused (their events wait like
+ * any other), and lets this tick fetch them. A failed statement is logged and changes nothing
+ * else: the schedules stay due, and the next probe says so again. Returns false only when the
+ * control connection was lost.
+ */
+static bool
+fire_schedules(struct ProbeResult *r)
+{
+	int queued;
+
+	if (schedule_fire(&ticker, &queued)) {
+		if (queued > 0)
+			r->has_work = true;
+		return true;
+	}
+	if (ticker.pg.lost)
+		return false;
+	log_warn_c(&ticker.pg, "schedule_fire_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+			   LOG_STR("error", ticker.pg.error));
+	return true;
+}
+
+/*
  * run_tick: probe (with the mode gate; beat: the heartbeat too), reload or pause if asked, then
  * fetch and dispatch when a worker is free.
  */
@@ -326,6 +350,8 @@ run_tick(bool beat)
 		ticker.seen_generation = r.generation;
 		reload("database");
 	}
+	if (r.schedule_due && !fire_schedules(&r))
+		goto failed;
 	close_gate(&r);
 	if (!r.dispatch || r.paused || !r.has_work)
 		return;

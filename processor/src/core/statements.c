@@ -55,12 +55,13 @@ static const struct Statement statements[] = {
 		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay._queue_fetch(integer)', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')",
+		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay._schedule_fire(timestamptz)', 'EXECUTE')",
 		 0, false},
 	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
 	[STMT_PROBE] = {"pgrelay_probe",
 					"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
-					" pgrelay.should_dispatch_single()"
+					" pgrelay.should_dispatch_single(), p.schedule_due"
 					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
 					1, true},
 	/*
@@ -114,7 +115,7 @@ static const struct Statement statements[] = {
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"
-		 " waiting, adopted, in_recovery, node, why"
+		 " waiting, adopted, in_recovery, node, why, schedule_due"
 		 " FROM pgrelay._ha_tick(NULLIF($1, '-1')::bigint, $2::boolean, $3::boolean, $4::boolean)",
 		 4, true},
 	[STMT_HA_REHOME] = {"pgrelay_ha_rehome", "SELECT owner_node, rehomed FROM pgrelay._startup_queue_check()",
@@ -133,6 +134,11 @@ static const struct Statement statements[] = {
 		 "SELECT pgrelay._processor_report($1, $2::integer, $3, $4::integer, $5::integer,"
 		 " $6::timestamptz, make_interval(secs => $7::float8 / 1000))",
 		 7, false},
+	[STMT_SCHEDULE_FIRE] =
+		{"pgrelay_schedule_fire",
+		 "SELECT schedule, to_char(occurrence AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
+		 " outcome, late, event_id, reason FROM pgrelay._schedule_fire()",
+		 0, false},
 	[STMT_PROCESSOR_STOP] = {"pgrelay_processor_stop", "SELECT pgrelay._processor_stop($1, $2::integer)", 2,
 							 false},
 	/* pg_relay status: only the views pgrelay_monitor may read, times as seconds from now. */

@@ -38,6 +38,7 @@ enum StmtId {
 	STMT_SET_LEADER,        /* pg_relay.is_leader of a worker session, between events */
 	STMT_QUEUE_STATS,       /* a scrape of --metrics: pgrelay.queue_depth, per channel */
 	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
+	STMT_SCHEDULE_FIRE,     /* a tick whose probe says a schedule is due: _schedule_fire() */
 	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
 	STMT_STATUS_DISPATCH,   /* pg_relay status: pause, standby, node */
 	STMT_STATUS_PROCESSORS, /* ... the Processors */

@@ -72,6 +72,7 @@ read_answer(const PGresult *res, struct Ha *h, struct ProbeResult *r, struct HaA
 	h->node = v ? atoi(v) : -1;
 	v = pgconn_value(res, 0, 10);
 	snprintf(a->why, sizeof a->why, "%s", v ? v : "");
+	r->schedule_due = flag(res, 11) == 1;
 }
 
 /* note_standby logs the edges of recovery, as single mode does. */

@@ -172,6 +172,7 @@ tick_probe(struct Ticker *t, struct ProbeResult *r)
 	r->generation = v ? atoll(v) : 0;
 	r->dispatch = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
 	r->leader = -1;
+	r->schedule_due = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;

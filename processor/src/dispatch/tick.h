@@ -19,6 +19,7 @@ struct ProbeResult {
 	bool dispatch;         /* the mode gate: true when this node may dispatch */
 	long long generation;  /* the reload generation the probe saw */
 	int leader;            /* leader mode: 1 this node leads, 0 it does not; -1 in the other modes */
+	bool schedule_due;     /* a schedule's time has come and this node fires schedules */
 };
 
 struct Ticker {
