@@ -114,6 +114,7 @@ TARGETS = {
     "limit4": 0.5,      # the default drain, 4 workers: >= half the batched limit of the same run
     "pgque4": 1.0,      # the default drain, 4 workers: >= PgQue's best drain
     "pgque1": 0.7,      # the default drain, 1 worker: >= 0.7 times PgQue's best drain
+    "bulk_plain": 1.5,  # notify_many() of 1,000 payloads: <= 1.5 times a plain multi-row INSERT's time
     "bulk": 0.8,        # one statement of notify() calls: >= 80% of PgQue's send_batch
     "held_rate": 0.9,   # held snapshot: the last round's drain >= 90% of the first's
     "held_probe_us": 100.0,   # held snapshot: the empty-queue probe in the server <= 100 us after every round
@@ -133,6 +134,17 @@ CREATE INDEX ON bench.plain (action_type, run_at, queued_at, id) WHERE NOT node_
 CREATE INDEX ON bench.plain (node_restricted, owner_node, action_type, run_at, queued_at, id);
 """
 NOTIFY_SQL = "SELECT pgrelay.notify('bench', 'order 42');\n"
+# Bulk enqueue: BULK_PAYLOADS payloads in one statement, BULK_RUNS times for each way of queueing
+# them; each statement's wall time, its commit included, on an empty table.
+BULK_PAYLOADS = 1000
+BULK_RUNS = 15
+BULK_SQL = {
+    "notify_many": "SELECT cardinality(pgrelay.notify_many('bench', ARRAY(SELECT 'event ' || g"
+                   " FROM generate_series(1, %d) g)))" % BULK_PAYLOADS,
+    "notify": "SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, %d) g" % BULK_PAYLOADS,
+    "plain": "INSERT INTO bench.plain (event_id, channel, action_type, payload)"
+             " SELECT g, 'bench', 'sql', 'event ' || g FROM generate_series(1, %d) g" % BULK_PAYLOADS,
+}
 PGQUE_SEND_SQL = "SELECT pgque.send('single', 'order 42');\n"
 PLAIN_SQL = "INSERT INTO bench.plain (event_id, channel, action_type, payload) VALUES (0, 'bench', 'sql', 'order 42');\n"
 
@@ -487,6 +499,27 @@ class Bench:
                 # Both tables start every run empty and alike (the queue is empty here, and the
                 # bench owns it): a queue left with the drains' emptied pages is not the same table.
                 self.db.execute("TRUNCATE pgrelay.queue, bench.plain")
+        r["bulk_ms"] = {what: [] for what in BULK_SQL}
+        for _ in range(BULK_RUNS):
+            for what in BULK_SQL:
+                r["bulk_ms"][what].append(self.bulk_statement(what))
+        say("  bulk, %d payloads in one statement (median of %d): %s" % (
+            BULK_PAYLOADS, BULK_RUNS, ", ".join("%s %.1f ms" % (w, statistics.median(v))
+                                                for w, v in r["bulk_ms"].items())))
+
+    def bulk_statement(self, what):
+        """One statement of BULK_SQL[what] in its own transaction on an empty queue and table: its
+        wall time in ms, the commit included."""
+        self.db.execute("TRUNCATE pgrelay.queue, bench.plain")
+        t0 = time.monotonic()
+        self.db.execute(BULK_SQL[what])
+        ms = (time.monotonic() - t0) * 1000
+        table = "bench.plain" if what == "plain" else "pgrelay.queue"
+        n = self.scalar("SELECT count(*) FROM %s" % table)
+        if n != BULK_PAYLOADS:
+            raise RuntimeError("bulk %s queued %d rows, not %d" % (what, n, BULK_PAYLOADS))
+        self.db.execute("TRUNCATE pgrelay.queue, bench.plain")
+        return ms
 
     # ---- peers: graphile-worker and pg-boss on the same cluster (make bench-peers) -----------
 
@@ -1379,6 +1412,17 @@ class Bench:
                     tgt, verdict = ">= %d%% of insert" % (TARGETS["producer8"] * 100), pf(med >= 100 * TARGETS["producer8"])
                 row("P   notify(), %d session%s, one per commit" % (n, "s" if n > 1 else ""),
                     spread(r["notify"][n], "/s"), "plain insert: " + spread(r["plain"][n], "/s"), text, tgt, verdict)
+        if "bulk_ms" in r:
+            b = r["bulk_ms"]
+            plain = statistics.median(b["plain"])
+            for what, label in (("notify_many", "notify_many()"), ("notify", "notify() x %d" % BULK_PAYLOADS)):
+                med = statistics.median(b[what])
+                tgt = verdict = ""
+                if what == "notify_many":
+                    tgt, verdict = "<= %.1fx insert" % TARGETS["bulk_plain"], pf(med <= TARGETS["bulk_plain"] * plain)
+                row("P   %s, %s payloads in one statement" % (label, format(BULK_PAYLOADS, ",")),
+                    spread(b[what], " ms", "%.1f"), "multi-row insert: " + spread(b["plain"], " ms", "%.1f"),
+                    "%.2fx" % (med / plain), tgt, verdict)
         if "probe_us" in r:
             row("3   probe in the server, empty queue, %s log rows" % format(r["log_rows"], ","),
                 "%.1f us" % r["probe_server_us"], "1,000 events scheduled later: %.1f us" % r["probe_sched_us"], "",
