@@ -1,6 +1,7 @@
 """pg_relay status: one screen about a database, read with nothing but pgrelay_monitor's rights:
 dispatch (the global pause, a standby), the Processors and whether they are alive, and the
-channels with the most due events; and its errors (no rights, no server, bad usage)."""
+channels with the most due events (with their keyed and snoozed events); and its errors (no
+rights, no server, bad usage)."""
 import re
 import subprocess
 
@@ -59,6 +60,38 @@ def test_status_as_a_monitor(db, processors):
     assert p.stop() == 0
     out = status("-d", dsn).stdout
     assert re.search(r"^Processors: +NONE reported", out, re.M), out
+
+
+def channel_row(out, channel):
+    """The fields of a channel's row: name, type, queued, due, keyed, snoozed, oldest due, ..."""
+    rows = [l.split() for l in out.splitlines() if re.match(r"  %s " % re.escape(channel), l)]
+    assert len(rows) == 1, out
+    return rows[0]
+
+
+def test_status_counts_keyed_and_snoozed_events(db, processors):
+    # a handler that is never ready: every attempt snoozes for an hour
+    db.sql("CREATE FUNCTION nap(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql "
+           "AS $$ BEGIN RAISE EXCEPTION 'not yet' USING ERRCODE = 'PGSNZ', DETAIL = '1 hour'; END $$")
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)')")
+    db.sql("SELECT pgrelay.register('keys', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.pause('keys')")
+    db.sql("SELECT pgrelay.notify('keys', 'k', key => 'product:' || i) FROM generate_series(1, 2) i")
+    db.sql("SELECT pgrelay.notify('keys', 'no key')")
+    db.sql("SELECT pgrelay.notify('nap', 'x', key => 'nap:' || i) FROM generate_series(1, 2) i")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT snoozed FROM pgrelay.queue_depth WHERE channel = 'nap'") == 2,
+                     "both events of nap to snooze")
+    assert p.stop() == 0
+
+    out = status("-d", monitor_dsn(db)).stdout
+    header = [l for l in out.splitlines() if l.startswith("  CHANNEL ")]
+    assert header and header[0].split()[:6] == ["CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED", "SNOOZED"], out
+    # queued, due, keyed, snoozed: the paused channel's three wait, two with a key; the snoozed
+    # events wait for their hour (not due), keyed still (a snooze keeps the key)
+    assert channel_row(out, "keys")[2:6] == ["3", "3", "2", "0"], out
+    assert channel_row(out, "nap")[2:6] == ["2", "0", "2", "2"], out
 
 
 def test_status_of_a_crashed_processor(db, processors):

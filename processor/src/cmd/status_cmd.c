@@ -195,11 +195,12 @@ print_channels(struct PgConn *c)
 	else
 		printf("Channels:    %lld\n", total);
 	if (n > 0)
-		printf("  %-32s %-7s %8s %8s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "OLDEST DUE",
-			   "DONE 1H", "FAILED 1H", "STATE");
+		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED",
+			   "SNOOZED", "OLDEST DUE", "DONE 1H", "FAILED 1H", "STATE");
 	for (i = 0; i < n; i++)
-		printf("  %-32s %-7s %8s %8s %-10s %8s %9s %s\n", fit(value(res, i, 0), 32, name, sizeof name),
-			   value(res, i, 1), value(res, i, 4), value(res, i, 5), age(res, i, 6, oldest, sizeof oldest),
+		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n",
+			   fit(value(res, i, 0), 32, name, sizeof name), value(res, i, 1), value(res, i, 4),
+			   value(res, i, 5), value(res, i, 10), value(res, i, 11), age(res, i, 6, oldest, sizeof oldest),
 			   value(res, i, 7), value(res, i, 8),
 			   flag(res, i, 3) ? "PAUSED" : (flag(res, i, 2) ? "active" : "inactive"));
 	pgconn_clear(res);

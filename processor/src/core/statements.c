@@ -160,7 +160,7 @@ static const struct Statement statements[] = {
 		{"pgrelay_status_channels",
 		 "SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
 		 " COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1),"
-		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER ()"
+		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER (), d.keyed, d.snoozed"
 		 " FROM pgrelay.queue_depth d LEFT JOIN pgrelay.channel_stats s USING (channel)"
 		 " ORDER BY d.due DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
 		 " d.channel LIMIT 15",
