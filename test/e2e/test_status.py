@@ -1,6 +1,7 @@
 """pg_relay status: one screen about a database, read with nothing but pgrelay_monitor's rights:
-dispatch (the global pause, a standby), the Processors and whether they are alive, and the
-channels with the most due events; and its errors (no rights, no server, bad usage)."""
+dispatch (the global pause, a standby), the Processors and whether they are alive, the channels
+with the most due events (with their keyed and snoozed events), the recurring events (a failed
+last run first); and its errors (no rights, no server, bad usage)."""
 import re
 import subprocess
 
@@ -59,6 +60,98 @@ def test_status_as_a_monitor(db, processors):
     assert p.stop() == 0
     out = status("-d", dsn).stdout
     assert re.search(r"^Processors: +NONE reported", out, re.M), out
+
+
+def channel_row(out, channel):
+    """The fields of a channel's row: name, type, queued, due, keyed, snoozed, oldest due, ..."""
+    rows = [l.split() for l in out.splitlines() if re.match(r"  %s " % re.escape(channel), l)]
+    assert len(rows) == 1, out
+    return rows[0]
+
+
+def test_status_counts_keyed_and_snoozed_events(db, processors):
+    # a handler that is never ready: every attempt snoozes for an hour
+    db.sql("CREATE FUNCTION nap(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql "
+           "AS $$ BEGIN RAISE EXCEPTION 'not yet' USING ERRCODE = 'PGSNZ', DETAIL = '1 hour'; END $$")
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)')")
+    db.sql("SELECT pgrelay.register('keys', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.pause('keys')")
+    db.sql("SELECT pgrelay.notify('keys', 'k', key => 'product:' || i) FROM generate_series(1, 2) i")
+    db.sql("SELECT pgrelay.notify('keys', 'no key')")
+    db.sql("SELECT pgrelay.notify('nap', 'x', key => 'nap:' || i) FROM generate_series(1, 2) i")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT snoozed FROM pgrelay.queue_depth WHERE channel = 'nap'") == 2,
+                     "both events of nap to snooze")
+    assert p.stop() == 0
+
+    out = status("-d", monitor_dsn(db)).stdout
+    header = [l for l in out.splitlines() if l.startswith("  CHANNEL ")]
+    assert header and header[0].split()[:6] == ["CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED", "SNOOZED"], out
+    # queued, due, keyed, snoozed: the paused channel's three wait, two with a key; the snoozed
+    # events wait for their hour (not due), keyed still (a snooze keeps the key)
+    assert channel_row(out, "keys")[2:6] == ["3", "3", "2", "0"], out
+    assert channel_row(out, "nap")[2:6] == ["2", "0", "2", "2"], out
+
+
+AGE = r"\d+[smhd](?:\d\d[smh])?"  # status_format_age: 5s, 4m10s, 3h12m, 2d05h
+
+
+def schedule_line(out, name):
+    lines = [l for l in out.splitlines() if re.match(r"  %s " % re.escape(name), l)]
+    assert len(lines) == 1, out
+    return lines[0]
+
+
+def test_status_shows_the_schedules(db):
+    dsn = monitor_dsn(db)
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Schedules: +none$", out, re.M), out
+
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('ticks', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.register('off', 'sql', handler => 'ok(text)', active => false)")
+    db.sql("SELECT pgrelay.schedule('hourly', 'ticks', '0 * * * *')")
+    db.sql("SELECT pgrelay.schedule('berlin', 'ticks', '30 2 * * *', timezone => 'Europe/Berlin', active => false)")
+    db.sql("SELECT pgrelay.schedule('minutely', 'ticks', '* * * * *')")
+    db.sql("SELECT pgrelay.schedule('broken', 'off', '* * * * *')")
+    # two occurrences come, and the Processor's call fires them: one queued, one the inactive
+    # channel refuses
+    db.sql("UPDATE pgrelay.schedule_entries SET next_run_at = now() - interval '5 seconds' "
+           "WHERE name IN ('minutely', 'broken')")
+    fired = dict(db.conn.execute("SELECT schedule, outcome FROM pgrelay._schedule_fire()").fetchall())
+    assert fired == {"minutely": "queued", "broken": "failed"}
+    reason = db.scalar("SELECT last_reason FROM pgrelay.schedules WHERE name = 'broken'")
+    # and one is due, for minutes: nothing fires it
+    db.sql("SELECT pgrelay.schedule('stuck', 'ticks', '*/5 * * * *')")
+    db.sql("UPDATE pgrelay.schedule_entries SET next_run_at = now() - interval '3 minutes' WHERE name = 'stuck'")
+
+    r = status("-d", dsn)
+    assert r.returncode == 0, r.stderr
+    out = r.stdout
+    assert re.search(r"^Schedules: +5, 1 whose last run FAILED$", out, re.M), out
+    assert re.search(r"^  NAME +CHANNEL +CRON +STATE +NEXT RUN +LAST RUN +OUTCOME$", out, re.M), out
+    names = [l.split()[0] for l in out.split("Schedules:", 1)[1].splitlines()[2:]]
+    # the failed one first, then the due one, then the next to run, the paused one last
+    assert names == ["broken", "stuck", "minutely", "hourly", "berlin"], out
+    assert re.match(r"  broken +off +\* \* \* \* \* +active +in %s +%s ago +FAILED: " % (AGE, AGE),
+                    schedule_line(out, "broken")), out
+    assert schedule_line(out, "broken").endswith("FAILED: " + reason[:60]) and "off" in reason, out
+    assert re.match(r"  stuck +ticks +\*/5 \* \* \* \* +active +due 3m\d\ds +never +-$", schedule_line(out, "stuck")), out
+    assert re.match(r"  minutely +ticks +\* \* \* \* \* +active +in %s +%s ago +queued$" % (AGE, AGE),
+                    schedule_line(out, "minutely")), out
+    assert re.match(r"  hourly +ticks +0 \* \* \* \* +active +in %s +never +-$" % AGE,
+                    schedule_line(out, "hourly")), out
+    # the time zone only when it is not UTC; a paused schedule has no next run
+    assert re.match(r"  berlin +ticks +30 2 \* \* \* Europe/Berlin +paused +- +never +-$",
+                    schedule_line(out, "berlin")), out
+
+    # at most 10 rows, the failed one still first, and how many more there are
+    db.sql("SELECT pgrelay.schedule('yearly-' || i, 'ticks', '0 0 1 1 *') FROM generate_series(1, 8) i")
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Schedules: +13, 1 whose last run FAILED$", out, re.M), out
+    rows = out.split("Schedules:", 1)[1].splitlines()[2:]
+    assert len(rows) == 11 and rows[0].startswith("  broken ") and rows[-1] == "  and 3 more (pgrelay.schedules)", out
 
 
 def test_status_of_a_crashed_processor(db, processors):

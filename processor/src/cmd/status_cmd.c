@@ -1,7 +1,7 @@
 /*
  * status_cmd.c - `pg_relay status`: one screen about a database's pg_relay, read from the views a
  * pgrelay_monitor member may read (dispatch_state, processors, cluster_status, queue_depth,
- * channel_stats), for an operator at a terminal. It connects once, prints, and exits.
+ * channel_stats, schedules), for an operator at a terminal. It connects once, prints, and exits.
  */
 #include "status_cmd.h"
 
@@ -17,7 +17,8 @@
 
 static const char status_usage[] =
 	"pg_relay status - one screen about pg_relay in a database: dispatch (pause, standby), the running\n"
-	"Processors, the nodes of a multi-master cluster, and the channels with the most due events.\n"
+	"Processors, the nodes of a multi-master cluster, the channels with the most due events, and the\n"
+	"recurring events (schedules), a failed last run first.\n"
 	"\n"
 	"Usage: pg_relay status [-d CONNINFO]\n"
 	"\n"
@@ -67,11 +68,20 @@ age(const PGresult *res, int row, int col, char *buf, size_t len)
 	return buf;
 }
 
-/* fit cuts s to width characters for a column, marking the cut with "~". */
+/*
+ * fit cuts s to width characters for a column, marking the cut with "~". A control character (a
+ * newline in an error message, an escape in a name) would break the screen or drive the terminal:
+ * it is shown as "?".
+ */
 static const char *
 fit(const char *s, int width, char *buf, size_t len)
 {
+	char *p;
+
 	snprintf(buf, len, "%s", s);
+	for (p = buf; *p; p++)
+		if ((unsigned char) *p < 0x20 || *p == 0x7f)
+			*p = '?';
 	if ((int) strlen(buf) > width && width > 1) {
 		buf[width - 1] = '~';
 		buf[width] = '\0';
@@ -195,13 +205,87 @@ print_channels(struct PgConn *c)
 	else
 		printf("Channels:    %lld\n", total);
 	if (n > 0)
-		printf("  %-32s %-7s %8s %8s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "OLDEST DUE",
-			   "DONE 1H", "FAILED 1H", "STATE");
+		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED",
+			   "SNOOZED", "OLDEST DUE", "DONE 1H", "FAILED 1H", "STATE");
 	for (i = 0; i < n; i++)
-		printf("  %-32s %-7s %8s %8s %-10s %8s %9s %s\n", fit(value(res, i, 0), 32, name, sizeof name),
-			   value(res, i, 1), value(res, i, 4), value(res, i, 5), age(res, i, 6, oldest, sizeof oldest),
+		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n",
+			   fit(value(res, i, 0), 32, name, sizeof name), value(res, i, 1), value(res, i, 4),
+			   value(res, i, 5), value(res, i, 10), value(res, i, 11), age(res, i, 6, oldest, sizeof oldest),
 			   value(res, i, 7), value(res, i, 8),
 			   flag(res, i, 3) ? "PAUSED" : (flag(res, i, 2) ? "active" : "inactive"));
+	pgconn_clear(res);
+	return true;
+}
+
+/* schedule_next formats when a schedule runs next: "in 4m10s", "due 3s" (since), "-" (never). */
+static const char *
+schedule_next(const PGresult *res, int row, char *buf, size_t len)
+{
+	const char *v = pgconn_value(res, row, 5);
+	char t[32];
+	long long secs;
+
+	if (v == NULL) {
+		snprintf(buf, len, "-");
+		return buf;
+	}
+	secs = atoll(v);
+	status_format_age(secs < 0 ? -secs : secs, t, sizeof t);
+	snprintf(buf, len, "%s %s", flag(res, row, 4) ? "due" : "in", t);
+	return buf;
+}
+
+/* schedule_outcome formats how the last run went; a failed one stands out, with its reason. */
+static const char *
+schedule_outcome(const PGresult *res, int row, char *buf, size_t len)
+{
+	const char *outcome = pgconn_value(res, row, 7);
+	char why[64];
+
+	if (outcome == NULL)
+		snprintf(buf, len, "-");
+	else if (strcmp(outcome, "failed") == 0)
+		snprintf(buf, len, "FAILED: %s", fit(value(res, row, 8), 60, why, sizeof why));
+	else
+		snprintf(buf, len, "%s", outcome);
+	return buf;
+}
+
+static bool
+print_schedules(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_SCHEDULES, NULL);
+	char name[32], channel[32], cron[32], next[40], ago[32], last[48], outcome[96];
+	int i, n;
+	long long total, failed;
+
+	if (res == NULL)
+		return false;
+	n = PQntuples(res);
+	total = n > 0 ? atoll(value(res, 0, 9)) : 0;
+	failed = n > 0 ? atoll(value(res, 0, 10)) : 0;
+	if (total == 0)
+		printf("Schedules:   none\n");
+	else if (failed > 0)
+		printf("Schedules:   %lld, %lld whose last run FAILED\n", total, failed);
+	else
+		printf("Schedules:   %lld\n", total);
+	if (n > 0)
+		printf("  %-20s %-16s %-30s %-6s %-10s %-10s %s\n", "NAME", "CHANNEL", "CRON", "STATE", "NEXT RUN",
+			   "LAST RUN", "OUTCOME");
+	for (i = 0; i < n; i++) {
+		if (pgconn_value(res, i, 6) == NULL)
+			snprintf(last, sizeof last, "never");
+		else
+			snprintf(last, sizeof last, "%s ago", age(res, i, 6, ago, sizeof ago));
+		printf("  %-20s %-16s %-30s %-6s %-10s %-10s %s\n", fit(value(res, i, 0), 20, name, sizeof name),
+			   fit(value(res, i, 1), 16, channel, sizeof channel),
+			   fit(value(res, i, 2), 30, cron, sizeof cron), flag(res, i, 3) ? "active" : "paused",
+			   schedule_next(res, i, next, sizeof next), last,
+			   schedule_outcome(res, i, outcome, sizeof outcome));
+	}
+	if (total > n)
+		printf("  and %lld more (pgrelay.schedules)\n", total - n);
 	pgconn_clear(res);
 	return true;
 }
@@ -283,7 +367,8 @@ status_main(int argc, char **argv)
 		pgconn_destroy(&c);
 		return 1;
 	}
-	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c)) {
+	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c) ||
+		!print_schedules(&c)) {
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
 		fprintf(stderr,

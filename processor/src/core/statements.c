@@ -166,10 +166,25 @@ static const struct Statement statements[] = {
 		{"pgrelay_status_channels",
 		 "SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
 		 " COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1),"
-		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER ()"
+		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER (), d.keyed, d.snoozed"
 		 " FROM pgrelay.queue_depth d LEFT JOIN pgrelay.channel_stats s USING (channel)"
 		 " ORDER BY d.due DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
 		 " d.channel LIMIT 15",
+		 0, false},
+	/*
+	 * The schedules that need a look first: a failed last run, then due ones (due for long: no
+	 * Processor fires), then the next to run; the time zone only when it is not UTC.
+	 */
+	[STMT_STATUS_SCHEDULES] =
+		{"pgrelay_status_schedules",
+		 "SELECT name, channel,"
+		 " CASE WHEN upper(timezone) = 'UTC' THEN cron ELSE cron || ' ' || timezone END, active,"
+		 " COALESCE(due, false), extract(epoch FROM next_run_at - now())::bigint,"
+		 " extract(epoch FROM now() - last_run_at)::bigint, last_outcome, last_reason, count(*) OVER (),"
+		 " count(*) FILTER (WHERE last_outcome = 'failed') OVER ()"
+		 " FROM pgrelay.schedules"
+		 " ORDER BY last_outcome IS NOT DISTINCT FROM 'failed' DESC, COALESCE(due, false) DESC, active DESC,"
+		 " next_run_at NULLS LAST, name LIMIT 10",
 		 0, false},
 	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
 	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},

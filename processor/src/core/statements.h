@@ -44,6 +44,7 @@ enum StmtId {
 	STMT_STATUS_PROCESSORS, /* ... the Processors */
 	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
 	STMT_STATUS_CHANNELS,   /* ... the channels */
+	STMT_STATUS_SCHEDULES,  /* ... the recurring events */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,
