@@ -34,6 +34,19 @@ def cluster():
 
 
 @pytest.fixture
+def private_cluster():
+    """A cluster of the test's own, with pg_relay, that a streaming standby can follow
+    (cluster.standby()), stopped after the test."""
+    c = testlib.Cluster(os.path.join(testlib.work_dir("own-"), "c"),
+                        conf=("wal_level = replica", "max_wal_senders = 4"))
+    c.start()
+    with c.connect() as k:
+        k.execute("CREATE EXTENSION pg_relay")
+    yield c
+    c.stop("immediate")
+
+
+@pytest.fixture
 def db(cluster):
     d = testlib.Database(cluster)
     yield d

@@ -5,7 +5,6 @@ import os
 import signal
 import subprocess
 
-import pytest
 
 import testlib
 
@@ -163,17 +162,6 @@ def test_connection_killed_mid_event(db, processors):
     assert db.sql("SELECT attempt, outcome FROM pgrelay.log") == [(1, "ok")]  # finished once
     assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
     assert db.scalar("SELECT last_value FROM attempts") == 2
-
-
-@pytest.fixture
-def private_cluster():
-    c = testlib.Cluster(os.path.join(testlib.work_dir("own-"), "c"),
-                        conf=("wal_level = replica", "max_wal_senders = 4"))
-    c.start()
-    with c.connect() as k:
-        k.execute("CREATE EXTENSION pg_relay")
-    yield c
-    c.stop("immediate")
 
 
 def test_server_restart_loses_nothing_and_finishes_nothing_twice(private_cluster, processors):

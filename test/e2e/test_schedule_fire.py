@@ -5,8 +5,6 @@ A schedule's time is made to have come by moving its next_run_at back (as a supe
 row the clock would reach, without a test waiting for the next minute."""
 import os
 
-import pytest
-
 import testlib
 
 SETUP = """
@@ -96,19 +94,9 @@ def test_an_occurrence_the_channel_refuses_is_a_warning_and_the_schedule_goes_on
     assert p.stop() == 0
 
 
-@pytest.fixture
-def primary():
-    c = testlib.Cluster(os.path.join(testlib.work_dir("own-"), "c"),
-                        conf=("wal_level = replica", "max_wal_senders = 4"))
-    c.start()
-    with c.connect() as k:
-        k.execute("CREATE EXTENSION pg_relay")
-    yield c
-    c.stop("immediate")
-
-
-def test_a_standby_fires_nothing(primary, processors):
+def test_a_standby_fires_nothing(private_cluster, processors):
     """The probe of a standby never says a schedule is due: its primary fires."""
+    primary = private_cluster
     with primary.connect() as k:
         k.execute(SETUP)
         k.execute("SELECT pgrelay.register('jobs', 'sql', handler => 'record(text)')")
