@@ -65,9 +65,9 @@ metrics_addr_split(const char *addr, char *host, size_t hostlen, int *port, char
 	return true;
 }
 
-/* resolve turns addr into a socket address: a numeric address, or the first address of a name. */
-static bool
-resolve(const char *addr, struct sockaddr_storage *ss, socklen_t *sslen, char *err, size_t errlen)
+bool
+metrics_addr_resolve(const char *addr, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
+					 size_t errlen)
 {
 	struct addrinfo hints, *res = NULL;
 	char host[256], port[8];
@@ -206,7 +206,7 @@ metrics_http_start(const char *addr, char *bound, size_t boundlen, char *err, si
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 
 	last_message[0] = '\0';
-	if (!resolve(addr, &ss, &sslen, err, errlen))
+	if (!metrics_addr_resolve(addr, &ss, &sslen, err, errlen))
 		return false;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;

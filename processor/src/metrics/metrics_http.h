@@ -8,6 +8,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <sys/socket.h>
 
 #include "buf.h"
 #include "compiler.h"
@@ -17,6 +18,14 @@
  * or empty (every interface); PORT 0-65535 (0: any free port). Returns false with a reason in err.
  */
 bool metrics_addr_split(const char *addr, char *host, size_t hostlen, int *port, char *err, size_t errlen);
+
+/*
+ * metrics_addr_resolve turns "HOST:PORT" (as metrics_addr_split reads it) into the socket address
+ * to listen on: numeric, or the first address of a name; sslen its length. The console's --listen
+ * takes the same syntax. Returns false with a reason in err.
+ */
+bool metrics_addr_resolve(const char *addr, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
+						  size_t errlen) MUSTCHECK;
 
 /*
  * metrics_http_start listens on addr and serves scrapes until metrics_http_stop. Returns false with

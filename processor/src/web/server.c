@@ -51,28 +51,13 @@ struct ReqCtx {
 	bool too_big;
 };
 
-/* resolve turns ADDR:PORT into a socket address (numeric, or the first address of a name). */
+/* resolve: the address --listen names (the syntax of --metrics) */
 static bool
 resolve(const char *addr, struct sockaddr_storage *ss, char *err, size_t errlen)
 {
-	struct addrinfo hints, *res = NULL;
-	char host[256], port[8];
-	int p, rc;
+	socklen_t len;
 
-	if (!metrics_addr_split(addr, host, sizeof host, &p, err, errlen))
-		return false;
-	snprintf(port, sizeof port, "%d", p);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-	if (rc != 0 || res == NULL) {
-		snprintf(err, errlen, "cannot resolve \"%s\": %s", host, gai_strerror(rc));
-		return false;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	freeaddrinfo(res);
-	return true;
+	return metrics_addr_resolve(addr, ss, &len, err, errlen);
 }
 
 static bool
