@@ -1206,7 +1206,7 @@ class Bench:
                 ("a time range", "/events?from=%s&to=%s" % q_time),
                 ("payload text", "/events?q=customer+4242"), ("one event", "/event?id=%d" % failed_id),
                 ("failures", "/failures"), ("failures of a channel", "/failures?channel=c7"),
-                ("processors", "/processors")]
+                ("processors", "/processors"), ("schedules", "/schedules"), ("a key", "/events?key=k7")]
 
     def run_console(self):
         self.console_history()

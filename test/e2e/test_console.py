@@ -109,8 +109,8 @@ def test_a_database_it_cannot_read_is_a_clear_failure(relay, cluster):
 
 # ---- what each role sees and does ----------------------------------------------------------------
 
-PAGES = ["/", "/channels", "/events", "/failures", "/processors", "/events?outcome=failed",
-         "/events?channel=orders", "/failures?channel=orders"]
+PAGES = ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/events?outcome=failed",
+         "/events?channel=orders", "/failures?channel=orders", "/events?key=product:1", "/events?outcome=snoozed"]
 
 
 def test_admin_reads_payloads_and_acts(relay, consoles):
@@ -176,7 +176,7 @@ def test_monitor_reads_outcomes_not_payloads_and_is_refused_actions(relay, conso
 
 def test_a_role_without_pg_relay_sees_why(relay, consoles):
     c = consoles(dsn_as(relay, "console_nobody"))
-    for path in ["/", "/channels", "/events", "/failures", "/processors", "/event?id=1"]:
+    for path in ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/event?id=1"]:
         r = c.get(path)
         assert r.status == 200 and "may not read" in r.body, (path, r.body)
 
@@ -200,6 +200,136 @@ def test_no_secret_on_any_page(relay, consoles):
                 todo.append(link)
     assert len(seen) > 10
     assert "127.0.0.1:9" in c.get("/channels").body          # the endpoint's host and port, not its path
+
+
+# ---- the job queue: schedules, keys, snoozes, cancel ------------------------------------------------
+
+def test_schedules_page_and_pause_resume(relay, consoles):
+    admin = consoles(dsn_as(relay, "console_admin"))
+    assert "No schedule is defined" in admin.get("/schedules").body
+    assert '<a href="/schedules"' in admin.get("/").body                    # in the navigation
+    relay.sql("SELECT pgrelay.schedule('nightly', 'orders', '30 2 * * *', timezone => 'Europe/Berlin')")
+    relay.sql("SELECT pgrelay.register('quiet', 'sql', handler => 'public.h(text)', active => false)")
+    relay.sql("SELECT pgrelay.schedule('hourly-quiet', 'quiet', '@hourly')")
+    # fire both at their next time: one queues its event, the inactive channel refuses the other
+    relay.sql("SELECT * FROM pgrelay._schedule_fire(%s)",
+              (relay.scalar("SELECT max(next_run_at) FROM pgrelay.schedules"),))
+    queued = relay.scalar("SELECT last_event_id FROM pgrelay.schedules WHERE name = 'nightly'")
+    assert queued and relay.scalar("SELECT last_outcome FROM pgrelay.schedules WHERE name = 'hourly-quiet'") == "failed"
+
+    mon = consoles(dsn_as(relay, "console_monitor"))
+    r = mon.get("/schedules")
+    assert r.status == 200, r.body
+    row = re.search(r"<tr><td>nightly</td>.*?</tr>", r.body).group(0)
+    for cell in ("30 2 * * *", "Europe/Berlin", "active", "once", "queued", '<a href="/event?id=%d">' % queued):
+        assert cell in row, (cell, row)
+    row = re.search(r"<tr><td>hourly-quiet</td>.*?</tr>", r.body).group(0)
+    assert "@hourly" in row and "failed" in row and "is not active" in row, row
+    assert "/action/schedule-pause" not in r.body and "may not pause or resume schedules" in r.body
+    # a monitor is refused by the database
+    r = mon.post("/action/schedule-pause", {"csrf": mon.csrf("/channels"), "name": "nightly"})
+    assert r.status == 403 and "permission denied" in r.body, r.body
+    assert relay.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+
+    page = admin.get("/schedules").body
+    assert 'action="/action/schedule-pause"' in page and 'name="name" value="nightly"' in page
+    # the token and the Origin are required
+    for fields, origin in (({"name": "nightly"}, True), ({"name": "nightly", "csrf": "0" * 64}, True),
+                           ({"name": "nightly", "csrf": admin.csrf("/schedules")}, False)):
+        assert admin.post("/action/schedule-pause", fields, origin=origin).status == 403
+    assert admin.get("/action/schedule-pause?name=nightly").status == 405
+    assert relay.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+    r = admin.post("/action/schedule-pause", {"csrf": admin.csrf("/schedules"), "name": "nightly"})
+    assert r.status == 200 and "The schedule is paused" in r.body, r.body
+    assert not relay.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+    row = re.search(r"<tr><td>nightly</td>.*?</tr>", admin.get("/schedules").body).group(0)
+    assert "paused" in row and ">Resume</button>" in row, row
+    r = admin.post("/action/schedule-resume", {"csrf": admin.csrf("/schedules"), "name": "nightly"})
+    assert r.status == 200 and "resumed" in r.body
+    assert relay.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+    r = admin.post("/action/schedule-pause", {"csrf": admin.csrf("/schedules"), "name": "nope"})
+    assert r.status == 409 and "schedule &quot;nope&quot; does not exist" in r.body, r.body
+    assert "action=schedule-pause target=nightly role=console_admin result=done" in admin.proc.log()
+
+
+def test_keys_and_snoozes_on_the_pages(relay, consoles):
+    relay.sql("""CREATE FUNCTION public.later(p text) RETURNS void SECURITY DEFINER SET search_path = public
+                 LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'partner busy' USING ERRCODE = 'PGSNZ',
+                 DETAIL = '3600'; END $$""")
+    relay.sql("GRANT EXECUTE ON FUNCTION public.later(text) TO pgrelay_processor, console_admin")
+    relay.sql("SELECT pgrelay.register('partner', 'sql', handler => 'public.later(text)')")
+    one = relay.scalar("SELECT pgrelay.notify('orders', 'one', now() + interval '1 hour', key => 'product:1')")
+    two = relay.scalar("SELECT pgrelay.notify('orders', 'two', now() + interval '1 hour', key => 'product:2')")
+    sn = relay.scalar("SELECT pgrelay.notify('partner', 'x', key => 'product:1')")
+    assert relay.scalar("SELECT outcome FROM pgrelay.process_one(%s)", (sn,)) == "snoozed"
+    assert relay.scalar("SELECT snoozes FROM pgrelay.queue WHERE event_id = %s", (sn,)) == 1
+
+    c = consoles(dsn_as(relay, "console_admin"))
+    body = c.get("/events?key=product:1").body
+    waiting = re.search(r'<table id="key-waiting">.*?</table>', body, re.S).group(0)
+    assert ">%d</a>" % one in waiting and ">%d</a>" % sn in waiting and ">%d</a>" % two not in waiting, waiting
+    attempts = re.search(r'<table id="events">.*?</table>', body, re.S).group(0)
+    assert re.findall(r'<td><a href="/event\?id=(\d+)">', attempts) == [str(sn)]
+    assert "snoozed" in attempts and "product:1" in attempts
+    body = c.get("/events?key=product:1&channel=orders").body
+    assert ">%d</a>" % sn not in body and ">%d</a>" % one in body and "No attempt matches" in body
+    body = c.get("/events?key=" + urllib.parse.quote("product:1' OR ''='")).body
+    assert "No event waits with this key" in body and "No attempt matches" in body
+    assert [str(sn)] == re.findall(r'<td><a href="/event\?id=(\d+)">', c.get("/events?outcome=snoozed").body)
+    page = c.get("/event?id=%d" % sn).body
+    assert re.search(r"Key <code>product:1</code>.*snoozed 1 time", page), page
+    assert "partner busy" in page
+    # per channel: waiting with a key, snoozed
+    for path, table in (("/", "channels"), ("/channels", "channel-table")):
+        rows = re.search(r'<table id="%s">.*?</table>' % table, c.get(path).body, re.S).group(0)
+        row = re.search(r'<tr><td><a href="/events\?channel=partner">.*?</tr>', rows, re.S).group(0)
+        nums = re.findall(r'<td class="num">([^<]*)</td>', row)
+        heads = re.findall(r"<th[^>]*>([^<]*)</th>", rows)
+        numeric = [h for h in heads if h in ("Queued", "Due", "Retrying", "Oldest due", "Keyed", "Snoozed")]
+        got = dict(zip(numeric, nums))
+        assert got["Keyed"] == "1" and got["Snoozed"] == "1" and got["Queued"] == "1", (path, got, row)
+    # a monitor may not read the queue: no key, and the filter is off
+    m = consoles(dsn_as(relay, "console_monitor"))
+    body = m.get("/events?key=product:1").body
+    assert "your role may not read the queue" in body and "key-waiting" not in body and "product:1" not in body
+
+
+def test_cancel_an_event(relay, consoles):
+    ev = relay.scalar("SELECT pgrelay.notify('orders', 'not yet', now() + interval '1 hour')")
+    mon = consoles(dsn_as(relay, "console_monitor"))
+    assert "/action/cancel" not in mon.get("/event?id=%d" % ev).body
+    r = mon.post("/action/cancel", {"csrf": mon.csrf("/channels"), "event_id": ev})
+    assert r.status == 403 and "permission denied" in r.body
+    c = consoles(dsn_as(relay, "console_admin"))
+    page = c.get("/event?id=%d" % ev).body
+    assert 'action="/action/cancel"' in page and ">Cancel</button>" in page and "queued" in page
+    assert "No key" in page and "snoozed 0 time(s)" in page
+    assert c.post("/action/cancel", {"event_id": ev}).status == 403
+    assert c.post("/action/cancel", {"csrf": c.csrf("/channels"), "event_id": ev}, origin=False).status == 403
+    assert c.post("/action/cancel", {"csrf": c.csrf("/channels"), "event_id": "1; x"}).status == 400
+    assert relay.scalar("SELECT count(*) FROM pgrelay.queue WHERE event_id = %s", (ev,)) == 1
+    r = c.post("/action/cancel", {"csrf": c.csrf("/event?id=%d" % ev), "event_id": ev})
+    assert r.status == 200 and "The event is cancelled" in r.body and "(cancelled)" in r.body, r.body
+    assert relay.scalar("SELECT count(*) FROM pgrelay.queue WHERE event_id = %s", (ev,)) == 0
+    assert relay.scalar("SELECT outcome FROM pgrelay.log WHERE event_id = %s", (ev,)) == "cancelled"
+    page = c.get("/event?id=%d" % ev).body
+    assert "/action/cancel" not in page and "cancelled by console_admin" in page
+    assert 'Finished: last attempt <span class="tag cancelled">cancelled' in page, page
+    # again, and a finished event: the database says finished, nothing changes
+    for e in (ev, relay.failed[0]):
+        r = c.post("/action/cancel", {"csrf": c.csrf("/channels"), "event_id": e})
+        assert r.status == 200 and "(finished)" in r.body and "has run already" in r.body, r.body
+    assert relay.scalar("SELECT count(*) FROM pgrelay.log WHERE event_id = %s", (ev,)) == 1
+    # an email is cancelled through its notification: the database's error and its hint
+    relay.sql("SELECT pgrelay_notifier.send('mail', \"to\" => ARRAY['ann@example.org'], subject => 's',"
+              " body_text => 'b')")
+    mail = relay.scalar("SELECT event_id FROM pgrelay.queue WHERE channel = 'mail'")
+    r = c.post("/action/cancel", {"csrf": c.csrf("/channels"), "event_id": mail})
+    assert r.status == 409 and "sends an email" in r.body and "Hint: SELECT pgrelay_notifier.cancel(" in r.body, r.body
+    assert relay.scalar("SELECT count(*) FROM pgrelay.queue WHERE event_id = %s", (mail,)) == 1
+    r = c.post("/action/cancel", {"csrf": c.csrf("/channels"), "event_id": 12345})
+    assert r.status == 409 and "does not exist" in r.body
+    assert "web_action action=cancel target=%d role=console_admin result=done" % ev in c.proc.log()
 
 
 # ---- the HTTP side's own protection --------------------------------------------------------------

@@ -1,10 +1,10 @@
 """pg_relay web in a real browser: Debian's headless Chromium, driven by chromium-driver through
 Debian's python3-selenium, loads every page of the console against a live database with a running
 Processor (a SQL channel, an email through a real SMTP server, a webhook to a receiver that checks
-signatures), checks what each page shows, retries a failed event and pauses a channel as an admin,
-is refused both as a monitor, and saves a screenshot of each page (docs/console.md shows them:
-PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must stay free of
-errors: a Content-Security-Policy violation or a script error fails the test."""
+signatures), checks what each page shows, retries a failed event and pauses a channel and a
+schedule as an admin, is refused as a monitor, and saves a screenshot of each page (docs/console.md
+shows them: PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must
+stay free of errors: a Content-Security-Policy violation or a script error fails the test."""
 import os
 import shutil
 
@@ -114,6 +114,9 @@ def live(cluster, smtpd, hookd, processors):
     db.mail_event = db.scalar("SELECT id FROM pgrelay.queue WHERE channel = 'welcome_mail'")
     db.hook_event = db.scalar("SELECT pgrelay.notify('order_shipped', '{\"order\": 42, \"carrier\": \"DHL\"}')")
     db.sql("SELECT pgrelay.notify('nightly_report', 'later', now() + interval '1 hour')")
+    db.sql("SELECT pgrelay.schedule('nightly', 'nightly_report', '0 3 * * *', timezone => 'Europe/Berlin')")
+    db.sql("SELECT * FROM pgrelay._schedule_fire((SELECT next_run_at FROM pgrelay.schedules))")   # its first run
+    db.scheduled = db.scalar("SELECT last_event_id FROM pgrelay.schedules")
     db.proc = processors("-d", db.dsn, "--poll-interval=100ms", "--workers=2")
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.failed") == 1 and
                      db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'order_shipped' AND outcome = 'ok'") == 1
@@ -141,8 +144,9 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in d.find_elements(By.CSS_SELECTOR, "#channels tr")[1:]}
         assert set(rows) == {"order_placed", "welcome_mail", "order_shipped", "nightly_report"}, rows.keys()
         cells = [c.text for c in rows["order_placed"].find_elements(By.TAG_NAME, "td")]
-        assert cells[6:8] == ["30", "1"], cells                      # done and failed in the last hour
-        assert [c.text for c in rows["nightly_report"].find_elements(By.TAG_NAME, "td")][3:5] == ["1", "0"]
+        assert cells[6:8] == ["0", "0"], cells                       # keyed and snoozed
+        assert cells[8:10] == ["30", "1"], cells                     # done and failed in the last hour
+        assert [c.text for c in rows["nightly_report"].find_elements(By.TAG_NAME, "td")][3:5] == ["2", "0"]
         assert len(d.find_elements(By.CSS_SELECTOR, "svg.chart")) == 2
         assert "1 Processor(s) alive" in text(d, "#processors-line")
         shots(d, "overview")
@@ -216,6 +220,22 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         assert len(d.find_elements(By.CSS_SELECTOR, "details.answer")) == 2
         shots(d, "webhook")
 
+        # Schedules: the nightly report's row, paused and resumed with its button
+        go(d, d.find_element(By.LINK_TEXT, "Schedules"))
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#schedules tr") if r.text.startswith("nightly")][0]
+        assert "nightly_report" in row.text and "0 3 * * *" in row.text and "Europe/Berlin" in row.text, row.text
+        assert "queued" in row.text and row.find_element(By.LINK_TEXT, str(live.scheduled))
+        shots(d, "schedules")
+        go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
+        assert "The schedule is paused" in text(d, ".notice.done")
+        assert not live.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+        go(d, d.find_element(By.ID, "back"))
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#schedules tr") if r.text.startswith("nightly")][0]
+        assert "paused" in row.find_element(By.CSS_SELECTOR, "td.state").text
+        go(d, row.find_element(By.XPATH, ".//button[text()='Resume']"))
+        assert live.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
+        quiet(d)
+
         # Processors: the running one
         d.get(admin.url + "processors")
         assert str(live.proc.proc.pid) in text(d, "#processors") and "alive" in text(d, "#processors")
@@ -247,6 +267,9 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         assert live.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (again,)) == 1
         d.get(mon.url + "event?id=%d" % live.mail_event)
         assert "ann@example.org" not in d.page_source and "may not read the notifier" in d.page_source
+        d.get(mon.url + "schedules")
+        assert "nightly_report" in text(d, "#schedules") and not d.find_elements(By.XPATH, "//button[text()='Pause']")
+        assert "may not pause or resume schedules" in text(d, ".notice.denied")
         d.get(mon.url + "channels")
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
         go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))

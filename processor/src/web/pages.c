@@ -10,6 +10,7 @@ const struct WebPage web_pages[] = {
 	{"/channels", "Channels", true, false, page_channels},
 	{"/events", "Events", true, false, page_events},
 	{"/failures", "Failures", true, false, page_failures},
+	{"/schedules", "Schedules", true, false, page_schedules},
 	{"/processors", "Processors", true, false, page_processors},
 	{"/event", "Event", false, false, page_event},
 	{"/action/retry", "Retry", false, true, action_retry},
@@ -18,6 +19,9 @@ const struct WebPage web_pages[] = {
 	{"/action/discard-failed", "Discard failures", false, true, action_discard_set},
 	{"/action/pause", "Pause", false, true, action_pause},
 	{"/action/resume", "Resume", false, true, action_resume},
+	{"/action/cancel", "Cancel", false, true, action_cancel},
+	{"/action/schedule-pause", "Pause schedule", false, true, action_schedule_pause},
+	{"/action/schedule-resume", "Resume schedule", false, true, action_schedule_resume},
 	{NULL, NULL, false, false, NULL},
 };
 

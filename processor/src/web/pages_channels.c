@@ -1,5 +1,6 @@
 /*
- * pages_channels.c - the channels: state and queue of each (pgrelay.queue_depth), the settings
+ * pages_channels.c - the channels: state and queue of each (pgrelay.queue_depth: queued, due,
+ * retrying, with a key, snoozed), the settings
  * for roles that may read pgrelay.channels, webhook endpoints (pgrelay.webhook_status, never a
  * path or a secret), and pause and resume, per channel and everywhere.
  */
@@ -17,14 +18,14 @@ static const char with_settings[] =
 	" pg_catalog.to_char(d.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
 	" w.endpoint, w.state, c.max_attempts, c.timeout::text, c.backoff_base::text || ' .. ' || "
 	"c.backoff_max::text,"
-	" c.concurrency_mode, c.batch, c.retry_policy, c.handler, c.description"
+	" c.concurrency_mode, c.batch, c.retry_policy, c.handler, c.description, d.keyed, d.snoozed"
 	" FROM pgrelay.queue_depth d LEFT JOIN pgrelay.webhook_status w USING (channel)"
 	" LEFT JOIN pgrelay.channels c USING (channel) ORDER BY d.channel LIMIT 500";
 static const char without_settings[] =
 	"SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due, d.retrying,"
 	" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1),"
 	" pg_catalog.to_char(d.next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-	" w.endpoint, w.state, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL"
+	" w.endpoint, w.state, NULL, NULL, NULL, NULL, NULL, NULL, NULL, NULL, d.keyed, d.snoozed"
 	" FROM pgrelay.queue_depth d LEFT JOIN pgrelay.webhook_status w USING (channel) ORDER BY d.channel LIMIT "
 	"500";
 
@@ -90,7 +91,8 @@ page_channels(struct WebReq *r)
 	n = web_db_rows(res);
 	buf_puts(&r->out, "<table id=\"channel-table\"><tr><th>Channel</th><th>Type</th><th>State</th>"
 					  "<th class=\"num\">Queued</th><th class=\"num\">Due</th><th class=\"num\">Retrying</th>"
-					  "<th class=\"num\">Oldest due</th><th>Next run</th><th>Endpoint</th>");
+					  "<th class=\"num\">Keyed</th><th class=\"num\">Snoozed</th><th class=\"num\">Oldest "
+					  "due</th><th>Next run</th><th>Endpoint</th>");
 	if (r->caps.read_channels)
 		buf_puts(&r->out,
 				 "<th class=\"num\">Max attempts</th><th>Timeout</th><th>Backoff</th><th>Concurrency</th>"
@@ -113,11 +115,13 @@ page_channels(struct WebReq *r)
 		cell(r, res, i, 1);
 		buf_printf(&r->out,
 				   "<td class=\"state\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
-				   "<td class=\"num\">%s</td><td class=\"num\">",
+				   "<td class=\"num\">%s</td><td class=\"num\">%s</td><td class=\"num\">%s</td>"
+				   "<td class=\"num\">",
 				   paused                   ? "<span class=\"tag warn\">paused</span>"
 				   : web_db_flag(res, i, 2) ? "active"
 											: "<span class=\"tag\">inactive</span>",
-				   web_db_value(res, i, 4), web_db_value(res, i, 5), web_db_value(res, i, 6));
+				   web_db_value(res, i, 4), web_db_value(res, i, 5), web_db_value(res, i, 6),
+				   web_db_value(res, i, 19), web_db_value(res, i, 20));
 		html_age(&r->out, atof(web_db_value(res, i, 7)));
 		buf_puts(&r->out, "</td>");
 		cell(r, res, i, 8);

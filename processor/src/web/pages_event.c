@@ -1,8 +1,9 @@
 /*
  * pages_event.c - one event: where it stands (queued, retrying, done, failed for good), every
  * attempt (outcome, error, SQLSTATE, duration, node; a webhook's status, latency and recorded
- * answer), an email's per-recipient results, attempts and traces (pg_relay_notifier), and retry or
- * discard for a failed one. Each part is read only where the role may read it.
+ * answer), an email's per-recipient results, attempts and traces (pg_relay_notifier), retry or
+ * discard for a failed one, and a waiting one's key, snoozes and cancel. Each part is read only
+ * where the role may read it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +36,37 @@ text_cell(struct WebReq *r, const char *s)
 	buf_puts(&r->out, "<td>");
 	html_esc(&r->out, s);
 	buf_puts(&r->out, "</td>");
+}
+
+/*
+ * waiting shows a queued event (its queue row in res): the attempt, when it is due, its key and
+ * how often it snoozed, and Cancel for a role that may call pgrelay.cancel(bigint).
+ */
+static void
+waiting(struct WebReq *r, const char *id, const PGresult *res)
+{
+	buf_printf(&r->out, "<p><span class=\"tag retry\">queued</span> attempt %s, %s ", web_db_value(res, 0, 0),
+			   web_db_flag(res, 0, 2) ? "due since" : "due at");
+	html_esc(&r->out, web_db_value(res, 0, 1));
+	buf_puts(&r->out, " UTC</p>\n<p id=\"event-key\">");
+	if (web_db_null(res, 0, 3))
+		buf_puts(&r->out, "No key");
+	else {
+		buf_puts(&r->out, "Key <code>");
+		html_esc(&r->out, web_db_value(res, 0, 3));
+		buf_puts(&r->out, "</code> (<a href=\"/events?key=");
+		url_esc(&r->out, web_db_value(res, 0, 3));
+		buf_puts(&r->out, "\">events of this key</a>)");
+	}
+	buf_printf(&r->out, " \xC2\xB7 snoozed %s time(s)</p>", web_db_value(res, 0, 4));
+	if (r->caps.act_cancel) {
+		buf_puts(&r->out, "<div class=\"actions\">");
+		html_form_begin(r, "/action/cancel",
+						"Cancel this event? It will not run; its log keeps a cancelled attempt.");
+		html_hidden(r, "event_id", id);
+		html_button(r, "Cancel", true, "danger");
+		buf_puts(&r->out, "</div>");
+	}
 }
 
 /* status says where the event stands, with retry and discard when it failed for good. */
@@ -73,15 +105,12 @@ status(struct WebReq *r, const char *id, const PGresult *att)
 		/* a retried event has a new queue row of the same event id, made after the event */
 		res = web_db_query(
 			"SELECT attempt, pg_catalog.to_char(run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-			" run_at <= pg_catalog.now() FROM pgrelay.queue"
+			" run_at <= pg_catalog.now(), key, snoozes FROM pgrelay.queue"
 			" WHERE id >= $1::bigint AND event_id = $1::bigint ORDER BY id DESC LIMIT 1",
 			1, vals);
-		if (res != NULL && web_db_rows(res) > 0) {
-			buf_printf(&r->out, "<p><span class=\"tag retry\">queued</span> attempt %s, %s ",
-					   web_db_value(res, 0, 0), web_db_flag(res, 0, 2) ? "due since" : "due at");
-			html_esc(&r->out, web_db_value(res, 0, 1));
-			buf_puts(&r->out, " UTC</p>");
-		} else if (n > 0) {
+		if (res != NULL && web_db_rows(res) > 0)
+			waiting(r, id, res);
+		else if (n > 0) {
 			buf_puts(&r->out, "<p>Finished: last attempt <span class=\"tag ");
 			html_esc(&r->out, web_db_value(att, n - 1, 2));
 			buf_puts(&r->out, "\">");

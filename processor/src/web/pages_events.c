@@ -3,7 +3,10 @@
  * range and (for roles that may read payloads) payload text, a page at a time. Each page reads at
  * most SCAN_MAX rows through an index that its filters choose; filters no index serves (payload
  * text, outcome ok) are applied to those rows, and the page says how far back it looked.
- * Monitors read pgrelay.attempts, the same rows without payloads.
+ * Monitors read pgrelay.attempts, the same rows without payloads. A key lives in the queue only
+ * (it goes when its event finishes): for roles that may read pgrelay.queue each attempt shows the
+ * key and snoozes of its event while the event waits, and the key filter lists the events that
+ * wait with the key and their attempts.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,10 +20,11 @@
 #define PAGE_ROWS 50
 #define SCAN_MAX 5000
 
-static const char *const outcomes[] = {"ok", "partial", "retry", "timeout", "failed", "cancelled", NULL};
+static const char *const outcomes[] = {"ok",     "partial",   "retry",   "timeout",
+									   "failed", "cancelled", "snoozed", NULL};
 
 struct Filters {
-	const char *channel, *outcome, *event, *from, *to, *text, *before;
+	const char *channel, *outcome, *event, *from, *to, *text, *key, *before;
 };
 
 static bool
@@ -38,8 +42,8 @@ known_outcome(const char *o)
 static void
 link(struct Buf *b, const struct Filters *f, const char *before)
 {
-	const char *names[] = {"channel", "outcome", "event", "from", "to", "q", "before"};
-	const char *vals[] = {f->channel, f->outcome, f->event, f->from, f->to, f->text, before};
+	const char *names[] = {"channel", "outcome", "event", "from", "to", "q", "key", "before"};
+	const char *vals[] = {f->channel, f->outcome, f->event, f->from, f->to, f->text, f->key, before};
 	bool first = true;
 	size_t i;
 
@@ -82,6 +86,8 @@ search_form(struct WebReq *r, const struct Filters *f)
 	input(r, "To (UTC)", "to", f->to, "now", true);
 	input(r, "Payload contains", "q", r->caps.read_log ? f->text : NULL,
 		  r->caps.read_log ? "text" : "your role may not read payloads", r->caps.read_log);
+	input(r, "Key", "key", r->caps.read_queue ? f->key : NULL,
+		  r->caps.read_queue ? "exact" : "your role may not read the queue", r->caps.read_queue);
 	buf_puts(
 		&r->out,
 		"<button type=\"submit\" class=\"primary\">Search</button> <a href=\"/events\">clear</a></form>\n");
@@ -134,12 +140,88 @@ scan(struct WebReq *r, const struct Filters *f, const char *src)
 		buf_printf(&q.sql, " AND l.outcome = $%d", query_param(&q, f->outcome));
 	if (f->event)
 		buf_printf(&q.sql, " AND l.event_id = $%d::bigint", query_param(&q, f->event));
+	if (f->key)
+		buf_printf(&q.sql, " AND l.event_id IN (SELECT w.event_id FROM pgrelay.queue w WHERE w.key = $%d)",
+				   query_param(&q, f->key));
 	buf_printf(&q.sql,
 			   " ORDER BY l.id DESC LIMIT %d)"
 			   " SELECT (SELECT pg_catalog.count(*) FROM scan), (SELECT pg_catalog.min(id) FROM scan),"
 			   " ARRAY(SELECT id FROM scan WHERE hit ORDER BY id DESC LIMIT %d)::text",
 			   SCAN_MAX, PAGE_ROWS + 1);
 	return query_run(&q);
+}
+
+/*
+ * waiting lists the events that wait with the filter's key (and channel): a key's event may not
+ * have run yet, so the log alone would not show it.
+ */
+static void
+waiting(struct WebReq *r, const struct Filters *f)
+{
+	struct Query q = {BUF_INIT, {0}, {{0}}, 0};
+	PGresult *res;
+	int i, n;
+
+	buf_printf(&q.sql,
+			   "SELECT w.event_id, w.channel, w.attempt,"
+			   " pg_catalog.to_char(w.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'), w.snoozes"
+			   " FROM pgrelay.queue w WHERE w.key = $%d",
+			   query_param(&q, f->key));
+	if (f->channel)
+		buf_printf(&q.sql, " AND w.channel = $%d", query_param(&q, f->channel));
+	buf_printf(&q.sql, " ORDER BY w.id LIMIT %d", PAGE_ROWS);
+	res = query_run(&q);
+	if (res == NULL) {
+		html_db_error(r, "the events of the key");
+		return;
+	}
+	n = web_db_rows(res);
+	buf_puts(&r->out, "<h2>Waiting with this key</h2>\n");
+	if (n == 0)
+		html_notice(r, "info", "No event waits with this key (a key goes when its event finishes).");
+	else {
+		buf_puts(&r->out,
+				 "<table id=\"key-waiting\"><tr><th>Event</th><th>Channel</th>"
+				 "<th class=\"num\">Attempt</th><th>Due at</th><th class=\"num\">Snoozes</th></tr>\n");
+		for (i = 0; i < n; i++) {
+			buf_printf(&r->out, "<tr><td><a href=\"/event?id=%s\">%s</a></td><td>", web_db_value(res, i, 0),
+					   web_db_value(res, i, 0));
+			html_esc(&r->out, web_db_value(res, i, 1));
+			buf_printf(&r->out, "</td><td class=\"num\">%s</td><td>", web_db_value(res, i, 2));
+			html_esc(&r->out, web_db_value(res, i, 3));
+			buf_printf(&r->out, "</td><td class=\"num\">%s</td></tr>\n", web_db_value(res, i, 4));
+		}
+		buf_puts(&r->out, "</table>\n");
+	}
+	buf_puts(&r->out, "<h2>Their attempts</h2>\n");
+	web_db_clear(res);
+}
+
+/*
+ * rows_sql reads the page's attempts; for a role that may read the queue, with the key and snoozes
+ * of each event that still waits (one range of the queue's primary key: a retry's row is made
+ * after its event, so from the page's oldest event on).
+ */
+static void
+rows_sql(struct WebReq *r, struct Query *q, const char *src, const char *ids)
+{
+	buf_printf(
+		&q->sql,
+		"WITH page AS (SELECT l.id, l.event_id, l.channel, l.action_type, l.attempt, l.outcome, l.error,"
+		" l.sqlstate, l.node_id,"
+		" pg_catalog.to_char(l.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS') AS finished,"
+		" round((pg_catalog.date_part('epoch', l.finished_at - l.started_at) * 1000)::numeric, 1) AS ms"
+		" FROM %s l WHERE l.id = ANY ($%d::bigint[]))",
+		src, query_param(q, ids));
+	if (r->caps.read_queue)
+		buf_puts(&q->sql,
+				 ", w AS (SELECT DISTINCT ON (x.event_id) x.event_id, x.key, x.snoozes"
+				 " FROM pgrelay.queue x WHERE x.id >= (SELECT pg_catalog.min(p.event_id) FROM page p)"
+				 " AND x.event_id IN (SELECT p.event_id FROM page p) ORDER BY x.event_id, x.id DESC)"
+				 " SELECT p.*, w.key, w.snoozes FROM page p LEFT JOIN w USING (event_id)");
+	else
+		buf_puts(&q->sql, " SELECT p.*, NULL, NULL FROM page p");
+	buf_puts(&q->sql, " ORDER BY id DESC");
 }
 
 static void
@@ -150,13 +232,7 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 	PGresult *res;
 	int i, n;
 
-	buf_printf(&q.sql,
-			   "SELECT l.id, l.event_id, l.channel, l.action_type, l.attempt, l.outcome, l.error, "
-			   "l.sqlstate, l.node_id,"
-			   " pg_catalog.to_char(l.finished_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
-			   " round((pg_catalog.date_part('epoch', l.finished_at - l.started_at) * 1000)::numeric, 1)"
-			   " FROM %s l WHERE l.id = ANY ($%d::bigint[]) ORDER BY l.id DESC",
-			   src, query_param(&q, ids));
+	rows_sql(r, &q, src, ids);
 	res = query_run(&q);
 	if (res == NULL) {
 		html_db_error(r, "the attempts");
@@ -169,7 +245,10 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 		buf_puts(&r->out,
 				 "<table id=\"events\"><tr><th>Finished</th><th>Event</th><th>Channel</th><th>Type</th>"
 				 "<th class=\"num\">Attempt</th><th>Outcome</th><th>Error</th><th>SQLSTATE</th>"
-				 "<th class=\"num\">ms</th><th class=\"num\">Node</th></tr>\n");
+				 "<th class=\"num\">ms</th><th class=\"num\">Node</th>");
+		if (r->caps.read_queue)
+			buf_puts(&r->out, "<th>Key (waiting)</th><th class=\"num\">Snoozes</th>");
+		buf_puts(&r->out, "</tr>\n");
 		for (i = 0; i < n && i < PAGE_ROWS; i++) {
 			buf_puts(&r->out, "<tr><td>");
 			html_esc(&r->out, web_db_value(res, i, 9));
@@ -187,8 +266,14 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 			html_esc_cut(&r->out, web_db_value(res, i, 6), 160);
 			buf_puts(&r->out, "</td><td>");
 			html_esc(&r->out, web_db_value(res, i, 7));
-			buf_printf(&r->out, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td></tr>\n",
+			buf_printf(&r->out, "</td><td class=\"num\">%s</td><td class=\"num\">%s</td>",
 					   web_db_value(res, i, 10), web_db_value(res, i, 8));
+			if (r->caps.read_queue) {
+				buf_puts(&r->out, "<td>");
+				html_esc_cut(&r->out, web_db_value(res, i, 11), 80);
+				buf_printf(&r->out, "</td><td class=\"num\">%s</td>", web_db_value(res, i, 12));
+			}
+			buf_puts(&r->out, "</tr>\n");
 		}
 		buf_puts(&r->out, "</table>\n");
 	}
@@ -217,8 +302,9 @@ rows(struct WebReq *r, const struct Filters *f, const char *src, const char *ids
 void
 page_events(struct WebReq *r)
 {
-	struct Filters f = {web_arg(r, "channel"), web_arg(r, "outcome"), web_arg(r, "event"), web_arg(r, "from"),
-						web_arg(r, "to"),      web_arg(r, "q"),       web_arg(r, "before")};
+	struct Filters f = {web_arg(r, "channel"), web_arg(r, "outcome"), web_arg(r, "event"),
+						web_arg(r, "from"),    web_arg(r, "to"),      web_arg(r, "q"),
+						web_arg(r, "key"),     web_arg(r, "before")};
 	const char *src = r->caps.read_log ? "pgrelay.log" : "pgrelay.attempts";
 	PGresult *res;
 
@@ -240,6 +326,10 @@ page_events(struct WebReq *r)
 	}
 	if (f.text && !r->caps.read_log)
 		f.text = NULL;
+	if (f.key && !r->caps.read_queue)
+		f.key = NULL;
+	if (f.key && !f.before)
+		waiting(r, &f);
 	res = scan(r, &f, src);
 	if (res == NULL) {
 		if (strncmp(web_db_sqlstate(), "22", 2) == 0)

@@ -1,7 +1,8 @@
 /*
  * pages_overview.c - the overview: dispatch, the Processors in one line, the attempts of the
- * last hour and day as charts, and per channel what is queued, due and how old, and what finished
- * and failed (pgrelay.queue_depth, pgrelay.processors, pgrelay.throughput()).
+ * last hour and day as charts, and per channel what is queued, due and how old, how many wait with
+ * a key or have snoozed, and what finished and failed (pgrelay.queue_depth, pgrelay.processors,
+ * pgrelay.throughput()).
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -99,8 +100,9 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 {
 	PGresult *res = web_db_query(
 		"SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
-		" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1), pg_catalog.count(*) OVER ()"
-		" FROM pgrelay.queue_depth d ORDER BY d.due DESC, d.queued DESC, d.channel LIMIT 100",
+		" COALESCE(pg_catalog.date_part('epoch', d.oldest_due_age), -1), pg_catalog.count(*) OVER (),"
+		" d.keyed, d.snoozed FROM pgrelay.queue_depth d ORDER BY d.due DESC, d.queued DESC, d.channel LIMIT "
+		"100",
 		0, NULL);
 	long long hd[HOUR_BUCKETS], hr[HOUR_BUCKETS], hf[HOUR_BUCKETS], dd[DAY_BUCKETS], dr[DAY_BUCKETS],
 		df[DAY_BUCKETS];
@@ -123,7 +125,8 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 	buf_puts(
 		&r->out,
 		"<table id=\"channels\"><tr><th>Channel</th><th>Type</th><th>State</th><th class=\"num\">Queued</th>"
-		"<th class=\"num\">Due</th><th class=\"num\">Oldest due</th><th class=\"num\">Done 1h</th>"
+		"<th class=\"num\">Due</th><th class=\"num\">Oldest due</th><th class=\"num\">Keyed</th>"
+		"<th class=\"num\">Snoozed</th><th class=\"num\">Done 1h</th>"
 		"<th class=\"num\">Failed 1h</th><th class=\"num\">Done 24h</th><th class=\"num\">Failed 24h</th>"
 		"<th>Last hour</th></tr>\n");
 	for (i = 0; i < n; i++) {
@@ -144,6 +147,8 @@ channel_rows(struct WebReq *r, long long hour_start, long long day_start)
 											: "<span class=\"tag\">inactive</span>",
 				   web_db_value(res, i, 4), web_db_value(res, i, 5));
 		html_age(&r->out, atof(web_db_value(res, i, 6)));
+		buf_printf(&r->out, "</td><td class=\"num\">%s</td><td class=\"num\">%s", web_db_value(res, i, 8),
+				   web_db_value(res, i, 9));
 		buf_printf(&r->out,
 				   "</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td><td class=\"num\">%lld</td>"
 				   "<td class=\"num\">%lld</td><td>",

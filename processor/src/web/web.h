@@ -15,24 +15,27 @@
  * trip): the console never decides this itself, it only leaves out what would be refused.
  */
 struct WebCaps {
-	bool ok;            /* the question could be asked (pg_relay installed, schema usable) */
-	char role[64];      /* current_user */
-	char database[64];  /* current_database() */
-	char version[32];   /* pg_relay's version */
-	bool admin;         /* member of pgrelay_admin */
-	bool monitor;       /* member of pgrelay_monitor */
-	bool read_log;      /* SELECT on pgrelay.log: payloads and each attempt's detail */
-	bool read_attempts; /* SELECT on pgrelay.attempts: outcomes without payloads */
-	bool read_channels; /* SELECT on pgrelay.channels: the channels' settings */
-	bool read_queue;    /* SELECT on pgrelay.queue */
-	bool read_failed;   /* SELECT on pgrelay.failed */
-	bool read_views;    /* SELECT on pgrelay.queue_depth (the monitor's views) */
-	bool read_mail;     /* SELECT on the notifier's notifications, recipients and attempts */
-	bool read_traces;   /* SELECT on pgrelay_notifier.attempt_traces */
-	bool act_failed;    /* EXECUTE retry_failed(bigint): retry and discard */
-	bool act_pause;     /* EXECUTE pause(text): pause and resume */
-	bool standby;       /* the server is in recovery */
-	double now;         /* the database's clock, seconds since 1970 */
+	bool ok;             /* the question could be asked (pg_relay installed, schema usable) */
+	char role[64];       /* current_user */
+	char database[64];   /* current_database() */
+	char version[32];    /* pg_relay's version */
+	bool admin;          /* member of pgrelay_admin */
+	bool monitor;        /* member of pgrelay_monitor */
+	bool read_log;       /* SELECT on pgrelay.log: payloads and each attempt's detail */
+	bool read_attempts;  /* SELECT on pgrelay.attempts: outcomes without payloads */
+	bool read_channels;  /* SELECT on pgrelay.channels: the channels' settings */
+	bool read_queue;     /* SELECT on pgrelay.queue */
+	bool read_failed;    /* SELECT on pgrelay.failed */
+	bool read_views;     /* SELECT on pgrelay.queue_depth (the monitor's views) */
+	bool read_mail;      /* SELECT on the notifier's notifications, recipients and attempts */
+	bool read_traces;    /* SELECT on pgrelay_notifier.attempt_traces */
+	bool read_schedules; /* SELECT on pgrelay.schedules */
+	bool act_failed;     /* EXECUTE retry_failed(bigint): retry and discard */
+	bool act_pause;      /* EXECUTE pause(text): pause and resume */
+	bool act_schedule;   /* EXECUTE schedule(...): pause and resume a schedule */
+	bool act_cancel;     /* EXECUTE cancel(bigint): withdraw an event that has not run */
+	bool standby;        /* the server is in recovery */
+	double now;          /* the database's clock, seconds since 1970 */
 };
 
 /* Where a request came from and what it asks, as the pages see it. */

@@ -13,6 +13,7 @@
 static struct PgConn db;
 static unsigned long setup_session; /* the session whose client_encoding was set */
 static char last_error[1200];
+static char last_hint[512];
 
 /*
  * One round trip. A name is looked up only when the role may use its schema (to_regclass refuses
@@ -47,12 +48,18 @@ static const char caps_sql[] =
 	" CASE WHEN n THEN "
 	"COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay_notifier.attempt_traces'),"
 	"                           'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.schedules'), "
+	"'SELECT'), false) END,"
 	" CASE WHEN r THEN "
 	"COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.retry_failed(bigint)'),"
 	"                           'EXECUTE'), false) END,"
 	" CASE WHEN r THEN "
 	"COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.pause(text)'),"
 	"                           'EXECUTE'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
+	"'pgrelay.schedule(text, text, text, text, text, text, boolean)'), 'EXECUTE'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
+	"'pgrelay.cancel(bigint)'), 'EXECUTE'), false) END,"
 	" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
 	" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM "
 	"pg_catalog.pg_namespace"
@@ -112,11 +119,13 @@ web_db_query(const char *sql, int n, const char *const *values)
 	PGresult *res;
 
 	last_error[0] = '\0';
+	last_hint[0] = '\0';
 	if (!session())
 		return NULL;
 	res = pgconn_query_sql(&db, sql, n, values);
 	if (res == NULL) {
 		snprintf(last_error, sizeof last_error, "%s", db.error);
+		snprintf(last_hint, sizeof last_hint, "%s", db.hint);
 		if (db.lost)
 			pgconn_lost(&db);
 	}
@@ -127,6 +136,12 @@ const char *
 web_db_error(void)
 {
 	return last_error;
+}
+
+const char *
+web_db_hint(void)
+{
+	return last_hint;
 }
 
 const char *
@@ -189,10 +204,13 @@ web_db_caps(struct WebCaps *caps)
 	caps->read_views = web_db_flag(res, 0, 10);
 	caps->read_mail = web_db_flag(res, 0, 11);
 	caps->read_traces = web_db_flag(res, 0, 12);
-	caps->act_failed = web_db_flag(res, 0, 13);
-	caps->act_pause = web_db_flag(res, 0, 14);
-	caps->standby = web_db_flag(res, 0, 15);
-	caps->now = atof(web_db_value(res, 0, 16));
+	caps->read_schedules = web_db_flag(res, 0, 13);
+	caps->act_failed = web_db_flag(res, 0, 14);
+	caps->act_pause = web_db_flag(res, 0, 15);
+	caps->act_schedule = web_db_flag(res, 0, 16);
+	caps->act_cancel = web_db_flag(res, 0, 17);
+	caps->standby = web_db_flag(res, 0, 18);
+	caps->now = atof(web_db_value(res, 0, 19));
 	caps->ok = true;
 	web_db_clear(res);
 	return true;

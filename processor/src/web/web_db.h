@@ -25,6 +25,8 @@ bool web_db_caps(struct WebCaps *caps) MUSTCHECK;
 /* web_db_query runs sql with its values as text parameters; NULL on failure (web_db_error()). */
 PGresult *web_db_query(const char *sql, int n, const char *const *values) MUSTCHECK;
 const char *web_db_error(void);
+/* web_db_hint is the HINT of the last failure ("" for none): what the database says to do instead. */
+const char *web_db_hint(void);
 const char *web_db_sqlstate(void);
 void web_db_clear(PGresult *res);
 

@@ -30,11 +30,18 @@ void page_events(struct WebReq *r);
 void page_event(struct WebReq *r);
 void page_failures(struct WebReq *r);
 void page_processors(struct WebReq *r);
+void page_schedules(struct WebReq *r);
 void action_retry(struct WebReq *r);
 void action_discard(struct WebReq *r);
 void action_retry_set(struct WebReq *r);
 void action_discard_set(struct WebReq *r);
 void action_pause(struct WebReq *r);
 void action_resume(struct WebReq *r);
+void action_cancel(struct WebReq *r);
+void action_schedule_pause(struct WebReq *r);
+void action_schedule_resume(struct WebReq *r);
+
+/* web_cancel_text says what an answer of pgrelay.cancel() (cancelled, running, finished) means. */
+const char *web_cancel_text(const char *answer);
 
 #endif

@@ -1,6 +1,6 @@
 /*
  * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
- * CSRF tokens, the charts' SVG.
+ * CSRF tokens, the charts' SVG, what an answer of pgrelay.cancel() is told as.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -13,6 +13,7 @@
 #include "web_chart.h"
 #include "web_csrf.h"
 #include "web_html.h"
+#include "web_pages.h"
 #include "web_query.h"
 
 static void
@@ -213,6 +214,17 @@ test_chart(void)
 	buf_free(&b);
 }
 
+static void
+test_cancel_text(void)
+{
+	CHECK(strstr(web_cancel_text("cancelled"), "it will not run") != NULL);
+	CHECK(strstr(web_cancel_text("running"), "nothing is cancelled") != NULL);
+	CHECK(strstr(web_cancel_text("finished"), "has run already") != NULL);
+	/* an answer of a later pg_relay is shown as it is, after a neutral text */
+	CHECK_STR(web_cancel_text("deferred"), "The database answered");
+	CHECK_STR(web_cancel_text(""), "The database answered");
+}
+
 int
 main(void)
 {
@@ -223,5 +235,6 @@ main(void)
 	RUN(test_bad_password_files);
 	RUN(test_csrf);
 	RUN(test_chart);
+	RUN(test_cancel_text);
 	return UNIT_DONE();
 }
