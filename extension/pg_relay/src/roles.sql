@@ -6,9 +6,12 @@
 DO $$
 DECLARE
     r text;
-    missing text[] := ARRAY(SELECT x FROM pg_catalog.unnest(ARRAY['pgrelay_producer', 'pgrelay_processor',
-                                                                   'pgrelay_admin', 'pgrelay_monitor']) x
-                            WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o WHERE o.rolname = x));
+    -- in this order, whatever plan the anti-join gets (the error lists them so)
+    missing text[] := ARRAY(SELECT u.x FROM pg_catalog.unnest(ARRAY['pgrelay_producer', 'pgrelay_processor',
+                                                                     'pgrelay_admin', 'pgrelay_monitor'])
+                                              WITH ORDINALITY AS u(x, n)
+                            WHERE NOT EXISTS (SELECT 1 FROM pg_catalog.pg_roles o WHERE o.rolname = u.x)
+                            ORDER BY u.n);
     comments text[] := ARRAY[
         'pg_relay: may queue events with pgrelay.notify() (and send mail with pg_relay_notifier)',
         'pg_relay: the Processor''s role: may run the dispatch functions',
@@ -21,8 +24,8 @@ BEGIN
                         current_user
             USING ERRCODE = 'insufficient_privilege',
                   HINT = pg_catalog.format('Have a role with CREATEROLE run: %s; then install again.',
-                                           (SELECT pg_catalog.string_agg(pg_catalog.format('CREATE ROLE %I NOLOGIN', x), '; ')
-                                            FROM pg_catalog.unnest(missing) x));
+                                           (SELECT pg_catalog.string_agg(pg_catalog.format('CREATE ROLE %I NOLOGIN', u.x), '; ' ORDER BY u.n)
+                                            FROM pg_catalog.unnest(missing) WITH ORDINALITY AS u(x, n)));
     END IF;
     FOREACH r IN ARRAY missing LOOP
         EXECUTE pg_catalog.format('CREATE ROLE %I NOLOGIN', r);
