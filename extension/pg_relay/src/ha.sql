@@ -474,12 +474,12 @@ BEGIN
         WHERE o.beat IS DISTINCT FROM EXCLUDED.beat;
 
     SELECT COALESCE(bool_and(NOT v.waiting), true),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE v.waiting), '{}'),
+           COALESCE(array_agg(v.node_id ORDER BY v.node_id) FILTER (WHERE v.waiting), '{}'),
            min(v.node_id) FILTER (WHERE v.candidate),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE v.candidate AND v.leader AND NOT v.is_local), '{}'),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE v.dead), '{}'),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE NOT v.is_local), '{}'),
-           COALESCE(array_agg(v.node_id) FILTER (WHERE v.unheard), '{}')
+           COALESCE(array_agg(v.node_id ORDER BY v.node_id) FILTER (WHERE v.candidate AND v.leader AND NOT v.is_local), '{}'),
+           COALESCE(array_agg(v.node_id ORDER BY v.node_id) FILTER (WHERE v.dead), '{}'),
+           COALESCE(array_agg(v.node_id ORDER BY v.node_id) FILTER (WHERE NOT v.is_local), '{}'),
+           COALESCE(array_agg(v.node_id ORDER BY v.node_id) FILTER (WHERE v.unheard), '{}')
     INTO in_contact, waiting, lowest, others_leading, dead, members, unheard
     FROM pgrelay._verdicts(dead_after) v;
 

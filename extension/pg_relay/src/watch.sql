@@ -241,9 +241,12 @@ BEGIN
                         COALESCE(watch_table.operations::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT string_agg(format('%L', x), ', ') INTO bad FROM unnest(watch_table.columns) x
-    WHERE x IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
-                                   WHERE a.attrelid = t.oid AND a.attname = x AND a.attnum > 0 AND NOT a.attisdropped);
+    -- in the order given, whatever plan the anti-join gets
+    SELECT string_agg(format('%L', u.x), ', ' ORDER BY u.n) INTO bad
+    FROM unnest(watch_table.columns) WITH ORDINALITY AS u(x, n)
+    WHERE u.x IS NULL OR NOT EXISTS (SELECT 1 FROM pg_attribute a
+                                     WHERE a.attrelid = t.oid AND a.attname = u.x AND a.attnum > 0
+                                       AND NOT a.attisdropped);
     IF cardinality(watch_table.columns) = 0 THEN
         RAISE EXCEPTION 'columns must name at least one column (NULL: all of them)'
             USING ERRCODE = 'invalid_parameter_value';
