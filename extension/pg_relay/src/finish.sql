@@ -601,6 +601,13 @@ LANGUAGE plpgsql VOLATILE AS $$
  * here rather than with a SET clause because a SET clause would hide the caller's search_path;
  * until it is set, only the pg_catalog-qualified calls and types of the DECLARE section are
  * looked up.
+ *
+ * Why it is one long function: the handler's subtransaction (the BEGIN ... EXCEPTION block) must
+ * run in the frame that holds timer_start and the saved settings, and each step moved out of it
+ * would be one more PL/pgSQL call per event on the Processor's hot path (docs/benchmarks.md counts
+ * the instructions per event). The steps that stand alone are helpers already: the claim
+ * (_claim_event), the finish (_complete, _snooze), the settings (_settings_saved and
+ * _settings_restore, inlined).
  */
 DECLARE
     -- Every type here is schema-qualified: PL/pgSQL resolves the declarations when it compiles the
@@ -916,6 +923,13 @@ LANGUAGE plpgsql VOLATILE AS $$
  * dispatch or the event's channel has been paused, or the channel made inactive, since, and
  * leaves the events it may no longer start queued (skipped): no event starts more than 10 ms
  * after pause() has committed.
+ *
+ * Why it is one long function: the loop runs each handler in a subtransaction of this frame,
+ * beside the statement's timer, the gate and the result arrays it fills, and the last statement
+ * finishes all the events at once from those arrays; a helper for the loop's body would cost a
+ * PL/pgSQL call per event and pass a dozen arrays in and out. What stands alone is in helpers:
+ * the claim (_claim_events), the gate (_gate_open), the finish (_complete_events, _snooze), the
+ * settings (_settings_saved and _settings_restore, inlined, shared with process_one).
  */
 #variable_conflict use_column
 DECLARE
