@@ -525,6 +525,20 @@ case(GO, "processor", "SELECT pgrelay._gate_open(NULL)", (), result(False))
 case(GO, "processor", "SELECT pgrelay._gate_open('nope')", (), result(False))
 case(GO, "processor", "SELECT pgrelay._gate_open('c_off')", (), result(False))
 case(GO, "processor", "SELECT pgrelay._gate_open(%s)", ("c_sql\u202e",), result(False))
+# the settings process_one and process_batch save before a handler and put back after it: what
+# they save restores to the same session; a value a setting refuses is refused whole (the
+# statement fails, so none of the others is set either)
+SS = "pgrelay._settings_saved"
+case(SS, "processor", "SELECT pg_catalog.cardinality(pgrelay._settings_saved())", (), result(8))
+SR = "pgrelay._settings_restore"
+case(SR, "processor", "SELECT pgrelay._settings_restore(pgrelay._settings_saved())", (), result("pg_catalog, pg_temp"))
+case(SR, "processor", "SELECT pgrelay._settings_restore(ARRAY['', 'soon'])", (),
+     err("22023", 'invalid value for parameter "statement_timeout": "soon"'))
+case(SR, "processor", "SELECT pgrelay._settings_restore(ARRAY['', '0', '', '', '0', 'Mars/Olympus_Mons'])", (),
+     err("22023", 'invalid value for parameter "TimeZone": "Mars/Olympus_Mons"'))
+case(SR, "processor", "SELECT pgrelay._settings_restore(ARRAY['', '0', '', '', '0', 'UTC', 'Martian'])", (),
+     err("22023", 'invalid value for parameter "DateStyle": "Martian"'))
+case(SR, "processor", "SELECT pgrelay._settings_restore('later')", (), err("22P02", "malformed array literal"))
 CEV = "pgrelay._complete_events"
 ONE = "ARRAY[NULL]::text[], ARRAY[NULL]::text[], ARRAY[now()], ARRAY[now()]"
 case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(NULL, NULL, NULL, NULL, NULL, NULL)", (), result(0))

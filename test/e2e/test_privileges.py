@@ -338,12 +338,16 @@ def test_every_statement_as_every_role(fresh, matrix):
 # The functions that pin search_path in their bodies: they must first read the caller's path to
 # give it back.
 IN_BODY = ("pgrelay.process_one(bigint)", "pgrelay.process_batch(bigint[])")
+# What they call before the pin and right after RESET ALL: SQL functions without a SET clause, so
+# that the planner inlines them (a SET clause would hide the caller's path and undo the pin), which
+# name the schema of every function they call.
+INLINED = ("pgrelay._settings_restore(text[])", "pgrelay._settings_saved()")
 
 
 def test_security_definer_functions_pin_search_path(cluster):
     """Every SECURITY DEFINER function of both schemas, and every function any role may execute,
     runs with search_path = pg_catalog, pg_temp (process_one() and process_batch() pin it in their
-    bodies)."""
+    bodies; the settings helpers they call on the caller's path name every schema)."""
     d = testlib.Database(cluster, extensions=("pg_relay", "pg_relay_notifier"))
     try:
         rows = d.sql("""
@@ -354,12 +358,19 @@ def test_security_definer_functions_pin_search_path(cluster):
                                            WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE'))
             ORDER BY 1""")
         bodies = [d.scalar("SELECT prosrc FROM pg_proc WHERE oid = %s::regprocedure", (f,)) for f in IN_BODY]
+        inlined = [d.sql("SELECT l.lanname, p.prosrc FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang"
+                         " WHERE p.oid = %s::regprocedure", (f,))[0] for f in INLINED]
     finally:
         d.close()
     assert len(rows) > 40
     unpinned = [name for name, _, config in rows
-                if "search_path=pg_catalog, pg_temp" not in (config or []) and name not in IN_BODY]
+                if "search_path=pg_catalog, pg_temp" not in (config or []) and name not in IN_BODY + INLINED]
     assert unpinned == []
+    assert sorted(name for name, _, config in rows if name in INLINED and not config) == list(INLINED)
+    for language, body in inlined:
+        code = re.sub(r"/\*.*?\*/", "", body, flags=re.S)
+        assert language == "sql"
+        assert re.search(r"(?<!pg_catalog\.)\b(current_setting|set_config)\(", code) is None, code
     for body in bodies:
         assert "pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true)" in body
 

@@ -82,6 +82,22 @@ SELECT action_type, handler FROM pgrelay.register('r_mail', 'sql', handler => 'r
 -- and back: turning it into a notify channel drops the handler
 SELECT action_type, handler FROM pgrelay.register('r_mail', 'notify');
 
+-- The steps of register(), alone: a new channel's defaults (_channel_new), and the checks of its
+-- action type (_check_action_type: unknown type, a change with events queued, a webhook channel
+-- without its endpoint; errors)
+SELECT channel, action_type, handler, active, concurrency_mode, node_restricted, max_attempts, timeout,
+       backoff_base, backoff_max, max_payload_bytes, retry_policy, paused, batch, description,
+       registered_by = session_user AS by_me, registered_at = now() AS now
+FROM pgrelay._channel_new('r_new');
+SELECT pgrelay._check_action_type(NULL, c) FROM pgrelay.channels c WHERE c.channel = 'r_mail';
+SELECT pgrelay._check_action_type(NULL, jsonb_populate_record(c, '{"action_type": "carrier_pigeon"}'))
+FROM pgrelay.channels c WHERE c.channel = 'r_mail';
+SELECT pgrelay._check_action_type(NULL, jsonb_populate_record(c, '{"action_type": "webhook"}'))
+FROM pgrelay.channels c WHERE c.channel = 'r_mail';
+SELECT pgrelay.notify('r_mail', 'waiting') > 0 AS queued;
+SELECT pgrelay._check_action_type(c, jsonb_populate_record(c, '{"action_type": "sql"}'))
+FROM pgrelay.channels c WHERE c.channel = 'r_mail';
+DELETE FROM pgrelay.queue WHERE channel = 'r_mail';
 -- unregister: unknown channel (error), channel with queued events (error), then success
 SELECT pgrelay.unregister('no_such_channel');
 SELECT pgrelay.notify('r_odd', '1') > 0 AS queued;

@@ -13,14 +13,16 @@ ALTER TABLE regress_app.seen OWNER TO regress_owner;
 
 -- Every function any role may execute is immune to the caller's search_path: it pins its own.
 -- process_one and process_batch pin it in their bodies (they must read the caller's first, to give
--- it back).
+-- it back); _settings_saved and _settings_restore, which they call before the pin and after RESET
+-- ALL, name the schema of all they call instead (below).
 SELECT p.oid::regprocedure AS unpinned_entry_point
 FROM pg_proc p
 WHERE p.pronamespace = 'pgrelay'::regnamespace
   AND EXISTS (SELECT 1 FROM aclexplode(COALESCE(p.proacl, acldefault('f', p.proowner))) a
               WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE')
   AND NOT COALESCE('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
-  AND p.oid NOT IN ('pgrelay.process_one(bigint)'::regprocedure, 'pgrelay.process_batch(bigint[])'::regprocedure)
+  AND p.oid NOT IN ('pgrelay.process_one(bigint)'::regprocedure, 'pgrelay.process_batch(bigint[])'::regprocedure,
+                    'pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure)
 ORDER BY 1;
 
 -- A handler must be SECURITY DEFINER: it runs with its owner's rights, never the Processor's (error)
@@ -109,6 +111,11 @@ CREATE OPERATOR public.= (LEFTARG = oid, RIGHTARG = regprocedure, FUNCTION = pub
 CREATE FUNCTION public.regress_trap_ne(a text, b text) RETURNS boolean LANGUAGE plpgsql AS $$
 BEGIN INSERT INTO public.regress_trap VALUES ('text <> text'); RETURN a OPERATOR(pg_catalog.<>) b; END $$;
 CREATE OPERATOR public.<> (LEFTARG = text, RIGHTARG = text, FUNCTION = public.regress_trap_ne);
+-- and look-alikes of what process_one and process_batch call before the pin (_settings_saved)
+CREATE FUNCTION public.current_setting(text) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.regress_trap VALUES ('current_setting()'); RETURN pg_catalog.current_setting($1); END $$;
+CREATE FUNCTION public.current_setting(text, boolean) RETURNS text LANGUAGE plpgsql AS $$
+BEGIN INSERT INTO public.regress_trap VALUES ('current_setting(, missing_ok)'); RETURN pg_catalog.current_setting($1, $2); END $$;
 SELECT pgrelay.notify('s_sec', 'four') AS id \gset
 SELECT pgrelay.notify('s_sec', 'five') AS id5 \gset
 SET ROLE regress_proc;
@@ -123,6 +130,58 @@ RESET ROLE;
 SELECT count(*) AS trap_fired FROM public.regress_trap;
 DROP OPERATOR public.= (oid, regprocedure);
 DROP OPERATOR public.<> (text, text);
+DROP FUNCTION public.current_setting(text), public.current_setting(text, boolean);
+
+-- The session's settings are saved and put back by two SQL functions that the planner inlines
+-- into process_one and process_batch: a SET clause (or anything else that stops the inlining)
+-- would hide the caller's search_path from _settings_saved, undo the pin of _settings_restore on
+-- return, and cost a function call per event.
+CREATE FUNCTION regress_plan_calls(query text, fn text) RETURNS boolean LANGUAGE plpgsql AS $$
+DECLARE
+    line text;
+BEGIN
+    FOR line IN EXECUTE 'EXPLAIN (VERBOSE, COSTS OFF) ' || query LOOP
+        IF strpos(line, fn) > 0 THEN
+            RETURN true;
+        END IF;
+    END LOOP;
+    RETURN false;
+END
+$$;
+SELECT regress_plan_calls('SELECT pgrelay._settings_saved()', '_settings_saved') AS saved_called,
+       regress_plan_calls('SELECT pgrelay._settings_restore(''{}'')', '_settings_restore') AS restore_called,
+       regress_plan_calls('SELECT pgrelay._settings_restore(''{}'')', 'set_config') AS restore_sets;
+DROP FUNCTION regress_plan_calls(text, text);
+SELECT proname, proconfig, prosecdef FROM pg_proc
+WHERE oid IN ('pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure)
+ORDER BY 1;
+-- What they save comes back after RESET ALL; the pin lasts until the transaction ends, the rest
+-- for the session; unset pg_relay.* settings come back empty
+SET statement_timeout = '41s';
+SET TimeZone = 'America/Santiago';
+SET DateStyle = 'SQL, DMY';
+SET IntervalStyle = 'iso_8601';
+SET client_connection_check_interval = '3s';
+SET search_path = public, regress_app;
+SELECT set_config('pg_relay.mode', 'multi', false), set_config('pg_relay.is_leader', 'on', false);
+SELECT pgrelay._settings_saved() AS saved \gset
+SELECT :'saved';
+BEGIN;
+RESET ALL;
+SELECT pgrelay._settings_restore(:'saved') AS pinned;
+SELECT current_setting('search_path') AS search_path, current_setting('statement_timeout') AS statement_timeout,
+       current_setting('TimeZone') AS timezone, current_setting('DateStyle') AS datestyle,
+       current_setting('IntervalStyle') AS intervalstyle,
+       current_setting('client_connection_check_interval') AS check_interval,
+       current_setting('pg_relay.mode') AS mode, current_setting('pg_relay.is_leader') AS is_leader;
+COMMIT;
+SELECT current_setting('search_path') AS search_path_after_commit, current_setting('TimeZone') AS timezone;
+RESET ALL;
+-- (an empty array: every setting reset, the pg_relay.* ones empty)
+SELECT pgrelay._settings_restore('{}') AS pinned;
+SELECT current_setting('pg_relay.mode') AS mode, current_setting('pg_relay.is_leader') AS is_leader;
+RESET ALL;
+SET intervalstyle = postgres;
 
 -- Values that would break the queue are refused where they come in (error)
 SELECT pgrelay.notify('s_sec', 'x', 'infinity');

@@ -83,6 +83,21 @@ SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', method => 'GET');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', ca_file => 'relative/ca.pem');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', reset => '{url}');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', method => 'PUT', reset => '{method}');
+-- the endpoint's check alone (_check_webhook): nothing for a valid endpoint, else the first bad
+-- setting in the order url, method, headers, signing secret, ca_file (error); internal, so not the
+-- admin's to call (error)
+SELECT pgrelay._check_webhook(NULL, NULL, NULL, NULL);
+RESET SESSION AUTHORIZATION;
+SELECT pgrelay._check_webhook(w, NULL, NULL, NULL) FROM pgrelay.webhooks w WHERE w.channel = 'h_orders';
+SELECT pgrelay._check_webhook(jsonb_populate_record(w, '{"url": "ftp://h.example/", "ca_file": "relative"}'), NULL, NULL, NULL)
+FROM pgrelay.webhooks w WHERE w.channel = 'h_orders';
+SELECT pgrelay._check_webhook(jsonb_populate_record(w, '{"ca_file": "relative"}'), 'whsec_!!!', NULL, '{"Host": "x"}')
+FROM pgrelay.webhooks w WHERE w.channel = 'h_orders';
+SELECT pgrelay._check_webhook(jsonb_populate_record(w, '{"ca_file": "relative"}'), 'whsec_!!!', NULL, NULL)
+FROM pgrelay.webhooks w WHERE w.channel = 'h_orders';
+SELECT pgrelay._check_webhook(jsonb_populate_record(w, '{"ca_file": "relative"}'), NULL, NULL, NULL)
+FROM pgrelay.webhooks w WHERE w.channel = 'h_orders';
+SET SESSION AUTHORIZATION regress_hook_admin;
 -- the channel's settings are checked by register() (error)
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', max_attempts => 0);
 SELECT pgrelay.register_webhook('bad name', 'https://h.example/');

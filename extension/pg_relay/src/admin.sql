@@ -151,6 +151,71 @@ $$;
 COMMENT ON FUNCTION pgrelay._check_channel(pgrelay.channels) IS
     'Internal: raises a clear error for the first setting of a channel that is out of range';
 
+-- pgrelay._channel_new()
+CREATE OR REPLACE FUNCTION pgrelay._channel_new(channel text) RETURNS pgrelay.channels
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register): a new channel as register() starts it, before its arguments are applied:
+ * every setting at its default, registered now by the session's user. action_type, handler and
+ * description are left NULL for register() to fill in.
+ */
+DECLARE
+    ch pgrelay.channels;
+BEGIN
+    ch.channel := _channel_new.channel;
+    ch.active := true;
+    ch.concurrency_mode := 'parallel';
+    ch.node_restricted := false;
+    ch.max_attempts := 5;
+    ch.timeout := '30 seconds';
+    ch.backoff_base := '10 seconds';
+    ch.backoff_max := '1 hour';
+    ch.max_payload_bytes := 1048576;
+    ch.retry_policy := 'all';
+    ch.paused := false;
+    ch.batch := false;
+    ch.registered_by := session_user;
+    ch.registered_at := now();
+    RETURN ch;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._channel_new(text) IS
+    'Internal: a new channel with every setting at its default, as register() starts it';
+
+-- pgrelay._check_action_type()
+CREATE OR REPLACE FUNCTION pgrelay._check_action_type(prev pgrelay.channels, ch pgrelay.channels) RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register): may the channel ch (as register() will write it; prev: as it is, NULL for
+ * a new channel) have its action type? The type must exist; it cannot change while events of the
+ * channel are queued (they were made for the old one); and a webhook channel's endpoint must be
+ * written first (by register_webhook()).
+ */
+DECLARE
+    queued bigint;
+BEGIN
+    IF NOT EXISTS (SELECT 1 FROM pgrelay.action_types a WHERE a.action_type = ch.action_type) THEN
+        RAISE EXCEPTION 'action type "%" does not exist', pgrelay._show(ch.action_type)
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'See pgrelay.action_types.';
+    END IF;
+    IF prev.channel IS NOT NULL AND prev.action_type <> ch.action_type THEN
+        SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = ch.channel;
+        IF queued > 0 THEN
+            RAISE EXCEPTION 'channel "%" still has % queued event(s); its action type cannot change', ch.channel, queued
+                USING ERRCODE = 'object_in_use';
+        END IF;
+    END IF;
+    IF ch.action_type = 'webhook' AND NOT EXISTS (SELECT 1 FROM pgrelay.webhooks w WHERE w.channel = ch.channel) THEN
+        RAISE EXCEPTION 'channel "%": a webhook channel needs an endpoint', ch.channel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Register it with pgrelay.register_webhook(channel, url => ...).';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_action_type(pgrelay.channels, pgrelay.channels) IS
+    'Internal: raises a clear error when a channel may not have the action type register() is giving it';
+
 -- pgrelay.register()
 CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAULT NULL,
                                  handler regprocedure DEFAULT NULL,
@@ -175,7 +240,6 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 DECLARE
     prev pgrelay.channels;
     ch pgrelay.channels;
-    queued bigint;
 BEGIN
     IF register.channel IS NULL THEN
         RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -193,44 +257,13 @@ BEGIN
                 USING ERRCODE = 'null_value_not_allowed';
         END IF;
         prev := NULL;
-        ch.channel := register.channel;
-        ch.active := true;
-        ch.concurrency_mode := 'parallel';
-        ch.node_restricted := false;
-        ch.max_attempts := 5;
-        ch.timeout := '30 seconds';
-        ch.backoff_base := '10 seconds';
-        ch.backoff_max := '1 hour';
-        ch.max_payload_bytes := 1048576;
-        ch.retry_policy := 'all';
-        ch.paused := false;
-        ch.batch := false;
-        ch.registered_by := session_user;
-        ch.registered_at := now();
+        ch := pgrelay._channel_new(register.channel);
     ELSE
         ch := prev;
     END IF;
 
     ch.action_type := COALESCE(register.action_type, ch.action_type);
-    IF NOT EXISTS (SELECT 1 FROM pgrelay.action_types a WHERE a.action_type = ch.action_type) THEN
-        RAISE EXCEPTION 'action type "%" does not exist', pgrelay._show(ch.action_type)
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'See pgrelay.action_types.';
-    END IF;
-    IF prev.channel IS NOT NULL AND prev.action_type <> ch.action_type THEN
-        SELECT count(*) INTO queued FROM pgrelay.queue q WHERE q.channel = register.channel;
-        IF queued > 0 THEN
-            RAISE EXCEPTION 'channel "%" still has % queued event(s); its action type cannot change', register.channel, queued
-                USING ERRCODE = 'object_in_use';
-        END IF;
-    END IF;
-
-    -- A webhook channel's endpoint is written first, by register_webhook().
-    IF ch.action_type = 'webhook' AND NOT EXISTS (SELECT 1 FROM pgrelay.webhooks w WHERE w.channel = register.channel) THEN
-        RAISE EXCEPTION 'channel "%": a webhook channel needs an endpoint', register.channel
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Register it with pgrelay.register_webhook(channel, url => ...).';
-    END IF;
+    PERFORM pgrelay._check_action_type(prev, ch);
     IF register.handler IS NOT NULL THEN
         ch.handler := pgrelay._register_handler(register.handler);
     END IF;

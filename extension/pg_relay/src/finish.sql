@@ -516,6 +516,61 @@ $$;
 COMMENT ON FUNCTION pgrelay._queue_defer(bigint, timestamptz) IS
     'Postpones a claimed queue row without spending an attempt (rate limits)';
 
+-- pgrelay._settings_saved()
+CREATE OR REPLACE FUNCTION pgrelay._settings_saved() RETURNS text[]
+LANGUAGE sql STABLE AS $$
+/*
+ * Internal (process_one, process_batch): the session settings that nothing a handler does may
+ * change, as they are now, for _settings_restore() to put back after the handler's RESET ALL:
+ * {search_path, statement_timeout, pg_relay.mode, pg_relay.is_leader,
+ * client_connection_check_interval, TimeZone, DateStyle, IntervalStyle}, in that order (the
+ * pg_relay.* ones NULL when unset). Its callers read [1] (search_path) and [2] (statement_timeout).
+ *
+ * A SQL function of one expression, with no SET clause, so that the planner inlines it into the
+ * caller's statement: no function call per event, and it reads the caller's search_path (a SET
+ * clause would show its own). Inlined, its body is parsed on the caller's search_path, before
+ * process_one pins it, so every function in it names its schema and it names no type.
+ */
+SELECT ARRAY[pg_catalog.current_setting('search_path'),
+             pg_catalog.current_setting('statement_timeout'),
+             pg_catalog.current_setting('pg_relay.mode', true),
+             pg_catalog.current_setting('pg_relay.is_leader', true),
+             pg_catalog.current_setting('client_connection_check_interval'),
+             pg_catalog.current_setting('TimeZone'),
+             pg_catalog.current_setting('DateStyle'),
+             pg_catalog.current_setting('IntervalStyle')]
+$$;
+COMMENT ON FUNCTION pgrelay._settings_saved() IS
+    'Internal (process_one, process_batch): the session settings a handler must not change, for _settings_restore()';
+
+-- pgrelay._settings_restore()
+CREATE OR REPLACE FUNCTION pgrelay._settings_restore(saved text[]) RETURNS text
+LANGUAGE sql VOLATILE AS $$
+/*
+ * Internal (process_one, process_batch), right after the RESET ALL that follows a handler: pins
+ * search_path to pg_catalog, pg_temp again for the rest of the transaction, and puts back the
+ * other settings of saved (from _settings_saved()) for the session. The caller's own search_path
+ * (saved[1]) is given back by the caller at its end. Returns the pinned search_path.
+ *
+ * A SQL function of one expression, with no SET clause, so that the planner inlines it into the
+ * caller's statement (no function call per event; and a SET clause would undo the pin on return).
+ * Inlined, its body is parsed on the session's default search_path, which RESET ALL brought back
+ * and which may list before pg_catalog a schema its owner writes to: every function in it names
+ * its schema, and it names no type. The array holds every set_config() so that one expression
+ * runs them all, in order.
+ */
+SELECT (ARRAY[pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true),
+              pg_catalog.set_config('statement_timeout', saved[2], false),
+              pg_catalog.set_config('pg_relay.mode', COALESCE(saved[3], ''), false),
+              pg_catalog.set_config('pg_relay.is_leader', COALESCE(saved[4], ''), false),
+              pg_catalog.set_config('client_connection_check_interval', saved[5], false),
+              pg_catalog.set_config('TimeZone', saved[6], false),
+              pg_catalog.set_config('DateStyle', saved[7], false),
+              pg_catalog.set_config('IntervalStyle', saved[8], false)])[1]
+$$;
+COMMENT ON FUNCTION pgrelay._settings_restore(text[]) IS
+    'Internal (process_one, process_batch): after RESET ALL, pins search_path again and puts back the settings _settings_saved() read';
+
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
 LANGUAGE plpgsql VOLATILE AS $$
@@ -540,24 +595,27 @@ LANGUAGE plpgsql VOLATILE AS $$
  * own. It runs with search_path pinned to pg_catalog, pg_temp, and so does the handler unless it
  * sets its own. Nothing the handler does to the session survives it: RESET ALL afterwards, then
  * the settings this call began with are put back (search_path, statement_timeout, the pg_relay.*
- * settings, client_connection_check_interval and the date and time formats). The pin is set
+ * settings, client_connection_check_interval and the date and time formats: read by
+ * _settings_saved(), put back by _settings_restore(), both inlined, shared with process_batch).
+ * The pin is set
  * here rather than with a SET clause because a SET clause would hide the caller's search_path;
  * until it is set, only the pg_catalog-qualified calls and types of the DECLARE section are
  * looked up.
+ *
+ * Why it is one long function: the handler's subtransaction (the BEGIN ... EXCEPTION block) must
+ * run in the frame that holds timer_start and the saved settings, and each step moved out of it
+ * would be one more PL/pgSQL call per event on the Processor's hot path (docs/benchmarks.md counts
+ * the instructions per event). The steps that stand alone are helpers already: the claim
+ * (_claim_event), the finish (_complete, _snooze), the settings (_settings_saved and
+ * _settings_restore, inlined).
  */
 DECLARE
     -- Every type here is schema-qualified: PL/pgSQL resolves the declarations when it compiles the
     -- function, on the caller's search_path, before the pin below. A type of that name in a schema
     -- listed before pg_catalog (a domain public.text whose CHECK calls its owner's code, say)
-    -- would otherwise run as the caller for each value assigned.
-    keep_path pg_catalog.text := pg_catalog.current_setting('search_path');
-    keep_timeout pg_catalog.text := pg_catalog.current_setting('statement_timeout');
-    keep_mode pg_catalog.text := pg_catalog.current_setting('pg_relay.mode', true);
-    keep_leader pg_catalog.text := pg_catalog.current_setting('pg_relay.is_leader', true);
-    keep_check pg_catalog.text := pg_catalog.current_setting('client_connection_check_interval');
-    keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
-    keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
-    keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
+    -- would otherwise run as the caller for each value assigned. The settings to put back:
+    -- keep[1] is the caller's search_path, keep[2] its statement_timeout (_settings_saved).
+    keep pg_catalog.text[] := pgrelay._settings_saved();
     -- When this statement's statement_timeout timer started, or a little later (never earlier):
     -- see the cancel below. In a transaction of its own (no transaction id yet), the
     -- transaction's start: the timer starts with the statement's transaction, at the Bind of the
@@ -584,7 +642,7 @@ BEGIN
         -- recorded its attempt)
         r.outcome := CASE WHEN c.queue_id IS NULL THEN 'skipped' ELSE 'replayed' END;
         r.log_id := CASE WHEN c.queue_id IS NOT NULL THEN c.replayed_log END;
-        pinned := set_config('search_path', keep_path, true);
+        pinned := set_config('search_path', keep[1], true);
         RETURN r;
     END IF;
     IF c.action_type <> 'sql' THEN
@@ -611,8 +669,8 @@ BEGIN
             -- taken for someone else's cancel in a transaction of its own; in a batch it may look
             -- a few microseconds short and be re-raised, and the Processor then runs the batch's
             -- events one per transaction.
-            IF keep_timeout::interval = interval '0'
-               OR clock_timestamp() - timer_start < keep_timeout::interval THEN
+            IF keep[2]::interval = interval '0'
+               OR clock_timestamp() - timer_start < keep[2]::interval THEN
                 RAISE;
             END IF;
             GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
@@ -628,16 +686,10 @@ BEGIN
     END IF;
     -- RESET ALL puts back the search_path the session started with (its role's or database's
     -- default, which may list a schema its owner writes to before pg_catalog): the call that pins
-    -- it again is looked up on that path, so it names its schema.
+    -- it again (and puts back the other settings) is looked up on that path, so it names its
+    -- schema, and so does everything in it (_settings_restore).
     RESET ALL;
-    pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    pinned := pg_catalog.set_config('statement_timeout', keep_timeout, false);
-    pinned := pg_catalog.set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
-    pinned := pg_catalog.set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
-    pinned := pg_catalog.set_config('client_connection_check_interval', keep_check, false);
-    pinned := pg_catalog.set_config('TimeZone', keep_tz, false);
-    pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
-    pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
+    pinned := pgrelay._settings_restore(keep);
 
     IF result = 'snooze' THEN
         r := pgrelay._snooze(c.queue_id, error, snooze, started);
@@ -645,7 +697,7 @@ BEGIN
         l := pgrelay._complete(c.queue_id, result, error, state, started);
         r := ROW(l.outcome, l.log_id, l.retry_id, error, state, l.retry_at);
     END IF;
-    pinned := set_config('search_path', keep_path, false);
+    pinned := set_config('search_path', keep[1], false);
     RETURN r;
 END
 $$;
@@ -871,24 +923,25 @@ LANGUAGE plpgsql VOLATILE AS $$
  * dispatch or the event's channel has been paused, or the channel made inactive, since, and
  * leaves the events it may no longer start queued (skipped): no event starts more than 10 ms
  * after pause() has committed.
+ *
+ * Why it is one long function: the loop runs each handler in a subtransaction of this frame,
+ * beside the statement's timer, the gate and the result arrays it fills, and the last statement
+ * finishes all the events at once from those arrays; a helper for the loop's body would cost a
+ * PL/pgSQL call per event and pass a dozen arrays in and out. What stands alone is in helpers:
+ * the claim (_claim_events), the gate (_gate_open), the finish (_complete_events, _snooze), the
+ * settings (_settings_saved and _settings_restore, inlined, shared with process_one).
  */
 #variable_conflict use_column
 DECLARE
     -- Types schema-qualified, as in process_one: the declarations are resolved on the caller's
-    -- search_path, before the pin.
-    keep_path pg_catalog.text := pg_catalog.current_setting('search_path');
-    keep_timeout pg_catalog.text := pg_catalog.current_setting('statement_timeout');
-    keep_mode pg_catalog.text := pg_catalog.current_setting('pg_relay.mode', true);
-    keep_leader pg_catalog.text := pg_catalog.current_setting('pg_relay.is_leader', true);
-    keep_check pg_catalog.text := pg_catalog.current_setting('client_connection_check_interval');
-    keep_tz pg_catalog.text := pg_catalog.current_setting('TimeZone');
-    keep_datestyle pg_catalog.text := pg_catalog.current_setting('DateStyle');
-    keep_intervalstyle pg_catalog.text := pg_catalog.current_setting('IntervalStyle');
+    -- search_path, before the pin. keep[1]: the caller's search_path, keep[2]: its
+    -- statement_timeout (_settings_saved).
+    keep pg_catalog.text[] := pgrelay._settings_saved();
     -- as in process_one: never before the statement's timer started
     timer_start pg_catalog.timestamptz := CASE WHEN pg_catalog.pg_current_xact_id_if_assigned() IS NULL
                                     THEN pg_catalog.now() ELSE pg_catalog.statement_timestamp() END;
     pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-    timer pg_catalog.interval := keep_timeout::pg_catalog.interval;
+    timer pg_catalog.interval := keep[2]::pg_catalog.interval;
     c pg_catalog.record;
     spent pg_catalog.bool := false;   -- the statement's timer ended a handler: start nothing more
     checked pg_catalog.timestamptz;      -- when the gate was last asked
@@ -975,16 +1028,9 @@ BEGIN
                 result := 'error';
             END;
             -- as in process_one: the session's own search_path is back until the pin, so the
-            -- call that pins it names its schema
+            -- call that pins it names its schema (_settings_restore)
             RESET ALL;
-            pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-            pinned := pg_catalog.set_config('statement_timeout', keep_timeout, false);
-            pinned := pg_catalog.set_config('pg_relay.mode', COALESCE(keep_mode, ''), false);
-            pinned := pg_catalog.set_config('pg_relay.is_leader', COALESCE(keep_leader, ''), false);
-            pinned := pg_catalog.set_config('client_connection_check_interval', keep_check, false);
-            pinned := pg_catalog.set_config('TimeZone', keep_tz, false);
-            pinned := pg_catalog.set_config('DateStyle', keep_datestyle, false);
-            pinned := pg_catalog.set_config('IntervalStyle', keep_intervalstyle, false);
+            pinned := pgrelay._settings_restore(keep);
         END IF;
         IF result = 'snooze' THEN
             -- finished now, alone: the row goes back to the queue for later (_snooze)
@@ -1019,7 +1065,7 @@ BEGIN
                          pg_catalog.unnest(sn_retries), pg_catalog.unnest(sn_ats), pg_catalog.unnest(sn_errs))
               AS sn(id, outcome, log_id, retry_id, retry_at, err) ON sn.id = i.id
     ORDER BY i.ord;
-    pinned := set_config('search_path', keep_path, false);
+    pinned := set_config('search_path', keep[1], false);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.process_batch(bigint[]) IS

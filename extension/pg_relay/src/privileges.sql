@@ -19,6 +19,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.process_batch(bigint[]),
     pgrelay._claim_events(bigint[]),
     pgrelay._gate_open(text),
+    pgrelay._settings_saved(),
+    pgrelay._settings_restore(text[]),
     pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]),
     pgrelay._queue_claim(bigint),
     pgrelay._claim_event(bigint),

@@ -158,6 +158,53 @@ $$;
 COMMENT ON FUNCTION pgrelay._webhook_headers_error(jsonb) IS
     'NULL when a JSON object holds request headers a webhook channel may send, else the reason';
 
+-- pgrelay._check_webhook()
+CREATE OR REPLACE FUNCTION pgrelay._check_webhook(w pgrelay.webhooks, signing_secret text, method text, headers jsonb)
+RETURNS void
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register_webhook): raises a clear error for the first setting of an endpoint that is
+ * not valid, in this order: its url, method, headers, signing secret, ca_file. w is the endpoint
+ * as it will be written (its headers not yet), signing_secret the secret it will have; method
+ * and headers are the arguments as given (NULL when not), so that a message shows what the admin
+ * wrote and headers are checked only when given.
+ */
+DECLARE
+    shown CONSTANT text := pgrelay._show(w.channel);
+    reason text;
+BEGIN
+    reason := pgrelay._webhook_url_error(w.url, w.allow_http);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'webhook "%": url %', shown,
+                        CASE WHEN w.url IS NULL THEN '' ELSE '"' || pgrelay._show(w.url) || '" ' END || reason
+            USING ERRCODE = CASE WHEN w.url IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END;
+    END IF;
+    IF w.method NOT IN ('POST', 'PUT', 'PATCH') THEN
+        RAISE EXCEPTION 'webhook "%": invalid method "%"', shown, pgrelay._show(_check_webhook.method)
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'A webhook sends the payload as the request body: POST (the default), PUT or PATCH.';
+    END IF;
+    reason := pgrelay._webhook_headers_error(_check_webhook.headers);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'webhook "%": %', shown, reason
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'headers => ''{"Name": "value"}''; a value is a literal or a secret reference: env:NAME, file:NAME, value:TEXT.';
+    END IF;
+    reason := pgrelay._signing_secret_error(_check_webhook.signing_secret);
+    IF reason IS NOT NULL THEN
+        RAISE EXCEPTION 'webhook "%": signing_secret %', shown, reason
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Make one with "whsec_$(openssl rand -base64 32)", or SELECT ''whsec_'' || encode(gen_random_bytes(32), ''base64'') (pgcrypto).';
+    END IF;
+    IF w.ca_file IS NOT NULL AND (w.ca_file !~ '^/' OR w.ca_file ~ '[[:cntrl:]]' OR length(w.ca_file) > 1024) THEN
+        RAISE EXCEPTION 'webhook "%": ca_file must be an absolute path on the Processor''s machine', shown
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_webhook(pgrelay.webhooks, text, text, jsonb) IS
+    'Internal: raises a clear error for the first setting of a webhook endpoint that is not valid';
+
 -- pgrelay.register_webhook()
 CREATE OR REPLACE FUNCTION pgrelay.register_webhook(channel text, url text DEFAULT NULL,
                                                     method text DEFAULT NULL,
@@ -195,7 +242,6 @@ DECLARE
     w pgrelay.webhooks;
     s pgrelay.webhook_secrets;
     k text;
-    reason text;
 BEGIN
     IF register_webhook.channel IS NULL THEN
         RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
@@ -245,41 +291,15 @@ BEGIN
     w.allow_http := COALESCE(register_webhook.allow_http, w.allow_http);
     w.ca_file := COALESCE(register_webhook.ca_file, w.ca_file);
     w.debug := COALESCE(register_webhook.debug, w.debug);
-    reason := pgrelay._webhook_url_error(w.url, w.allow_http);
-    IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": url %', shown,
-                        CASE WHEN w.url IS NULL THEN '' ELSE '"' || pgrelay._show(w.url) || '" ' END || reason
-            USING ERRCODE = CASE WHEN w.url IS NULL THEN 'null_value_not_allowed' ELSE 'invalid_parameter_value' END;
-    END IF;
-    IF w.method NOT IN ('POST', 'PUT', 'PATCH') THEN
-        RAISE EXCEPTION 'webhook "%": invalid method "%"', shown, pgrelay._show(register_webhook.method)
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'A webhook sends the payload as the request body: POST (the default), PUT or PATCH.';
-    END IF;
-    reason := pgrelay._webhook_headers_error(register_webhook.headers);
-    IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": %', shown, reason
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'headers => ''{"Name": "value"}''; a value is a literal or a secret reference: env:NAME, file:NAME, value:TEXT.';
-    END IF;
+    s.signing_secret := COALESCE(register_webhook.signing_secret, s.signing_secret);
+    PERFORM pgrelay._check_webhook(w, s.signing_secret, register_webhook.method, register_webhook.headers);
     IF register_webhook.headers IS NOT NULL THEN
         s.headers := (SELECT COALESCE(jsonb_agg(jsonb_build_array(e.key, e.value) ORDER BY e.key), '[]')
                       FROM jsonb_each(register_webhook.headers) e);
         w.headers := (SELECT COALESCE(jsonb_object_agg(e.key, pgrelay._secret_shown(e.value #>> '{}')), '{}')
                       FROM jsonb_each(register_webhook.headers) e);
     END IF;
-    s.signing_secret := COALESCE(register_webhook.signing_secret, s.signing_secret);
-    reason := pgrelay._signing_secret_error(s.signing_secret);
-    IF reason IS NOT NULL THEN
-        RAISE EXCEPTION 'webhook "%": signing_secret %', shown, reason
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Make one with "whsec_$(openssl rand -base64 32)", or SELECT ''whsec_'' || encode(gen_random_bytes(32), ''base64'') (pgcrypto).';
-    END IF;
     w.signing := pgrelay._secret_shown(s.signing_secret);
-    IF w.ca_file IS NOT NULL AND (w.ca_file !~ '^/' OR w.ca_file ~ '[[:cntrl:]]' OR length(w.ca_file) > 1024) THEN
-        RAISE EXCEPTION 'webhook "%": ca_file must be an absolute path on the Processor''s machine', shown
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
     w.updated_at := now();
 
     -- The endpoint first: register() refuses a webhook channel without one.
