@@ -69,12 +69,15 @@ BEGIN
     -- The handler by its schema and name, read from the catalog: pg_relay's owner may not have
     -- USAGE on the handler's schema (an install by the database's owner, not a superuser), and
     -- needs none to read pg_proc; the Processor's role, which calls it, does need it.
-    -- (Written out in _claim_events too: a function call here costs every event.)
+    -- (Written out in _claim_events too: a function call here costs every event.) Plain
+    -- equalities on the name's parts, so that the lookup is one probe of pg_proc's unique index
+    -- (proname, proargtypes, pronamespace): a row comparison with a subquery is a filter the
+    -- planner runs on every row of pg_proc.
+    LEFT JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h ON true
+    LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1]::pg_catalog.name
     LEFT JOIN pg_catalog.pg_proc p
-           ON (p.pronamespace, p.proname, p.proargtypes)
-              = (SELECT n.oid, h.ident[2], '25'::pg_catalog.oidvector
-                 FROM (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h
-                 JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1])
+           ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
+              AND p.pronamespace = n.oid
     WHERE c.channel = r.channel AND c.active AND NOT c.paused;
     IF NOT FOUND THEN
         r.queue_id := NULL;
@@ -752,12 +755,12 @@ BEGIN
     ), handlers AS MATERIALIZED (
         SELECT c.channel, c.timeout, c.handler, c.concurrency_mode, p.oid AS fn, p.prosecdef
         FROM pgrelay.channels c
-        -- the handler by schema and name, as _claim_event finds it
+        -- the handler by schema and name, as _claim_event finds it (one index probe)
+        LEFT JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h ON true
+        LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1]::pg_catalog.name
         LEFT JOIN pg_catalog.pg_proc p
-               ON (p.pronamespace, p.proname, p.proargtypes)
-                  = (SELECT n.oid, h.ident[2], '25'::pg_catalog.oidvector
-                     FROM (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h
-                     JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1])
+               ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
+                  AND p.pronamespace = n.oid
         WHERE c.channel IN (SELECT x.channel FROM claimed x)
     ), replayed AS (
         DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)
