@@ -99,3 +99,35 @@ def test_batch_size_bounds_one_fetch(db, processors):
     assert p.wait_exit() == 0
     [batch] = p.lines("batch")
     assert " rounds=3 processed=25 ok=25 " in batch
+
+
+def test_a_notification_socket_nobody_reads_never_stops_the_processor(db, processors, tmp_path):
+    """systemd behind on reading: the socket's queue (net.unix.max_dgram_qlen datagrams) is full.
+    The watchdog pings are dropped, the main loop keeps dispatching, and a stop waits at most a
+    moment for room for STOPPING=1 before it gives up on it."""
+    import socket
+    tmp_path.chmod(0o755)
+    path = str(tmp_path / "deaf.sock")
+    deaf = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+    deaf.bind(path)
+    tmp_path.joinpath("deaf.sock").chmod(0o777)
+    try:
+        db.sql("CREATE TABLE done (p text)")
+        db.sql("CREATE FUNCTION rec(p text) RETURNS void SECURITY DEFINER SET search_path = public "
+               "LANGUAGE sql AS 'INSERT INTO done VALUES (p)'")
+        db.sql("SELECT pgrelay.register('ev', 'sql', handler => 'rec(text)')")
+        # a ping every 5 ms: the queue is full long before the events come
+        p = processors("-d", db.dsn, "--poll-interval=50ms", "--log-level=debug",
+                       env={"NOTIFY_SOCKET": path, "WATCHDOG_USEC": "10000"})
+        p.wait_log(r" probe has_work=f", count=40)
+        for i in range(5):
+            db.sql("SELECT pgrelay.notify('ev', %s)", (str(i),))
+            testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == i + 1, "event %d to run" % i)
+        p.signal(signal.SIGTERM)
+        assert p.wait_exit() == 0
+        assert p.lines("stopped")
+        # the one message a full queue refused after its wait: STOPPING=1, logged once
+        failed = p.lines("notify_failed")
+        assert len(failed) == 1 and "Resource temporarily unavailable" in failed[0]
+    finally:
+        deaf.close()

@@ -4,6 +4,12 @@
  * Only the main thread calls these. The protocol is one datagram per message to the socket
  * NOTIFY_SOCKET names, spoken here rather than through libsystemd: linking libsystemd maps it
  * and five more libraries into every Processor (about 1 MB of its memory) for two functions.
+ *
+ * A datagram socket's queue is short (net.unix.max_dgram_qlen, 10 by default): when the reader
+ * falls behind, a blocking send waits until it reads. The main loop must never wait for that, so
+ * the periodic messages (WATCHDOG=1, STATUS=) are sent without waiting, and a full queue drops
+ * them (the next follows in half the watchdog interval); a change of state (READY=1, RELOADING=1,
+ * STOPPING=1) waits up to NOTIFY_WAIT_MS for room.
  */
 #include "service.h"
 
@@ -14,11 +20,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/time.h>
 #include <sys/un.h>
 #include <unistd.h>
 
 #include "clock.h"
 #include "log.h"
+
+#define NOTIFY_WAIT_MS 1000
 
 static struct {
 	long long watchdog_us;    /* time between two pings: half of WATCHDOG_USEC; 0 without one */
@@ -30,11 +39,14 @@ static struct {
 
 /*
  * send_datagram sends msg to the socket NOTIFY_SOCKET names: a path, or an abstract socket when it
- * starts with '@'. Returns 1 when sent, 0 when NOTIFY_SOCKET is not set, -errno on failure.
+ * starts with '@'; waiting up to wait_ms for room in its queue (0: not at all). Returns 1 when
+ * sent, 0 when NOTIFY_SOCKET is not set, -errno on failure (-EAGAIN: the queue stayed full).
  */
 static int
-send_datagram(const char *msg)
+send_datagram(const char *msg, long wait_ms)
 {
+	struct timeval tv = {.tv_sec = wait_ms / 1000, .tv_usec = (wait_ms % 1000) * 1000};
+	long long deadline = now_us() + wait_ms * 1000LL;
 	const char *name = getenv("NOTIFY_SOCKET");
 	struct sockaddr_un sa;
 	size_t len;
@@ -53,9 +65,20 @@ send_datagram(const char *msg)
 	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -errno;
-	if (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL, (struct sockaddr *) &sa,
-			   (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len + (name[0] == '/'))) < 0)
+	if (wait_ms > 0 && setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof tv) != 0) {
 		r = -errno;
+		close(fd);
+		return r;
+	}
+	/* a signal (SIGHUP, SIGTERM) that interrupts the wait does not lose the message */
+	while (sendto(fd, msg, strlen(msg), MSG_NOSIGNAL | (wait_ms > 0 ? 0 : MSG_DONTWAIT),
+				  (struct sockaddr *) &sa,
+				  (socklen_t) (offsetof(struct sockaddr_un, sun_path) + len + (name[0] == '/'))) < 0) {
+		r = -errno;
+		if (r != -EINTR || now_us() >= deadline)
+			break;
+		r = 1;
+	}
 	close(fd);
 	return r;
 }
@@ -80,12 +103,18 @@ watchdog_usec(void)
 	return (uint64_t) v;
 }
 
-/* notify sends one message; a failure is logged once, as systemd will act on the silence. */
+/*
+ * notify sends one message, waiting up to wait_ms for room (a change of state) or not at all (a
+ * periodic one, dropped when the queue is full: not a failure). A failure is logged once, as
+ * systemd will act on the silence.
+ */
 static void
-notify(const char *msg)
+notify(const char *msg, long wait_ms)
 {
-	int r = send_datagram(msg);
+	int r = send_datagram(msg, wait_ms);
 
+	if (r == -EAGAIN && wait_ms == 0)
+		return;
 	if (r < 0 && !svc.warned) {
 		svc.warned = true;
 		log_warn("notify_failed", LOG_STR("error", strerror(-r)));
@@ -123,22 +152,22 @@ service_status_text(char *buf, size_t len, bool connected, const struct PoolCoun
 		snprintf(buf, len, "draining, %d in flight, %d queued", c->in_flight, c->queued);
 }
 
-/* send_with_status sends head (may be empty) followed by STATUS=text. */
+/* send_with_status sends head (may be empty) followed by STATUS=text, waiting up to wait_ms. */
 static void
-send_with_status(const char *head, const char *text)
+send_with_status(const char *head, const char *text, long wait_ms)
 {
 	char msg[256];
 
 	svc.next_status_us = now_us() + 1000000;
 	snprintf(svc.status, sizeof svc.status, "%s", text);
 	snprintf(msg, sizeof msg, "%s%sSTATUS=%s", head, *head ? "\n" : "", text);
-	notify(msg);
+	notify(msg, wait_ms);
 }
 
 void
 service_ready(void)
 {
-	send_with_status("READY=1", "idle");
+	send_with_status("READY=1", "idle", NOTIFY_WAIT_MS);
 }
 
 void
@@ -147,13 +176,13 @@ service_reloading(void)
 	char msg[64];
 
 	snprintf(msg, sizeof msg, "RELOADING=1\nMONOTONIC_USEC=%lld", now_us());
-	notify(msg);
+	notify(msg, NOTIFY_WAIT_MS);
 }
 
 void
 service_reloaded(void)
 {
-	notify("READY=1");
+	notify("READY=1", NOTIFY_WAIT_MS);
 }
 
 void
@@ -162,7 +191,7 @@ service_stopping(int in_flight)
 	char text[64];
 
 	snprintf(text, sizeof text, "stopping, %d in flight", in_flight);
-	send_with_status("STOPPING=1", text);
+	send_with_status("STOPPING=1", text, NOTIFY_WAIT_MS);
 }
 
 /*
@@ -194,9 +223,9 @@ service_loop(long wait_ms, bool connected)
 		svc.next_ping_us = now + svc.watchdog_us;
 	}
 	if (status_due(text, now))
-		send_with_status(head, text);
+		send_with_status(head, text, 0);
 	else if (*head)
-		notify(head);
+		notify(head, 0);
 	if (svc.watchdog_us > 0) {
 		left_ms = (svc.next_ping_us - now + 999) / 1000;
 		if (wait_ms > left_ms)
