@@ -2,7 +2,12 @@
 
 -- pgrelay._claim_event()
 CREATE OR REPLACE FUNCTION pgrelay._claim_event(id bigint) RETURNS pgrelay._claim
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- No sequential scans: the plan is kept for the session, and one made while the log was empty (or
+-- its statistics said so) reads the whole log for the replay check of every event: the check's
+-- lookup by (event_id, queue_id) must be one probe of log_event_idx. (jit off: the sequential
+-- scan that remains, of the one-row control table, then costs more than jit_above_cost.)
+SET enable_seqscan = off SET jit = off AS $$
 /*
  * Locks the row until the caller's transaction ends and re-validates it; queue_id is NULL (the
  * event is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone
