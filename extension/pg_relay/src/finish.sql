@@ -2,7 +2,12 @@
 
 -- pgrelay._claim_event()
 CREATE OR REPLACE FUNCTION pgrelay._claim_event(id bigint) RETURNS pgrelay._claim
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- No sequential scans: the plan is kept for the session, and one made while the log was empty (or
+-- its statistics said so) reads the whole log for the replay check of every event: the check's
+-- lookup by (event_id, queue_id) must be one probe of log_event_idx. (jit off: the sequential
+-- scan that remains, of the one-row control table, then costs more than jit_above_cost.)
+SET enable_seqscan = off SET jit = off AS $$
 /*
  * Locks the row until the caller's transaction ends and re-validates it; queue_id is NULL (the
  * event is skipped, never failed) when dispatch is paused, or the row is gone, locked by someone
@@ -72,12 +77,13 @@ BEGIN
     -- (Written out in _claim_events too: a function call here costs every event.) Plain
     -- equalities on the name's parts, so that the lookup is one probe of pg_proc's unique index
     -- (proname, proargtypes, pronamespace): a row comparison with a subquery is a filter the
-    -- planner runs on every row of pg_proc.
+    -- planner runs on every row of pg_proc. The schema's oid comes from to_regnamespace(), which
+    -- checks no privilege (NULL for a schema that is gone), rather than from a join of
+    -- pg_namespace: one plan node less to start for every event.
     LEFT JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h ON true
-    LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1]::pg_catalog.name
     LEFT JOIN pg_catalog.pg_proc p
            ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
-              AND p.pronamespace = n.oid
+              AND p.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid
     WHERE c.channel = r.channel AND c.active AND NOT c.paused;
     IF NOT FOUND THEN
         r.queue_id := NULL;
@@ -757,10 +763,9 @@ BEGIN
         FROM pgrelay.channels c
         -- the handler by schema and name, as _claim_event finds it (one index probe)
         LEFT JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h ON true
-        LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = h.ident[1]::pg_catalog.name
         LEFT JOIN pg_catalog.pg_proc p
                ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
-                  AND p.pronamespace = n.oid
+                  AND p.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid
         WHERE c.channel IN (SELECT x.channel FROM claimed x)
     ), replayed AS (
         DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)
