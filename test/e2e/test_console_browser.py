@@ -15,7 +15,7 @@ import webconsole
 
 webdriver = pytest.importorskip("selenium.webdriver", reason="python3-selenium is not installed")
 from selenium.webdriver.common.by import By  # noqa: E402
-from selenium.webdriver.support import expected_conditions  # noqa: E402
+from selenium.common.exceptions import WebDriverException  # noqa: E402
 from selenium.webdriver.support.ui import Select, WebDriverWait  # noqa: E402
 
 CHROMIUM = shutil.which("chromium")
@@ -61,11 +61,18 @@ def shots(tmp_path):
 
 
 def go(d, element):
-    """Clicks a link or a form's button and waits until the browser has left the page it was on:
-    a click returns before the next page is there."""
-    page = d.find_element(By.TAG_NAME, "html")
+    """Clicks a link or a form's button and waits until the next page has loaded: a click returns
+    before it is there. The old page is told apart by a mark on its window object, which the next
+    page does not have; a probe that lands mid-navigation fails and is retried (chromium answers
+    such a probe with a WebDriverException, not only with a stale element)."""
+    d.execute_script("window.__pgrelay_old_page = true")
     element.click()
-    WebDriverWait(d, 30).until(expected_conditions.staleness_of(page))
+
+    def arrived(drv):
+        return drv.execute_script("return window.__pgrelay_old_page === undefined"
+                                  " && document.readyState === 'complete'")
+
+    WebDriverWait(d, 30, ignored_exceptions=(WebDriverException,)).until(arrived)
 
 
 def quiet(d, refused=False):
