@@ -241,14 +241,7 @@ DECLARE
     prev pgrelay.channels;
     ch pgrelay.channels;
 BEGIN
-    IF register.channel IS NULL THEN
-        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF register.channel !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
-        RAISE EXCEPTION 'invalid channel name "%"', pgrelay._show(register.channel)
-            USING ERRCODE = 'invalid_name',
-                  DETAIL = 'A channel name has 1 to 128 letters, digits or the characters _ . : / -';
-    END IF;
+    PERFORM pgrelay._check_name('channel', 'channel', register.channel);
 
     SELECT * INTO prev FROM pgrelay.channels x WHERE x.channel = register.channel FOR UPDATE;
     IF NOT FOUND THEN

@@ -23,6 +23,28 @@ $$;
 COMMENT ON FUNCTION pgrelay._show(text) IS
     'Text a caller gave, for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
+-- pgrelay._check_name()
+CREATE OR REPLACE FUNCTION pgrelay._check_name(kind text, param text, name text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register, schedule): the name of a channel or a schedule (kind), given as the
+ * parameter param, is not NULL and has 1 to 128 letters, digits or the characters _ . : / -, so
+ * that it reads the same in a URL of the console, a metric label and a log line.
+ */
+BEGIN
+    IF name IS NULL THEN
+        RAISE EXCEPTION '% must not be NULL', param USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF name !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
+        RAISE EXCEPTION 'invalid % name "%"', kind, pgrelay._show(name)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = format('A %s name has 1 to 128 letters, digits or the characters _ . : / -', kind);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_name(text, text, text) IS
+    'Internal: a channel''s or a schedule''s name is given and well formed (error otherwise)';
+
 -- pgrelay._backoff()
 CREATE OR REPLACE FUNCTION pgrelay._backoff(attempt integer, base interval, cap interval,
                                  jitter double precision DEFAULT pg_catalog.random())

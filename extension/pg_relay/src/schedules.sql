@@ -354,14 +354,7 @@ DECLARE
     s pgrelay.schedule_entries;
     ch pgrelay.channels;
 BEGIN
-    IF schedule.name IS NULL THEN
-        RAISE EXCEPTION 'name must not be NULL' USING ERRCODE = 'null_value_not_allowed';
-    END IF;
-    IF schedule.name !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
-        RAISE EXCEPTION 'invalid schedule name "%"', pgrelay._show(schedule.name)
-            USING ERRCODE = 'invalid_name',
-                  DETAIL = 'A schedule name has 1 to 128 letters, digits or the characters _ . : / -';
-    END IF;
+    PERFORM pgrelay._check_name('schedule', 'name', schedule.name);
     SELECT * INTO prev FROM pgrelay.schedule_entries x WHERE x.name = schedule.name FOR UPDATE;
     IF NOT FOUND THEN
         IF schedule.channel IS NULL OR schedule.cron IS NULL THEN
