@@ -162,20 +162,24 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	return reply(c, MHD_HTTP_OK, buf_steal(&b), len, true);
 }
 
+void
+metrics_mhd_message(char *buf, size_t len, const char *fmt, va_list ap)
+{
+	size_t n;
+
+	vsnprintf(buf, len, fmt, ap);
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
+		buf[--n] = '\0';
+}
+
 /* mhd_log turns libmicrohttpd's messages (a client that went away, ...) into debug lines. */
 static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char msg[512];
-	size_t n;
-
 	(void) cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	n = strlen(msg);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		msg[--n] = '\0';
-	snprintf(last_message, sizeof last_message, "%s", msg);
-	log_debug("metrics_http", LOG_STR("message", msg));
+	metrics_mhd_message(last_message, sizeof last_message, fmt, ap);
+	log_debug("metrics_http", LOG_STR("message", last_message));
 }
 
 /*

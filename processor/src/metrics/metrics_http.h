@@ -6,6 +6,7 @@
 #ifndef PGRELAY_METRICS_HTTP_H
 #define PGRELAY_METRICS_HTTP_H
 
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <sys/socket.h>
@@ -26,6 +27,14 @@ bool metrics_addr_split(const char *addr, char *host, size_t hostlen, int *port,
  */
 bool metrics_addr_resolve(const char *addr, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
 						  size_t errlen) MUSTCHECK;
+
+/*
+ * metrics_mhd_message writes one of libmicrohttpd's messages, as its external logger gets it
+ * (printf-style), into buf as one line: the line breaks it ends with removed. The console's server
+ * logs them the same way.
+ */
+void metrics_mhd_message(char *buf, size_t len, const char *fmt, va_list ap)
+	__attribute__((format(printf, 3, 0)));
 
 /*
  * metrics_http_start listens on addr and serves scrapes until metrics_http_stop. Returns false with

@@ -416,19 +416,13 @@ completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestT
 	*req_cls = NULL;
 }
 
+/* mhd_log turns libmicrohttpd's messages into debug lines, and keeps the last for a failed start. */
 static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {
-	char msg[512];
-	size_t n;
-
 	(void) cls;
-	vsnprintf(msg, sizeof msg, fmt, ap);
-	n = strlen(msg);
-	while (n > 0 && (msg[n - 1] == '\n' || msg[n - 1] == '\r'))
-		msg[--n] = '\0';
-	snprintf(last_message, sizeof last_message, "%s", msg);
-	log_debug("web_http", LOG_STR("message", msg));
+	metrics_mhd_message(last_message, sizeof last_message, fmt, ap);
+	log_debug("web_http", LOG_STR("message", last_message));
 }
 
 /* describe writes the URL a listening socket serves at. */
