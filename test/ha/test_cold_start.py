@@ -10,24 +10,14 @@ import pytest
 
 import testlib
 from testlib import pglogical_guard
-from test_multinode import cluster_rows, names, queue, register_channels, relay, relay_schema, runs, stop, wait_done
+from test_multinode import cluster_rows, mesh_of_two, names, queue, relay, runs, stop, wait_done
 
 DEAD_AFTER = "2s"
 
 
 @pytest.fixture(scope="module")
 def mesh(require_pglogical):
-    pc = testlib.PglogicalCluster(n=2, node_ids=[1, 2],
-                                  conf=("wal_sender_timeout = 5s", "pg_relay.dead_after = '%s'" % DEAD_AFTER),
-                                  schema=relay_schema, tables=["app.done"])
-    try:
-        pc.set_conflict_resolution("last_update_wins")
-        register_channels(pc)
-    except BaseException:
-        pc.close()
-        raise
-    yield pc
-    pc.close()
+    yield from mesh_of_two(DEAD_AFTER)
 
 
 @pytest.fixture

@@ -73,10 +73,12 @@ def register_channels(pc):
     pc.wait_replicated("SELECT count(*) = 3 FROM pgrelay.channels")
 
 
-@pytest.fixture(scope="module")
-def mesh(require_pglogical):
+def mesh_of_two(dead_after):
+    """For a module-scoped fixture (`yield from mesh_of_two(...)`): the two-node mesh of these
+    tests (node ids 1 and 2, app.done replicated, last update wins) with the test channels
+    registered, pg_relay.dead_after set; closed after the module."""
     pc = testlib.PglogicalCluster(n=2, node_ids=[1, 2],
-                                  conf=("wal_sender_timeout = 5s", "pg_relay.dead_after = '%s'" % DEAD_AFTER),
+                                  conf=("wal_sender_timeout = 5s", "pg_relay.dead_after = '%s'" % dead_after),
                                   schema=relay_schema, tables=["app.done"])
     try:
         pc.set_conflict_resolution("last_update_wins")
@@ -86,6 +88,11 @@ def mesh(require_pglogical):
         raise
     yield pc
     pc.close()
+
+
+@pytest.fixture(scope="module")
+def mesh(require_pglogical):
+    yield from mesh_of_two(DEAD_AFTER)
 
 
 @pytest.fixture

@@ -15,7 +15,7 @@ import pytest
 
 import testlib
 from testlib import pglogical_guard
-from test_multinode import register_channels, relay_schema
+from test_multinode import mesh_of_two
 
 # Long enough that a loaded machine never breaks the contact between two ticks of the test: the
 # nodes acknowledge each other within dead_after / 2, and nothing here waits for a node to die.
@@ -25,17 +25,7 @@ T0 = "2030-01-01 00:00:00+00"
 
 @pytest.fixture(scope="module")
 def mesh(require_pglogical):
-    pc = testlib.PglogicalCluster(n=2, node_ids=[1, 2],
-                                  conf=("wal_sender_timeout = 5s", "pg_relay.dead_after = '%s'" % DEAD_AFTER),
-                                  schema=relay_schema, tables=["app.done"])
-    try:
-        pc.set_conflict_resolution("last_update_wins")
-        register_channels(pc)
-    except BaseException:
-        pc.close()
-        raise
-    yield pc
-    pc.close()
+    yield from mesh_of_two(DEAD_AFTER)
 
 
 @pytest.fixture
