@@ -69,6 +69,9 @@ EMAIL_WORKERS = (1, 4)
 # Instructions per statement (callgrind): two runs of each statement, the difference divided by
 # the difference of their lengths, so start-up and shut-down cancel out.
 INSTR_RUNS = (200, 600)
+# ... of the statements that finish a batch of DEFAULT_BATCH events each (process_batch and the
+# batched limit's statement): fewer runs, as each is 50 events; reported per event.
+INSTR_BATCH_RUNS = (10, 30)
 VALGRIND = os.environ.get("VALGRIND", "valgrind")
 
 # The web console's pages against a big history (docs/console.md): CONSOLE_ROWS log rows spread
@@ -1269,6 +1272,10 @@ class Bench:
         ("notify", "PREPARE p AS " + NOTIFY_SQL.strip().rstrip(";"), "EXECUTE p", None),
         ("floor", "PREPARE p AS " + " ".join(FLOOR_SQL.split()).rstrip(";"), "EXECUTE p", "log"),
         ("process_one", "PREPARE p(bigint) AS SELECT outcome FROM pgrelay.process_one($1)", "EXECUTE p(%d)", "log"),
+        # a batch of DEFAULT_BATCH events per statement (%s: the batch's ids), reported per event
+        ("limit", "PREPARE p AS " + " ".join(LIMIT_SQL.split()).rstrip(";"), "EXECUTE p", "batch"),
+        ("process_batch", "PREPARE p(bigint[]) AS SELECT count(*) FROM pgrelay.process_batch($1)", "EXECUTE p('{%s}')",
+         "batch"),
     )
 
     def instructions_run(self, base, name, prepare, execute, n, ids):
@@ -1277,7 +1284,11 @@ class Bench:
         run = os.path.join(self.work, "instr-run")
         shutil.rmtree(run, ignore_errors=True)
         subprocess.run(["cp", "-a", base, run], check=True)
-        lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
+        if "%s" in execute:    # a batch: the i-th DEFAULT_BATCH ids
+            lines = [prepare] + [execute % ",".join(str(x) for x in ids[i * DEFAULT_BATCH:(i + 1) * DEFAULT_BATCH])
+                                 for i in range(n)]
+        else:
+            lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
         lines.append("SELECT count(*) AS logged FROM pgrelay.log")
         script = "".join(line + ";\n\n" for line in lines)   # -j: a statement ends with ;<blank line>
         out = subprocess.run([PGCLUSTER, "single", run, "bench", VALGRIND, "--tool=callgrind",
@@ -1307,17 +1318,20 @@ class Bench:
                 c.execute(SETUP_SQL)
                 c.execute(PLAIN_TABLE_SQL)
                 ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
-                                                " FROM generate_series(1, %s) g", (n1,)).fetchall()]
+                                                " FROM generate_series(1, %s) g",
+                                                (max(n1, INSTR_BATCH_RUNS[1] * DEFAULT_BATCH),)).fetchall()]
                 c.execute("VACUUM ANALYZE")
         finally:
             self.pgcluster("stop", base)
         per = {}
         for name, prepare, execute, check in self.INSTR_STATEMENTS:
-            (t0, log0), (t1, log1) = [self.instructions_run(base, name, prepare, execute, n, ids) for n in INSTR_RUNS]
-            if check == "log" and (log0, log1) != (n0, n1):
-                raise RuntimeError("%s logged %d and %d events, not %d and %d" % (name, log0, log1, n0, n1))
-            per[name] = (t1 - t0) / float(n1 - n0)
-            say("  %s: %.0f instructions per statement" % (name, per[name]))
+            runs, events = (INSTR_BATCH_RUNS, DEFAULT_BATCH) if check == "batch" else (INSTR_RUNS, 1)
+            (t0, log0), (t1, log1) = [self.instructions_run(base, name, prepare, execute, n, ids) for n in runs]
+            if check in ("log", "batch") and (log0, log1) != (runs[0] * events, runs[1] * events):
+                raise RuntimeError("%s logged %d and %d events, not %d and %d"
+                                   % (name, log0, log1, runs[0] * events, runs[1] * events))
+            per[name] = (t1 - t0) / float((runs[1] - runs[0]) * events)
+            say("  %s: %.0f instructions per %s" % (name, per[name], "event" if check == "batch" else "statement"))
         self.results["instructions"] = per
 
     # ---- the table --------------------------------------------------------------------------
@@ -1513,6 +1527,10 @@ class Bench:
             row("12  instructions per event, one per commit", k("process_one"), "floor statement: " + k("floor"),
                 "%.0f%%" % (100.0 * ins["floor"] / ins["process_one"]),
                 "<= %.0fx floor" % TARGETS["instr_event"], pf(ins["process_one"] <= TARGETS["instr_event"] * ins["floor"]))
+            if "process_batch" in ins:
+                row("12  instructions per event, batches of %d" % DEFAULT_BATCH, k("process_batch"),
+                    "batched limit's statement: %s per event" % k("limit"),
+                    "%.0f%%" % (100.0 * ins["limit"] / ins["process_batch"]))
 
         head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
         widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]
