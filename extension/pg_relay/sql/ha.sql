@@ -147,6 +147,12 @@ SELECT node_id, unheard, candidate FROM pgrelay._verdicts('10s');
 SELECT pg_sleep(0.15);
 SELECT node_id, unheard, candidate FROM pgrelay._verdicts('100ms');
 SELECT pgrelay.is_lowest_live_master('100ms');
+-- the same when node 1's last beat arrived while node 2's Processor was not running: a beat that
+-- moved before this node started watching was not heard by it, so the stop it carries is believed
+-- only after dead_after too
+UPDATE pgrelay.heartbeats SET beat = beat + 1 WHERE node_id = 1;
+SELECT is_leader, why FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT node_id, unheard, candidate FROM pgrelay._verdicts('10s');
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 -- The lowest node, node 1, starting with node 2 never heard from: it waits for node 2 to hear

@@ -326,7 +326,10 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_m
  * Returns true when it re-armed this node's observation: at the first tick of a Processor, and
  * after a gap of more than dead_after / 2 since its last beat (the Processor or the server was
  * stopped, or hung). Whatever it saw before is stale then: every peer's silence is counted again
- * from now, and nothing is dispatched until the peers it hears from have acknowledged it.
+ * from now, and nothing is dispatched until the peers it hears from have acknowledged it. The
+ * peers' beats are taken as they are now, so that only a beat that moves from here on counts as
+ * heard: one that moved while this node was not watching (a last beat and a stop that arrived
+ * after its previous Processor's last look) is no news this node watched.
  *
  * The row is deleted and inserted afresh every time rather than updated: an UPDATE of a row a
  * peer does not have (one written before the subscription to this node existed) is skipped there,
@@ -345,7 +348,9 @@ BEGIN
     SELECT * INTO h FROM pgrelay.heartbeats x WHERE x.node_id = me FOR UPDATE;
     rearm := first OR h.node_id IS NULL OR h.stopped_at IS NOT NULL OR now_ms - h.beat > win_ms;
     IF rearm THEN
-        UPDATE pgrelay.peer_observations o SET since = t, heard_at = NULL, dead_since = NULL
+        UPDATE pgrelay.peer_observations o
+        SET since = t, heard_at = NULL, dead_since = NULL,
+            beat = (SELECT x.beat FROM pgrelay.heartbeats x WHERE x.node_id = o.node_id)
         WHERE o.node_id <> me;
         INSERT INTO pgrelay.peer_observations AS o (node_id, beat, since) VALUES (me, NULL, t)
         ON CONFLICT (node_id) DO UPDATE SET since = t;
