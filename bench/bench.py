@@ -209,15 +209,37 @@ BEGIN
 END
 $$;
 GRANT EXECUTE ON FUNCTION bench.record(text) TO pgrelay_processor;
-CREATE FUNCTION bench.probe_loop(n integer) RETURNS double precision LANGUAGE plpgsql AS $$
+CREATE FUNCTION bench.probe_loop(n integer, bound jsonb DEFAULT NULL) RETURNS double precision
+LANGUAGE plpgsql AS $$
 DECLARE
     t0 timestamptz := clock_timestamp();
     r record;
 BEGIN
+    -- with a bound, as the Processor calls it: each call gets the bound the last one returned
     FOR i IN 1..n LOOP
-        SELECT * INTO r FROM pgrelay.queue_probe();
+        SELECT * INTO r FROM pgrelay.queue_probe(NULL, bound);
+        bound := r.next_bound;
     END LOOP;
     RETURN 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
+END
+$$;
+-- The bound a Processor's probes would hold by now: probed until every action type has a floor
+-- above the rows the queue had when it began (at most 5 s).
+CREATE FUNCTION bench.warm_bound() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    b jsonb := '{}';
+    r record;
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    LOOP
+        SELECT * INTO r FROM pgrelay.queue_probe(NULL, b);
+        b := r.next_bound;
+        EXIT WHEN clock_timestamp() - t0 > interval '5 s'
+            OR (b ->> 'safe')::timestamptz > t0 + interval '100 ms'
+               AND (SELECT count(*) FROM jsonb_object_keys(b -> 'floor')) = (SELECT count(*) FROM pgrelay.action_types);
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+    RETURN b;
 END
 $$;
 SELECT channel FROM pgrelay.register('bench', 'sql', handler => 'bench.record(text)');
@@ -792,16 +814,23 @@ class Bench:
     # ---- held: a snapshot held open through rounds of drains (bench/run held) ------------------
 
     def probe_server(self):
-        """The probe's own cost in the server as the probe phase measures it (bench.probe_loop, the
-        median of three loops), with as many calls per loop as fit in about half a second: under a
-        held snapshot a probe can cost a thousand times its usual."""
-        one = self.scalar("SELECT bench.probe_loop(10)")
+        """The probe's own cost in the server, as the Processor sends it: with the bound its probes
+        would hold by now (bench.warm_bound), each call passing on the bound the last returned
+        (bench.probe_loop, the median of three loops), with as many calls per loop as fit in about
+        half a second: under a held snapshot a probe can cost a thousand times its usual."""
+        bound = self.scalar("SELECT bench.warm_bound()::text")
+        one = self.scalar("SELECT bench.probe_loop(10, %s::jsonb)", (bound,))
         n = int(min(20000, max(10, 0.5e6 / max(one, 1.0))))
-        return statistics.median(self.scalar("SELECT bench.probe_loop(%s)", (n,)) for _ in range(3))
+        return statistics.median(self.scalar("SELECT bench.probe_loop(%s, %s::jsonb)", (n, bound))
+                                 for _ in range(3))
 
     def probe_client(self, seconds):
-        """The probe as the Processor sends it (prepared), by pgbench: its latency average in us."""
-        _, lat = self.pgbench("SELECT * FROM pgrelay.queue_probe();\n",
+        """The probe as the Processor sends it (prepared, with a bound, read from a one-row table
+        because pgbench's scripts cannot hold its text), by pgbench: its latency average in us."""
+        self.db.execute("CREATE TABLE IF NOT EXISTS bench.bound (b jsonb)")
+        self.db.execute("TRUNCATE bench.bound")
+        self.db.execute("INSERT INTO bench.bound SELECT bench.warm_bound()")
+        _, lat = self.pgbench("SELECT * FROM pgrelay.queue_probe(NULL, (SELECT b FROM bench.bound));\n",
                               ["-M", "prepared", "-c", "1", "-T", str(seconds)])
         return lat * 1000.0
 

@@ -4,11 +4,14 @@ SET intervalstyle = postgres;
 CREATE FUNCTION regress_sink(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
 SELECT channel FROM pgrelay.register('n_orders', 'sql', handler => 'regress_sink(text)');
 
--- success: the id is returned, the row is queued in the caller's transaction
+-- success: the id is returned, the row is queued in the caller's transaction; it is due from the
+-- moment of the call (run_at: the clock then, not the transaction's start), queued_at is the
+-- transaction's start
 BEGIN;
 SELECT pgrelay.notify('n_orders', '{"order": 1}') AS id \gset
 SELECT id = :id AS same_id, event_id = :id AS event_is_id, channel, action_type, payload,
-       attempt, owner_node, node_restricted, run_at = now() AS due_now, queued_at = now() AS queued_now
+       attempt, owner_node, node_restricted, run_at BETWEEN now() AND clock_timestamp() AS due_now,
+       queued_at = now() AS queued_now
 FROM pgrelay.queue;
 COMMIT;
 SELECT count(*) FROM pgrelay.queue;

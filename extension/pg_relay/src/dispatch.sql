@@ -46,6 +46,87 @@ $$;
 COMMENT ON FUNCTION pgrelay._has_due_work(boolean, boolean, boolean, boolean, integer) IS
     'Is an event of a dispatch scope due? (the query behind queue_has_work and queue_probe)';
 
+-- pgrelay._queue_bound()
+CREATE OR REPLACE FUNCTION pgrelay._queue_bound(bound jsonb, OUT next_bound jsonb, OUT due boolean)
+LANGUAGE plpgsql STABLE AS $$
+/*
+ * Internal (queue_probe in single mode, with the Processor's bound): a lower bound, per action
+ * type, on the run_at of every unrestricted row that is pending or may yet become visible, so that
+ * the probe and the fetch start their index scans there instead of at the start of queue_free_idx.
+ * Without it they step over the index entry of every row finished since the oldest snapshot any
+ * session holds (a long REPEATABLE READ transaction, a standby's hot_standby_feedback, a
+ * replication slot): while it is held no vacuum may remove them, and each entry costs a visit of
+ * its heap tuple (docs/architecture.md, "A held snapshot").
+ *
+ * bound is the jsonb this function returned last time (the Processor keeps it; '{}' to begin):
+ *   floor  {action type: run_at}: no row of the type below it can be pending (the bound itself)
+ *   safe   every transaction that wrote pgrelay.queue and read the clock before this time has ended
+ *          and is visible to this statement's snapshot, so a row of it can only be below a floor if
+ *          this scan sees it
+ *   ready  a time found safe by the previous call, in a statement whose snapshot may predate the
+ *          commits it waited for: safe from this call on
+ *   at, wait  the time being proved safe, and the transactions that held a write lock on
+ *          pgrelay.queue just after it (pg_locks): once none of them holds one, it is
+ *   swept  when the floors were last dropped: once a minute they are, and one scan from the start
+ *          finds whatever an unforeseen writer put below them (a row delayed, never lost)
+ *   every  how long at least between two looks at pg_locks (100 ms; each costs about 18 us with
+ *          100 connections); the isolation tests set 0
+ *
+ * Why a floor is sound: every statement that writes a queue row's run_at takes its lock on
+ * pgrelay.queue first and writes at least clock_timestamp() read in that statement (notify(),
+ * _enqueue(), retries, snoozes and deferrals all do). A row whose run_at is below `at` was written
+ * by a transaction that held its lock before `at`, so in `wait` or already ended; once `wait` is
+ * gone that row is committed (or rolled back) and visible to any later snapshot. So the floor
+ * min(first row this scan sees, safe) holds for good. Only in single mode: a mesh's rows arrive by
+ * replication with their run_at of the origin, at any time.
+ */
+DECLARE
+    t timestamptz := pg_catalog.clock_timestamp();
+    safe timestamptz := COALESCE((bound ->> 'ready')::timestamptz, (bound ->> 'safe')::timestamptz);
+    ready timestamptz;
+    at timestamptz := (bound ->> 'at')::timestamptz;
+    wait text[] := ARRAY(SELECT pg_catalog.jsonb_array_elements_text(COALESCE(bound -> 'wait', '[]')));
+    swept timestamptz := (bound ->> 'swept')::timestamptz;
+    floors jsonb := COALESCE(bound -> 'floor', '{}');
+    every interval := COALESCE((bound ->> 'every')::interval, interval '100 ms');
+BEGIN
+    -- the clock first, then the writers: one that took its lock after this look reads a later clock
+    IF at IS NULL OR (t - at >= every AND (pg_catalog.cardinality(wait) = 0 OR NOT EXISTS (
+            SELECT 1 FROM pg_catalog.pg_locks l
+            WHERE l.locktype = 'relation' AND l.relation = 'pgrelay.queue'::regclass
+              AND l.virtualtransaction = ANY (wait)))) THEN
+        ready := at;
+        at := t;
+        wait := ARRAY(SELECT DISTINCT l.virtualtransaction FROM pg_catalog.pg_locks l
+                      WHERE l.locktype = 'relation' AND l.relation = 'pgrelay.queue'::regclass
+                        AND l.mode IN ('RowExclusiveLock', 'ShareRowExclusiveLock', 'ExclusiveLock',
+                                       'AccessExclusiveLock')
+                        AND l.pid IS DISTINCT FROM pg_catalog.pg_backend_pid());
+    END IF;
+    IF swept IS NULL OR t - swept >= interval '60 s' THEN
+        floors := '{}';
+        swept := t;
+    END IF;
+    -- per action type, the first row at or above its floor, due or not, of any channel
+    SELECT COALESCE(bool_or(f.first <= pg_catalog.now()), false),
+           COALESCE(jsonb_object_agg(f.action_type, f.floor) FILTER (WHERE f.floor IS NOT NULL), '{}')
+    INTO due, floors
+    FROM (SELECT a.action_type, n.run_at AS first,
+                 CASE WHEN safe IS NULL THEN o.floor ELSE GREATEST(o.floor, LEAST(n.run_at, safe)) END AS floor
+          FROM pgrelay.action_types a
+          CROSS JOIN LATERAL (SELECT (floors ->> a.action_type)::timestamptz AS floor) o
+          LEFT JOIN LATERAL (SELECT q.run_at FROM pgrelay.queue q
+                             WHERE NOT q.node_restricted AND q.action_type = a.action_type
+                               AND q.run_at >= COALESCE(o.floor, '-infinity')
+                             ORDER BY q.run_at LIMIT 1) n ON true) f;
+    next_bound := jsonb_build_object('floor', floors, 'safe', safe, 'ready', ready, 'at', at,
+                                     'wait', to_jsonb(wait), 'swept', swept)
+                  || CASE WHEN bound ? 'every' THEN jsonb_build_object('every', bound -> 'every') ELSE '{}' END;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._queue_bound(jsonb) IS
+    'Internal: the probe''s floors under finished queue rows (single mode), and whether a row above them is due';
+
 -- pgrelay.queue_has_work()
 CREATE OR REPLACE FUNCTION pgrelay.queue_has_work() RETURNS boolean
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
@@ -57,10 +138,10 @@ COMMENT ON FUNCTION pgrelay.queue_has_work() IS
     'true when at least one queued event this session may dispatch is due (any event in single mode)';
 
 -- pgrelay.queue_probe()
-CREATE OR REPLACE FUNCTION pgrelay.queue_probe(seen_generation bigint DEFAULT NULL,
+CREATE OR REPLACE FUNCTION pgrelay.queue_probe(seen_generation bigint DEFAULT NULL, bound jsonb DEFAULT NULL,
                                     OUT has_work boolean, OUT reload_requested boolean,
                                     OUT paused boolean, OUT reload_generation bigint,
-                                    OUT schedule_due boolean)
+                                    OUT schedule_due boolean, OUT next_bound jsonb)
 LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * PL/pgSQL, not SQL: a SECURITY DEFINER SQL function is never inlined, and PostgreSQL plans the
@@ -74,6 +155,11 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
  * schedule_due: an active schedule's next occurrence has come (one look at the index of
  * pgrelay.schedule_entries, in the same first statement): the Processor then runs
  * pgrelay._schedule_fire(), which fires on the one node that fires schedules. Never on a standby.
+ *
+ * bound (single mode; the Processor passes what next_bound said last time, '{}' to begin): the
+ * floors of _queue_bound(), so that the unrestricted rows are looked for from there on, not from
+ * the start of their index, and the queue is not read from its first heap page: both step over
+ * every row finished since the oldest snapshot a session holds. next_bound is NULL without one.
  */
 DECLARE
     scope_free boolean := true;
@@ -82,10 +168,14 @@ DECLARE
     scope_own_restricted boolean := false;
     scope_node integer := 0;
     ctx record;
+    -- not on a standby: its rows come by replay, which takes no lock and keeps the primary's run_at
+    bounded boolean := queue_probe.bound IS NOT NULL
+                       AND COALESCE(current_setting('pg_relay.mode', true), '') IN ('', 'single')
+                       AND NOT pg_catalog.pg_is_in_recovery();
 BEGIN
     -- First the flags, and whether the queue holds any row at all: an idle queue is empty, and
     -- then this one statement is the whole probe (half the cost of the statement below).
-    SELECT EXISTS (SELECT 1 FROM pgrelay.queue q),
+    SELECT NOT bounded AND EXISTS (SELECT 1 FROM pgrelay.queue q),
            queue_probe.seen_generation IS NOT NULL AND c.reload_generation > queue_probe.seen_generation,
            c.paused,
            c.reload_generation,
@@ -94,6 +184,13 @@ BEGIN
     INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
          queue_probe.reload_generation, queue_probe.schedule_due
     FROM pgrelay.control c;
+    IF bounded THEN
+        -- single mode: every unrestricted row from the floors on, and the restricted ones
+        SELECT b.next_bound, b.due INTO queue_probe.next_bound, queue_probe.has_work
+        FROM pgrelay._queue_bound(queue_probe.bound) b;
+        has_work := has_work OR (SELECT d.has_work FROM pgrelay._has_due_work(false, true) d);
+        RETURN;
+    END IF;
     IF NOT queue_probe.has_work THEN
         RETURN;
     END IF;
@@ -109,8 +206,8 @@ BEGIN
                                             scope_node) d);
 END
 $$;
-COMMENT ON FUNCTION pgrelay.queue_probe(bigint) IS
-    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused, is a schedule due';
+COMMENT ON FUNCTION pgrelay.queue_probe(bigint, jsonb) IS
+    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused, is a schedule due; bound: the floors under finished rows (single mode)';
 
 -- pgrelay.queue_pending_ids()
 CREATE OR REPLACE FUNCTION pgrelay.queue_pending_ids(max_rows integer DEFAULT NULL)
@@ -226,7 +323,7 @@ COMMENT ON FUNCTION pgrelay.queue_pending_ids(integer) IS
     'Eligible (id, action_type, channel, timeout_ms, attempt) rows in dispatch order, locked FOR UPDATE SKIP LOCKED';
 
 -- pgrelay._queue_fetch()
-CREATE OR REPLACE FUNCTION pgrelay._queue_fetch(max_rows integer)
+CREATE OR REPLACE FUNCTION pgrelay._queue_fetch(max_rows integer, bound jsonb DEFAULT NULL)
 RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, attempt integer, batch boolean)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 -- jit off: as queue_pending_ids
@@ -240,11 +337,15 @@ SET search_path = pg_catalog, pg_temp SET jit = off AS $$
  * ids its own workers hold, and the claim skips a row another Processor holds. A channel that
  * runs one event at a time offers its first row even while that row is in flight (and so
  * nothing until it is done).
+ *
+ * bound: what queue_probe() returned as next_bound (single mode): each action type's unrestricted
+ * rows are read from its floor on (_queue_bound says why that loses none).
  */
 #variable_conflict use_column
 DECLARE
     ctx record;
     s record;
+    floors jsonb;
 BEGIN
     IF max_rows IS NULL OR max_rows < 1 THEN
         RAISE EXCEPTION 'max_rows must be positive, not %', max_rows
@@ -255,6 +356,9 @@ BEGIN
     END IF;
     SELECT * INTO ctx FROM pgrelay._dispatch_context();
     SELECT * INTO s FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader);
+    IF ctx.mode = 'single' THEN
+        floors := bound -> 'floor';
+    END IF;
 
     RETURN QUERY
     WITH cand AS (
@@ -268,6 +372,7 @@ BEGIN
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE NOT q.node_restricted
               AND q.action_type = a.action_type
+              AND q.run_at >= COALESCE((floors ->> a.action_type)::timestamptz, '-infinity')
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
             ORDER BY q.run_at, q.queued_at, q.id
@@ -326,5 +431,5 @@ BEGIN
     LIMIT max_rows;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._queue_fetch(integer) IS
+COMMENT ON FUNCTION pgrelay._queue_fetch(integer, jsonb) IS
     'The Processor''s fetch: queue_pending_ids() without row locks, with whether each event may batch';

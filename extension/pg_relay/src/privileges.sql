@@ -11,10 +11,10 @@ GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) TO
 GRANT EXECUTE ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION
-    pgrelay.queue_probe(bigint),
+    pgrelay.queue_probe(bigint, jsonb),
     pgrelay.queue_has_work(),
     pgrelay.queue_pending_ids(integer),
-    pgrelay._queue_fetch(integer),
+    pgrelay._queue_fetch(integer, jsonb),
     pgrelay.process_one(bigint),
     pgrelay.process_batch(bigint[]),
     pgrelay._claim_events(bigint[]),
@@ -70,7 +70,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.unwatch_table(regclass, text),
     pgrelay.register_webhook(text, text, text, jsonb, text, text, boolean, boolean, interval, integer, interval,
                              interval, text, boolean, boolean, text, integer, text[]),
-    pgrelay.queue_probe(bigint),
+    pgrelay.queue_probe(bigint, jsonb),
     pgrelay.queue_has_work(),
     pgrelay.interface_version(),
     pgrelay.installation(),

@@ -60,7 +60,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at)
     SELECT _enqueue.id, _enqueue.id, x.channel, x.action_type, _enqueue.payload, pgrelay._node_id(),
-           x.node_restricted, COALESCE(_enqueue.run_at, pg_catalog.now()), pg_catalog.now()
+           x.node_restricted, GREATEST(_enqueue.run_at, pg_catalog.clock_timestamp()), pg_catalog.now()
     FROM pgrelay.channels x
     WHERE x.channel = _enqueue.channel AND x.active
       AND pg_catalog.octet_length(_enqueue.payload) <= x.max_payload_bytes
@@ -129,7 +129,7 @@ BEGIN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload WHERE q.id = pending.id;
         ELSIF key_mode = 'debounce' THEN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload,
-                                       run_at = COALESCE(_enqueue_keyed.run_at, pg_catalog.now())
+                                       run_at = GREATEST(_enqueue_keyed.run_at, pg_catalog.clock_timestamp())
             WHERE q.id = pending.id;
         END IF;
         RETURN pending.event_id;
@@ -137,7 +137,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at, key)
     VALUES (_enqueue_keyed.id, _enqueue_keyed.id, c.channel, c.action_type, _enqueue_keyed.payload,
-            pgrelay._node_id(), c.node_restricted, COALESCE(_enqueue_keyed.run_at, pg_catalog.now()),
+            pgrelay._node_id(), c.node_restricted, GREATEST(_enqueue_keyed.run_at, pg_catalog.clock_timestamp()),
             pg_catalog.now(), _enqueue_keyed.key);
     RETURN _enqueue_keyed.id;
 END
@@ -182,7 +182,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at)
     SELECT v, v, x.channel, x.action_type, notify.payload, pgrelay._node_id(),
-           x.node_restricted, pg_catalog.now(), pg_catalog.now()
+           x.node_restricted, pg_catalog.clock_timestamp(), pg_catalog.now()
     FROM pgrelay.channels x
     WHERE x.channel = notify.channel AND x.active
       AND pg_catalog.octet_length(notify.payload) <= x.max_payload_bytes;
@@ -263,7 +263,7 @@ BEGIN
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                    run_at, queued_at)
         SELECT r.id, r.id, c.channel, c.action_type, r.payload, pgrelay._node_id(), c.node_restricted,
-               COALESCE(notify_many.run_at, now()), now()
+               GREATEST(notify_many.run_at, clock_timestamp()), now()
         FROM rows r
     )
     SELECT array_agg(r.id ORDER BY r.o) INTO ids FROM rows r;

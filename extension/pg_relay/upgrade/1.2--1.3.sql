@@ -145,6 +145,11 @@ DROP FUNCTION IF EXISTS pgrelay.queue_probe(bigint);
 DROP FUNCTION IF EXISTS pgrelay._ha_tick(bigint, boolean, boolean, boolean);
 -- ---- end of the recurring events block ----
 
+-- ---- the floors under finished rows (docs/architecture.md, a held snapshot) ----
+-- The probe and the fetch take the Processor's bound (queue_probe() got it above already).
+DROP FUNCTION IF EXISTS pgrelay._queue_fetch(integer);
+-- ---- end of the floors' block ----
+
 -- ---- the web console (pg_relay web, docs/console.md) ----
 -- The pages of the console read pgrelay.log by channel, by outcome and by both, newest first, a
 -- page at a time (keyset pagination on the id): each of these indexes serves one of those

@@ -52,8 +52,8 @@ static const struct Statement statements[] = {
 	[STMT_PRIVILEGES] =
 		{"pgrelay_privileges",
 		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint)', 'EXECUTE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay._queue_fetch(integer)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay.queue_probe(bigint, jsonb)', 'EXECUTE')"
+		 " AND pg_catalog.has_function_privilege('pgrelay._queue_fetch(integer, jsonb)', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay._schedule_fire(timestamptz)', 'EXECUTE')",
@@ -61,17 +61,17 @@ static const struct Statement statements[] = {
 	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
 	[STMT_PROBE] = {"pgrelay_probe",
 					"SELECT p.has_work, p.reload_requested, p.paused, p.reload_generation,"
-					" pgrelay.should_dispatch_single(), p.schedule_due"
-					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint) p",
-					1, true},
+					" pgrelay.should_dispatch_single(), p.schedule_due, p.next_bound"
+					" FROM pgrelay.queue_probe(NULLIF($1, '-1')::bigint, $2::jsonb) p",
+					2, true},
 	/*
 	 * Note that the prepared statement keeps its name of before _queue_fetch(): the server's log
 	 * (log_min_duration_statement) shows it, and an operator's filters may look for it.
 	 */
 	[STMT_QUEUE_FETCH] = {"pgrelay_pending_ids",
 						  "SELECT id, action_type, channel, timeout_ms, attempt, batch"
-						  " FROM pgrelay._queue_fetch($1::integer)",
-						  1, true},
+						  " FROM pgrelay._queue_fetch($1::integer, $2::jsonb)",
+						  2, true},
 	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
 						  "SELECT outcome, error, sqlstate,"
 						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"

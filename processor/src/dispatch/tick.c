@@ -28,7 +28,20 @@ tick_init(struct Ticker *t, const struct Config *c)
 void
 tick_free(struct Ticker *t)
 {
+	free(t->bound);
+	t->bound = NULL;
 	pgconn_destroy(&t->pg);
+}
+
+/*
+ * keep_bound stores the probe's next bound. A NULL one (not single mode, a standby, a session
+ * without the setting) and a failed copy both mean: start again from none, which is always sound.
+ */
+static void
+keep_bound(struct Ticker *t, const char *next)
+{
+	free(t->bound);
+	t->bound = next ? strdup(next) : NULL;
 }
 
 bool
@@ -42,6 +55,8 @@ tick_lost(struct Ticker *t)
 {
 	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
 	pgconn_lost(&t->pg);
+	/* the next server may be a promoted standby with its own clock: its floors start again */
+	keep_bound(t, NULL);
 }
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */
@@ -157,7 +172,7 @@ bool
 tick_probe(struct Ticker *t, struct ProbeResult *r)
 {
 	char gen[32];
-	const char *params[1] = {gen};
+	const char *params[2] = {gen, t->bound ? t->bound : "{}"};
 	PGresult *res;
 	const char *v;
 
@@ -173,6 +188,7 @@ tick_probe(struct Ticker *t, struct ProbeResult *r)
 	r->dispatch = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
 	r->leader = -1;
 	r->schedule_due = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
+	keep_bound(t, pgconn_value(res, 0, 6));
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;
@@ -186,7 +202,7 @@ int
 tick_fetch(struct Ticker *t, int limit, struct Job **out)
 {
 	char lim[16];
-	const char *params[1] = {lim};
+	const char *params[2] = {lim, t->bound};
 	struct Job *head = NULL, **tail = &head;
 	PGresult *res;
 	int i, n;

@@ -28,6 +28,12 @@ struct Ticker {
 	int paused;                /* -1 unknown, 0 running, 1 paused */
 	long long seen_generation; /* -1 before the first probe */
 	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
+	/*
+	 * The floors under finished queue rows that the probe returned (single mode; NULL: start
+	 * again from none). Passed back to the next probe and to each fetch, so that neither steps
+	 * over the rows finished since the oldest snapshot another session holds (docs/architecture.md).
+	 */
+	char *bound;
 };
 
 /* tick_init prepares the control connection to c's database; c must outlive t. */
@@ -49,7 +55,10 @@ bool tick_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTC
  */
 bool tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
 
-/* tick_probe runs queue_probe() and the mode gate in one round trip, logging state changes. */
+/*
+ * tick_probe runs queue_probe() and the mode gate in one round trip, logging state changes, and
+ * keeps the bound it returns for the next probe and the fetch.
+ */
 bool tick_probe(struct Ticker *t, struct ProbeResult *r);
 
 /* tick_note_paused logs "paused" and "resumed" when pgrelay.pause() or resume() took effect. */
