@@ -115,3 +115,21 @@ RESET pg_relay.mode;
 RESET pg_relay.is_leader;
 RESET pg_relay.node_id;
 DELETE FROM pgrelay.queue;
+
+-- The floors under finished rows (queue_probe's bound, single mode). A first call notes the time
+-- to prove and sets no floor; a bound swept more than a minute ago has its floors dropped and
+-- found again (none above the clock); a clock earlier than the bound's times starts it again from
+-- none; outside single mode there is no bound.
+SELECT b.next_bound ->> 'at' IS NOT NULL AS noted, b.next_bound -> 'floor' = '{}' AS no_floors
+FROM pgrelay.queue_probe(NULL, '{}') b;
+SELECT (b.next_bound -> 'floor' ->> 'sql')::timestamptz <= now() AS found_again
+FROM pgrelay.queue_probe(NULL, jsonb_build_object('safe', now() - interval '1 s', 'swept', now() - interval '2 min',
+                                                  'at', now() - interval '1 s', 'wait', '[]'::jsonb,
+                                                  'floor', jsonb_build_object('sql', now() + interval '1 day'))) b;
+SELECT b.next_bound -> 'floor' = '{}' AS no_floors, b.next_bound ->> 'safe' IS NULL AS no_safe
+FROM pgrelay.queue_probe(NULL, jsonb_build_object('safe', now() + interval '1 h', 'swept', now() + interval '1 h',
+                                                  'at', now() + interval '1 h', 'wait', '[]'::jsonb,
+                                                  'floor', jsonb_build_object('sql', now() + interval '1 h'))) b;
+SET pg_relay.mode = 'multi-node';
+SELECT b.next_bound IS NULL AS no_bound FROM pgrelay.queue_probe(NULL, '{}') b;
+RESET pg_relay.mode;

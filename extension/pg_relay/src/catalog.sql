@@ -68,7 +68,8 @@ CREATE TABLE pgrelay.queue (
     owner_node      integer NOT NULL DEFAULT pgrelay._this_node(),
     node_restricted boolean NOT NULL DEFAULT false,
     attempt         integer NOT NULL DEFAULT 1,
-    run_at          timestamptz NOT NULL DEFAULT now(),
+    -- the clock, not now(): a row's run_at is never before its writer's lock (_queue_bound)
+    run_at          timestamptz NOT NULL DEFAULT clock_timestamp(),
     queued_at       timestamptz NOT NULL DEFAULT now(),
     last_error      text,
     -- since 1.3

@@ -68,7 +68,12 @@ LANGUAGE plpgsql STABLE AS $$
  *   at, wait  the time being proved safe, and the transactions that held a write lock on
  *          pgrelay.queue just after it (pg_locks): once none of them holds one, it is
  *   swept  when the floors were last dropped: once a minute they are, and one scan from the start
- *          finds whatever an unforeseen writer put below them (a row delayed, never lost)
+ *          finds whatever an unforeseen writer put below them (a row delayed, never lost); a
+ *          clock earlier than any time in the bound drops all of it
+ *
+ * Each call must read with a snapshot taken after the previous call returned (one statement per
+ * call outside REPEATABLE READ and SERIALIZABLE, as the Processor's probes are): `ready` is
+ * proved against the transactions the previous call saw end.
  *   every  how long at least between two looks at pg_locks (100 ms; each costs about 18 us with
  *          100 connections); the isolation tests set 0
  *
@@ -90,6 +95,15 @@ DECLARE
     floors jsonb := COALESCE(bound -> 'floor', '{}');
     every interval := COALESCE((bound ->> 'every')::interval, interval '100 ms');
 BEGIN
+    -- A clock stepped back would leave floors and times above the rows written from now on: start
+    -- again from none, as a new Processor does.
+    IF t < GREATEST(at, swept, safe) THEN
+        floors := '{}';
+        at := NULL;
+        wait := '{}';
+        safe := NULL;
+        swept := t;
+    END IF;
     -- the clock first, then the writers: one that took its lock after this look reads a later clock
     IF at IS NULL OR (t - at >= every AND (pg_catalog.cardinality(wait) = 0 OR NOT EXISTS (
             SELECT 1 FROM pg_catalog.pg_locks l

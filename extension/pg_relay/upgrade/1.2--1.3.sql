@@ -148,6 +148,8 @@ DROP FUNCTION IF EXISTS pgrelay._ha_tick(bigint, boolean, boolean, boolean);
 -- ---- the floors under finished rows (docs/architecture.md, a held snapshot) ----
 -- The probe and the fetch take the Processor's bound (queue_probe() got it above already).
 DROP FUNCTION IF EXISTS pgrelay._queue_fetch(integer);
+-- A row's run_at is never before its writer took its lock, also for an INSERT that leaves it out.
+ALTER TABLE pgrelay.queue ALTER COLUMN run_at SET DEFAULT clock_timestamp();
 -- ---- end of the floors' block ----
 
 -- ---- the web console (pg_relay web, docs/console.md) ----
