@@ -70,12 +70,12 @@ LANGUAGE plpgsql STABLE AS $$
  *   swept  when the floors were last dropped: once a minute they are, and one scan from the start
  *          finds whatever an unforeseen writer put below them (a row delayed, never lost); a
  *          clock earlier than any time in the bound drops all of it
+ *   every  how long at least between two looks at pg_locks (100 ms; each costs about 18 us with
+ *          100 connections); the isolation tests set 0
  *
  * Each call must read with a snapshot taken after the previous call returned (one statement per
  * call outside REPEATABLE READ and SERIALIZABLE, as the Processor's probes are): `ready` is
  * proved against the transactions the previous call saw end.
- *   every  how long at least between two looks at pg_locks (100 ms; each costs about 18 us with
- *          100 connections); the isolation tests set 0
  *
  * Why a floor is sound: every statement that writes a queue row's run_at takes its lock on
  * pgrelay.queue first and writes at least clock_timestamp() read in that statement (notify(),
