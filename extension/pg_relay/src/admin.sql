@@ -388,7 +388,7 @@ BEGIN
     v := pgrelay._next_id();
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, node_restricted,
                                attempt, run_at, queued_at)
-    VALUES (v, f.event_id, f.channel, c.action_type, f.payload, c.node_restricted, 1, clock_timestamp(), now());
+    VALUES (v, f.event_id, f.channel, c.action_type, f.payload, c.node_restricted, 1, pgrelay._run_at(NULL), now());
     RETURN v;
 END
 $$;

@@ -78,8 +78,8 @@ LANGUAGE plpgsql STABLE AS $$
  * proved against the transactions the previous call saw end.
  *
  * Why a floor is sound: every statement that writes a queue row's run_at takes its lock on
- * pgrelay.queue first and writes at least clock_timestamp() read in that statement (notify(),
- * _enqueue(), retries, snoozes and deferrals all do). A row whose run_at is below `at` was written
+ * pgrelay.queue first and writes at least clock_timestamp() read in that statement (_run_at():
+ * notify(), _enqueue(), retries, snoozes and deferrals all write through it). A row whose run_at is below `at` was written
  * by a transaction that held its lock before `at`, so in `wait` or already ended; once `wait` is
  * gone that row is committed (or rolled back) and visible to any later snapshot. So the floor
  * min(first row this scan sees, safe) holds for good. Only in single mode: a mesh's rows arrive by

@@ -261,7 +261,7 @@ BEGIN
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
                                    node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         VALUES (v, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, GREATEST(l.retry_at, clock_timestamp()), q.queued_at, l.error, q.key, q.snoozes);
+                q.node_restricted, q.attempt + 1, pgrelay._run_at(l.retry_at), q.queued_at, l.error, q.key, q.snoozes);
         RETURN v;
     ELSIF l.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
@@ -402,7 +402,7 @@ BEGIN
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
                                    node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, GREATEST(r.retry_at, clock_timestamp()), q.queued_at, _complete.error, q.key, q.snoozes);
+                q.node_restricted, q.attempt + 1, pgrelay._run_at(r.retry_at), q.queued_at, _complete.error, q.key, q.snoozes);
     ELSIF r.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
                                                 error, sqlstate, log_id, node_id, queued_at, failed_at)
@@ -497,7 +497,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                attempt, run_at, queued_at, last_error, key, snoozes)
     VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-            q.attempt, GREATEST(r.retry_at, clock_timestamp()), q.queued_at, q.last_error, q.key, q.snoozes + 1);
+            q.attempt, pgrelay._run_at(r.retry_at), q.queued_at, q.last_error, q.key, q.snoozes + 1);
     RETURN r;
 END
 $$;
@@ -519,7 +519,7 @@ BEGIN
         RAISE EXCEPTION 'run_at must be a finite time, not %', run_at USING ERRCODE = 'invalid_parameter_value';
     END IF;
     PERFORM pgrelay._lock_claimed(queue_id);
-    UPDATE pgrelay.queue x SET run_at = GREATEST(_queue_defer.run_at, clock_timestamp()) WHERE x.id = queue_id;
+    UPDATE pgrelay.queue x SET run_at = pgrelay._run_at(_queue_defer.run_at) WHERE x.id = queue_id;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_defer(bigint, timestamptz) IS
@@ -860,7 +860,7 @@ BEGIN
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
                                    node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
         SELECT o.retry_id, o.event_id, o.channel, o.action_type, o.payload, o.owner_node,
-               o.node_restricted, o.attempt + 1, GREATEST(o.retry_at, clock_timestamp()), o.queued_at, o.error, o.key, o.snoozes
+               o.node_restricted, o.attempt + 1, pgrelay._run_at(o.retry_at), o.queued_at, o.error, o.key, o.snoozes
         FROM o WHERE o.retry_id IS NOT NULL
     ), f AS (
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,

@@ -1,5 +1,16 @@
 /* extension/pg_relay/src/producer.sql: what producers call: notify */
 
+-- pgrelay._run_at()
+CREATE OR REPLACE FUNCTION pgrelay._run_at(wanted timestamptz) RETURNS timestamptz
+LANGUAGE sql VOLATILE AS $$
+    -- Internal: the run_at every statement that writes pgrelay.queue gives a row: the time
+    -- wanted (NULL: now), never before the clock read here, inside that statement and so after its
+    -- lock on the queue. The probe's floors rest on it (_queue_bound). Inlined into the statement.
+    SELECT GREATEST(wanted, pg_catalog.clock_timestamp())
+$$;
+COMMENT ON FUNCTION pgrelay._run_at(timestamptz) IS
+    'Internal: the run_at a queue row is written with: the time wanted, never before the clock';
+
 -- pgrelay._enqueue_refused()
 CREATE OR REPLACE FUNCTION pgrelay._enqueue_refused(channel text, payload text, run_at timestamptz)
 RETURNS bigint
@@ -60,7 +71,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at)
     SELECT _enqueue.id, _enqueue.id, x.channel, x.action_type, _enqueue.payload, pgrelay._node_id(),
-           x.node_restricted, GREATEST(_enqueue.run_at, pg_catalog.clock_timestamp()), pg_catalog.now()
+           x.node_restricted, pgrelay._run_at(_enqueue.run_at), pg_catalog.now()
     FROM pgrelay.channels x
     WHERE x.channel = _enqueue.channel AND x.active
       AND pg_catalog.octet_length(_enqueue.payload) <= x.max_payload_bytes
@@ -129,7 +140,7 @@ BEGIN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload WHERE q.id = pending.id;
         ELSIF key_mode = 'debounce' THEN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload,
-                                       run_at = GREATEST(_enqueue_keyed.run_at, pg_catalog.clock_timestamp())
+                                       run_at = pgrelay._run_at(_enqueue_keyed.run_at)
             WHERE q.id = pending.id;
         END IF;
         RETURN pending.event_id;
@@ -137,7 +148,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at, key)
     VALUES (_enqueue_keyed.id, _enqueue_keyed.id, c.channel, c.action_type, _enqueue_keyed.payload,
-            pgrelay._node_id(), c.node_restricted, GREATEST(_enqueue_keyed.run_at, pg_catalog.clock_timestamp()),
+            pgrelay._node_id(), c.node_restricted, pgrelay._run_at(_enqueue_keyed.run_at),
             pg_catalog.now(), _enqueue_keyed.key);
     RETURN _enqueue_keyed.id;
 END
@@ -182,7 +193,7 @@ BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                run_at, queued_at)
     SELECT v, v, x.channel, x.action_type, notify.payload, pgrelay._node_id(),
-           x.node_restricted, pg_catalog.clock_timestamp(), pg_catalog.now()
+           x.node_restricted, pgrelay._run_at(NULL), pg_catalog.now()
     FROM pgrelay.channels x
     WHERE x.channel = notify.channel AND x.active
       AND pg_catalog.octet_length(notify.payload) <= x.max_payload_bytes;
@@ -263,7 +274,7 @@ BEGIN
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                    run_at, queued_at)
         SELECT r.id, r.id, c.channel, c.action_type, r.payload, pgrelay._node_id(), c.node_restricted,
-               GREATEST(notify_many.run_at, clock_timestamp()), now()
+               pgrelay._run_at(notify_many.run_at), now()
         FROM rows r
     )
     SELECT array_agg(r.id ORDER BY r.o) INTO ids FROM rows r;
