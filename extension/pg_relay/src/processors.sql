@@ -9,7 +9,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * Function: the Processor (host, pid) reports that it runs: when it starts and then every
  * report_every, after a tick, on its control connection. Its mode and leadership come from the
  * session (pg_relay.mode, pg_relay.is_leader), its node from pg_relay.node_id. Rows silent for a
- * day (a Processor that crashed and never came back) are deleted on the way.
+ * day (a Processor that crashed and never came back) are deleted on the way, and the queue's
+ * indexes are rebuilt when a held snapshot or a backlog left them far larger than the queue
+ * (_queue_compact: rarely, and then in a few milliseconds).
  * Returns: true, or false on a standby, where nothing can be written.
  *
  * The report is committed asynchronously, as the heartbeat is: losing the last report in a crash
@@ -58,6 +60,7 @@ BEGIN
         started_at = EXCLUDED.started_at, last_tick_at = EXCLUDED.last_tick_at,
         report_every = EXCLUDED.report_every, backend_pid = EXCLUDED.backend_pid;
     DELETE FROM pgrelay.processor_reports r WHERE r.last_tick_at < now() - interval '1 day';
+    PERFORM pgrelay._queue_compact();
     RETURN true;
 END
 $$;
