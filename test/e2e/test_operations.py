@@ -280,3 +280,24 @@ def test_application_name_follows_pgappname(db, processors):
     p = processors("-d", db.dsn + " application_name=relay-eu-2", "--workers=1")
     testlib.wait_for(lambda: names() == {"relay-eu-2"}, "the connection string's name")
     assert p.stop() == 0
+
+
+def test_the_report_gives_the_queue_index_space_back(db, processors):
+    """A backlog leaves the queue's indexes as large as it needed (a B-tree reuses its emptied
+    pages, it never gives them back); once vacuum has emptied them, the Processor's report
+    rebuilds them, and the queue keeps working."""
+    naps(db)
+    db.sql("INSERT INTO pgrelay.queue (event_id, channel, action_type, payload)"
+           " SELECT n, 'nap', 'sql', '0:old ' || n FROM generate_series(1, 120000) n")
+    db.sql("DELETE FROM pgrelay.queue")
+    db.sql("VACUUM pgrelay.queue")
+    assert db.scalar("SELECT pg_relation_size('pgrelay.queue')") == 0
+    assert db.scalar("SELECT pg_indexes_size('pgrelay.queue')") >= 10 * 1024 * 1024
+    before = db.scalar("SELECT pg_relation_filenode('pgrelay.queue_free_idx')")
+    p = processors("-d", db.dsn, "--workers=1", "--log-level=debug")
+    testlib.wait_for(lambda: db.scalar("SELECT pg_indexes_size('pgrelay.queue')") < 1024 * 1024,
+                     "the report's rebuild of the queue's indexes")
+    assert db.scalar("SELECT pg_relation_filenode('pgrelay.queue_free_idx')") != before
+    db.sql("SELECT pgrelay.notify('nap', '0:after')")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "an event after the rebuild")
+    assert p.stop() == 0
