@@ -294,10 +294,11 @@ def test_the_report_gives_the_queue_index_space_back(db, processors):
     assert db.scalar("SELECT pg_relation_size('pgrelay.queue')") == 0
     assert db.scalar("SELECT pg_indexes_size('pgrelay.queue')") >= 10 * 1024 * 1024
     before = db.scalar("SELECT pg_relation_filenode('pgrelay.queue_free_idx')")
-    p = processors("-d", db.dsn, "--workers=1", "--log-level=debug")
+    p = processors("-d", db.dsn, "--workers=1")
     testlib.wait_for(lambda: db.scalar("SELECT pg_indexes_size('pgrelay.queue')") < 1024 * 1024,
                      "the report's rebuild of the queue's indexes")
     assert db.scalar("SELECT pg_relation_filenode('pgrelay.queue_free_idx')") != before
     db.sql("SELECT pgrelay.notify('nap', '0:after')")
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 1, "an event after the rebuild")
     assert p.stop() == 0
+    assert not p.lines("report_failed")

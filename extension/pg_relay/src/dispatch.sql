@@ -168,7 +168,7 @@ SET plan_cache_mode = force_generic_plan AS $$
  * call whenever the planner's estimate for the given times came out below its estimate for any
  * time, which depends on the statistics of the moment and on the session's history: a long-lived
  * session's probe cost 75-125 us instead of 46. The plan for any time is the one wanted anyway:
- * an index scan from the floor, LIMIT 1 (probe_plan checks it).
+ * an index scan from the floor, LIMIT 1 (probe_plan checks the setting).
  *
  * has_work looks only at the events the session's dispatch rule offers (settings pg_relay.mode,
  * pg_relay.node_id, pg_relay.is_leader; every event in single mode, which skips reading them).

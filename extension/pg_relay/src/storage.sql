@@ -16,14 +16,21 @@ SET lock_timeout = '50ms' AS $$
  *
  * Only when cheap and worth it: the indexes of the queue and of its TOAST table together at least
  * min_size (10 MB) and ten times the size of those tables, which hold at most 1 MB. A rebuild
- * reads the heap, so it is then a few milliseconds; under a held snapshot the heap keeps the
- * dead rows and grows as fast as the indexes, so this never rebuilds what vacuum could not
- * clean. REINDEX TABLE holds a SHARE lock on the queue (writers wait, readers do not) and an
- * ACCESS EXCLUSIVE lock on each index while it builds them, so it is not tried while a
- * transaction older than a second or a prepared transaction holds a lock on the queue (it would
- * only wait), it waits at most lock_timeout (50 ms) for each lock (writers queue behind a waiting
- * REINDEX), and it gives up until the next report otherwise. Never on a standby; one session at a
- * time (advisory lock 1885827586, 0). Returns whether it rebuilt the indexes.
+ * reads the heap, so it is then a few milliseconds (tens where each new index file must be synced
+ * to slow storage); under a held snapshot the heap keeps the dead rows and grows as fast as the
+ * indexes, so this never rebuilds what vacuum could not clean. A heap that vacuum cannot shrink
+ * (a row waiting for a far run_at near its end) keeps its indexes too, until it can.
+ *
+ * REINDEX TABLE holds a SHARE lock on the queue and an ACCESS EXCLUSIVE lock on each index while
+ * it builds them: every statement on the queue waits for it (the planner locks every index of the
+ * table). And it waits for every transaction holding a lock on the queue, while the statements
+ * behind it wait too; an event in flight, whose claim holds a lock on queue_pkey, would even wait
+ * for the REINDEX to finish its event. So it is tried only at a moment when no other session and
+ * no prepared transaction holds any lock on the queue (pg_locks), waits at most lock_timeout
+ * (50 ms) for each of its locks, and gives up until the next report otherwise: a queue that is
+ * never idle is not rebuilt. Never on a standby; one session at a time (advisory lock
+ * 1885827586, 0). Returns whether it rebuilt the indexes; false too when a lock could not be had
+ * within its 50 ms.
  */
 DECLARE
     q oid := 'pgrelay.queue'::regclass;
@@ -34,22 +41,20 @@ BEGIN
     IF min_size IS NULL OR min_size < 0 THEN
         RAISE EXCEPTION 'min_size must be 0 or more, not %', min_size USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF pg_is_in_recovery() THEN
-        RETURN false;
-    END IF;
-    heap := pg_relation_size(q) + COALESCE(pg_relation_size(NULLIF(toast, 0)), 0);
-    indexes := pg_indexes_size(q) + COALESCE(pg_indexes_size(NULLIF(toast, 0)), 0);
-    IF heap > 1048576 OR indexes < GREATEST(min_size, 10 * heap) THEN
-        RETURN false;
-    END IF;
-    IF EXISTS (SELECT 1 FROM pg_locks l LEFT JOIN pg_stat_activity a ON a.pid = l.pid
-               WHERE l.locktype = 'relation' AND l.relation = q
-                 AND l.pid IS DISTINCT FROM pg_backend_pid()
-                 AND (l.pid IS NULL OR a.xact_start < clock_timestamp() - interval '1 s'))
+    IF pg_is_in_recovery()
+       OR EXISTS (SELECT 1 FROM pg_locks l
+                  WHERE l.locktype = 'relation' AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                    AND l.relation = q AND l.pid IS DISTINCT FROM pg_backend_pid())
        OR NOT pg_try_advisory_xact_lock(1885827586, 0) THEN
         RETURN false;
     END IF;
     BEGIN
+        -- the sizes lock the relations too (ACCESS SHARE), under the same lock_timeout
+        heap := pg_relation_size(q) + COALESCE(pg_relation_size(NULLIF(toast, 0)), 0);
+        indexes := pg_indexes_size(q) + COALESCE(pg_indexes_size(NULLIF(toast, 0)), 0);
+        IF heap > 1048576 OR indexes < GREATEST(min_size, 10 * heap) THEN
+            RETURN false;
+        END IF;
         REINDEX TABLE pgrelay.queue;
     EXCEPTION WHEN lock_not_available THEN
         RETURN false;
