@@ -831,13 +831,12 @@ class Bench:
                                  for _ in range(3))
 
     def probe_client(self, seconds):
-        """The probe as the Processor sends it (prepared, with a bound, read from a one-row table
-        because pgbench's scripts cannot hold its text), by pgbench: its latency average in us."""
-        self.db.execute("CREATE TABLE IF NOT EXISTS bench.bound (b jsonb)")
-        self.db.execute("TRUNCATE bench.bound")
-        self.db.execute("INSERT INTO bench.bound SELECT bench.warm_bound()")
-        _, lat = self.pgbench("SELECT * FROM pgrelay.queue_probe(NULL, (SELECT b FROM bench.bound));\n",
-                              ["-M", "prepared", "-c", "1", "-T", str(seconds)])
+        """The probe as the Processor sends it, by pgbench: prepared, from the bound its probes
+        would hold by now (bench.warm_bound), each call passing on the bound the last returned
+        (\\gset keeps it in a variable of the client); its latency average in us."""
+        bound = self.scalar("SELECT bench.warm_bound()::text")
+        _, lat = self.pgbench("SELECT next_bound AS b FROM pgrelay.queue_probe(NULL, :b::jsonb) \\gset\n",
+                              ["-M", "prepared", "-c", "1", "-T", str(seconds), "-D", "b=" + bound])
         return lat * 1000.0
 
     def pgrelay_sizes(self):

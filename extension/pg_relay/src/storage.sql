@@ -43,8 +43,9 @@ BEGIN
     END IF;
     IF pg_is_in_recovery()
        OR EXISTS (SELECT 1 FROM pg_locks l
-                  WHERE l.locktype = 'relation' AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
-                    AND l.relation = q AND l.pid IS DISTINCT FROM pg_backend_pid())
+                  WHERE l.locktype = 'relation' AND l.relation = q
+                    AND l.database = (SELECT d.oid FROM pg_database d WHERE d.datname = current_database())
+                    AND l.pid IS DISTINCT FROM pg_backend_pid())
        OR NOT pg_try_advisory_xact_lock(1885827586, 0) THEN
         RETURN false;
     END IF;
