@@ -47,6 +47,19 @@ SELECT count(*) AS left_queued FROM pgrelay.queue WHERE channel = 'compact';
 -- bad input
 SELECT pgrelay._queue_compact(-1);
 SELECT pgrelay._queue_compact(NULL);
+-- The report calls it, and its errors never cost the report (an event trigger refusing REINDEX on
+-- PostgreSQL 17 and later, a full disk): a warning, and the report stands. Shown with a stand-in
+-- that raises, then the function put back as it was.
+CREATE TEMP TABLE regress_compact_def AS
+SELECT pg_get_functiondef('pgrelay._queue_compact(bigint)'::regprocedure) AS def;
+CREATE OR REPLACE FUNCTION pgrelay._queue_compact(min_size bigint DEFAULT 10485760) RETURNS boolean
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'no REINDEX here' USING ERRCODE = 'insufficient_privilege'; END $$;
+SELECT pgrelay._processor_report('host-c', 99, '9.9.9', 1, 0, now(), '10 seconds') AS reported;
+SELECT count(*) AS reports FROM pgrelay.processors WHERE host = 'host-c' AND pid = 99;
+SELECT pgrelay._processor_stop('host-c', 99) AS stopped;
+DO $$ BEGIN EXECUTE (SELECT def FROM regress_compact_def); END $$;
+SELECT p.prosecdef, p.proconfig FROM pg_proc p WHERE p.oid = 'pgrelay._queue_compact(bigint)'::regprocedure;
+DROP TABLE regress_compact_def;
 DROP TABLE regress_sizes;
 SELECT pgrelay.unregister('compact');
 DROP FUNCTION regress_compact_noop(text);
