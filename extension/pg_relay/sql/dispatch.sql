@@ -119,7 +119,7 @@ DELETE FROM pgrelay.queue;
 -- The floors under finished rows (queue_probe's bound, single mode). A first call notes the time
 -- to prove and sets no floor; a bound swept more than a minute ago has its floors dropped and
 -- found again (none above the clock); a clock earlier than the bound's times starts it again from
--- none; outside single mode there is no bound.
+-- none.
 SELECT b.next_bound ->> 'at' IS NOT NULL AS noted, b.next_bound -> 'floor' = '{}' AS no_floors
 FROM pgrelay.queue_probe(NULL, '{}') b;
 SELECT (b.next_bound -> 'floor' ->> 'sql')::timestamptz <= now() AS found_again
@@ -130,6 +130,43 @@ SELECT b.next_bound -> 'floor' = '{}' AS no_floors, b.next_bound ->> 'safe' IS N
 FROM pgrelay.queue_probe(NULL, jsonb_build_object('safe', now() + interval '1 h', 'swept', now() + interval '1 h',
                                                   'at', now() + interval '1 h', 'wait', '[]'::jsonb,
                                                   'floor', jsonb_build_object('sql', now() + interval '1 h'))) b;
+-- Multi-node and leader mode: the floors are under the rows only this node writes, its own
+-- ("own:" and "own restricted:" keys; leader mode: only its restricted ones, since the leader's
+-- unrestricted rows are retried by other nodes). With a safe time and an empty queue every floor
+-- comes at the safe time; a row of another node, which arrives by replication with its origin's
+-- run_at, is no floor's concern; a row of this node below its floor is not looked for.
+CREATE TEMP TABLE regress_bound AS
+SELECT jsonb_build_object('safe', now() - interval '1 s', 'swept', now(), 'at', now(), 'wait', '[]'::jsonb,
+                          'floor', '{}'::jsonb) AS b;
+SET pg_relay.node_id = 1;
 SET pg_relay.mode = 'multi-node';
-SELECT b.next_bound IS NULL AS no_bound FROM pgrelay.queue_probe(NULL, '{}') b;
+SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(p.next_bound -> 'floor') k) AS floors
+FROM regress_bound r, pgrelay.queue_probe(NULL, r.b) p;
+SET pg_relay.mode = 'leader';
+SET pg_relay.is_leader = on;
+SELECT (SELECT array_agg(k ORDER BY k) FROM jsonb_object_keys(p.next_bound -> 'floor') k) AS floors
+FROM regress_bound r, pgrelay.queue_probe(NULL, r.b) p;
+SET pg_relay.mode = 'multi-node';
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted, run_at)
+VALUES (0, 'd_b', 'sql', 'of 2', 2, false, now() - interval '1 h');
+SELECT p.has_work, p.next_bound -> 'floor' ->> 'own:sql' IS NOT NULL AS floored
+FROM regress_bound r, pgrelay.queue_probe(NULL, r.b) p;
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted, run_at)
+VALUES (0, 'd_b', 'sql', 'of 1', 1, false, now() - interval '1 h');
+-- from no floor, it is found and holds the floor at its run_at; above it, it is not looked for
+SELECT p.has_work, (p.next_bound -> 'floor' ->> 'own:sql')::timestamptz < now() - interval '59 min' AS floor_at_row
+FROM regress_bound r, pgrelay.queue_probe(NULL, r.b) p;
+SELECT p.has_work FROM regress_bound r,
+       pgrelay.queue_probe(NULL, jsonb_set(r.b, '{floor}', jsonb_build_object('own:sql', now()))) p;
+SELECT f.channel FROM regress_bound r, pgrelay._queue_fetch(10, r.b) f;
+SELECT count(*) AS fetched FROM regress_bound r,
+       pgrelay._queue_fetch(10, jsonb_set(r.b, '{floor}', jsonb_build_object('own:sql', now()))) f;
+-- leader mode, leading: the unrestricted rows of any owner are read without floors
+SET pg_relay.mode = 'leader';
+SELECT count(*) AS fetched FROM regress_bound r,
+       pgrelay._queue_fetch(10, jsonb_set(r.b, '{floor}', jsonb_build_object('own:sql', now(), 'sql', now()))) f;
+DELETE FROM pgrelay.queue;
+DROP TABLE regress_bound;
+RESET pg_relay.is_leader;
 RESET pg_relay.mode;
+RESET pg_relay.node_id;

@@ -89,6 +89,8 @@ WHERE node_id = 2;
 SELECT dispatch, waiting, adopted FROM pgrelay._ha_tick(NULL, true, false, false);
 -- a drain round decides nothing and writes nothing
 SELECT has_work, dispatch, is_leader FROM pgrelay._ha_tick(NULL, false, false, false);
+-- with the Processor's bound, the probe's floors under this node's own rows come back with it
+SELECT has_work, next_bound -> 'floor' IS NOT NULL AS bounded FROM pgrelay._ha_tick(NULL, false, false, false, '{}');
 
 -- Leader mode: node 1 is the lowest live node and in contact, but node 2 says it still leads
 SET pg_relay.mode = 'leader';

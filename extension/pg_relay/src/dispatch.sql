@@ -47,19 +47,29 @@ COMMENT ON FUNCTION pgrelay._has_due_work(boolean, boolean, boolean, boolean, in
     'Is an event of a dispatch scope due? (the query behind queue_has_work and queue_probe)';
 
 -- pgrelay._queue_bound()
-CREATE OR REPLACE FUNCTION pgrelay._queue_bound(bound jsonb, OUT next_bound jsonb, OUT due boolean)
+CREATE OR REPLACE FUNCTION pgrelay._queue_bound(bound jsonb, mode text DEFAULT 'single', node integer DEFAULT 0,
+                                                OUT next_bound jsonb, OUT due boolean)
 LANGUAGE plpgsql STABLE AS $$
 /*
- * Internal (queue_probe in single mode, with the Processor's bound): a lower bound, per action
- * type, on the run_at of every unrestricted row that is pending or may yet become visible, so that
- * the probe and the fetch start their index scans there instead of at the start of queue_free_idx.
+ * Internal (queue_probe, with the Processor's bound): a lower bound, per part of the queue and
+ * action type, on the run_at of every row of the part that is pending or may yet become visible,
+ * so that the probe and the fetch start their index scans there instead of at the start of the
+ * part's index. The parts with floors are those whose rows only this node writes (mode, node):
+ *   single      unrestricted rows (queue_free_idx), keys "<action type>"
+ *   multi-node  this node's own rows, unrestricted and restricted (queue_node_idx), keys
+ *               "own:<action type>" and "own restricted:<action type>"
+ *   leader      this node's own restricted rows, "own restricted:<action type>"; not the
+ *               unrestricted rows the leader runs, whose retries other nodes write
+ * A multi-node node's own rows are queued by its notify(), its schedules and its own retries; a
+ * row it adopts keeps the dead node's run_at, so the caller starts the bound again from none after
+ * an adoption (_ha_tick).
  * Without it they step over the index entry of every row finished since the oldest snapshot any
  * session holds (a long REPEATABLE READ transaction, a standby's hot_standby_feedback, a
  * replication slot): while it is held no vacuum may remove them, and each entry costs a visit of
  * its heap tuple (docs/architecture.md, "A held snapshot").
  *
  * bound is the jsonb this function returned last time (the Processor keeps it; '{}' to begin):
- *   floor  {action type: run_at}: no row of the type below it can be pending (the bound itself)
+ *   floor  {key: run_at}: no row of the part and type below it can be pending (the bound itself)
  *   safe   every transaction that wrote pgrelay.queue and read the clock before this time has ended
  *          and is visible to this statement's snapshot, so a row of it can only be below a floor if
  *          this scan sees it
@@ -82,8 +92,8 @@ LANGUAGE plpgsql STABLE AS $$
  * notify(), _enqueue(), retries, snoozes and deferrals all write through it). A row whose run_at is below `at` was written
  * by a transaction that held its lock before `at`, so in `wait` or already ended; once `wait` is
  * gone that row is committed (or rolled back) and visible to any later snapshot. So the floor
- * min(first row this scan sees, safe) holds for good. Only in single mode: a mesh's rows arrive by
- * replication with their run_at of the origin, at any time.
+ * min(first row this scan sees, safe) holds for good. Not for rows other nodes write: they arrive
+ * by replication with the run_at of their origin, at any time.
  */
 DECLARE
     t timestamptz := pg_catalog.clock_timestamp();
@@ -121,25 +131,37 @@ BEGIN
         floors := '{}';
         swept := t;
     END IF;
-    -- per action type, the first row at or above its floor, due or not, of any channel
+    -- per part and action type, the first row at or above its floor, due or not, of any channel
     SELECT COALESCE(bool_or(f.first <= pg_catalog.now()), false),
-           COALESCE(jsonb_object_agg(f.action_type, f.floor) FILTER (WHERE f.floor IS NOT NULL), '{}')
+           COALESCE(jsonb_object_agg(f.key, f.floor) FILTER (WHERE f.floor IS NOT NULL), '{}')
     INTO due, floors
-    FROM (SELECT a.action_type, n.run_at AS first,
-                 CASE WHEN safe IS NULL THEN o.floor ELSE GREATEST(o.floor, LEAST(n.run_at, safe)) END AS floor
-          FROM pgrelay.action_types a
-          CROSS JOIN LATERAL (SELECT (floors ->> a.action_type)::timestamptz AS floor) o
+    FROM (SELECT k.prefix || a.action_type AS key, COALESCE(n.run_at, m.run_at) AS first,
+                 CASE WHEN safe IS NULL THEN o.floor
+                      ELSE GREATEST(o.floor, LEAST(COALESCE(n.run_at, m.run_at), safe)) END AS floor
+          FROM (VALUES ('', NULL::boolean), ('own:', false), ('own restricted:', true)) k(prefix, restricted)
+          CROSS JOIN pgrelay.action_types a
+          CROSS JOIN LATERAL (SELECT (floors ->> (k.prefix || a.action_type))::timestamptz AS floor) o
+          -- single mode: unrestricted rows of any owner (queue_free_idx)
           LEFT JOIN LATERAL (SELECT q.run_at FROM pgrelay.queue q
-                             WHERE NOT q.node_restricted AND q.action_type = a.action_type
+                             WHERE k.prefix = '' AND NOT q.node_restricted AND q.action_type = a.action_type
                                AND q.run_at >= COALESCE(o.floor, '-infinity')
-                             ORDER BY q.run_at LIMIT 1) n ON true) f;
+                             ORDER BY q.run_at LIMIT 1) n ON true
+          -- multi-node and leader: this node's own rows (queue_node_idx)
+          LEFT JOIN LATERAL (SELECT q.run_at FROM pgrelay.queue q
+                             WHERE k.prefix <> '' AND q.node_restricted = k.restricted
+                               AND q.owner_node = _queue_bound.node AND q.action_type = a.action_type
+                               AND q.run_at >= COALESCE(o.floor, '-infinity')
+                             ORDER BY q.run_at LIMIT 1) m ON true
+          WHERE CASE _queue_bound.mode WHEN 'single' THEN k.prefix = ''
+                                       WHEN 'multi-node' THEN k.prefix <> ''
+                                       WHEN 'leader' THEN k.restricted END) f;
     next_bound := jsonb_build_object('floor', floors, 'safe', safe, 'ready', ready, 'at', at,
                                      'wait', to_jsonb(wait), 'swept', swept)
                   || CASE WHEN bound ? 'every' THEN jsonb_build_object('every', bound -> 'every') ELSE '{}' END;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._queue_bound(jsonb) IS
-    'Internal: the probe''s floors under finished queue rows (single mode), and whether a row above them is due';
+COMMENT ON FUNCTION pgrelay._queue_bound(jsonb, text, integer) IS
+    'Internal: the probe''s floors under finished queue rows (the parts only this node writes), and whether a row above them is due';
 
 -- pgrelay.queue_has_work()
 CREATE OR REPLACE FUNCTION pgrelay.queue_has_work() RETURNS boolean
@@ -178,10 +200,12 @@ SET plan_cache_mode = force_generic_plan AS $$
  * pgrelay.schedule_entries, in the same first statement): the Processor then runs
  * pgrelay._schedule_fire(), which fires on the one node that fires schedules. Never on a standby.
  *
- * bound (single mode; the Processor passes what next_bound said last time, '{}' to begin): the
- * floors of _queue_bound(), so that the unrestricted rows are looked for from there on, not from
- * the start of their index, and the queue is not read from its first heap page: both step over
- * every row finished since the oldest snapshot a session holds. next_bound is NULL without one.
+ * bound (the Processor passes what next_bound said last time, '{}' to begin): the floors of
+ * _queue_bound(), so that the parts of the queue only this node writes are looked for from there
+ * on, not from the start of their index, and the queue is not read from its first heap page: both
+ * step over every row finished since the oldest snapshot a session holds. The other parts
+ * (restricted rows in single mode, the leader's unrestricted rows) are read as without a bound.
+ * next_bound is NULL without one, and on a standby.
  */
 DECLARE
     scope_free boolean := true;
@@ -191,9 +215,8 @@ DECLARE
     scope_node integer := 0;
     ctx record;
     -- not on a standby: its rows come by replay, which takes no lock and keeps the primary's run_at
-    bounded boolean := queue_probe.bound IS NOT NULL
-                       AND COALESCE(current_setting('pg_relay.mode', true), '') IN ('', 'single')
-                       AND NOT pg_catalog.pg_is_in_recovery();
+    bounded boolean := queue_probe.bound IS NOT NULL AND NOT pg_catalog.pg_is_in_recovery();
+    scope_mode text := 'single';
 BEGIN
     -- First the flags, and whether the queue holds any row at all: an idle queue is empty, and
     -- then this one statement is the whole probe (half the cost of the statement below).
@@ -206,14 +229,7 @@ BEGIN
     INTO queue_probe.has_work, queue_probe.reload_requested, queue_probe.paused,
          queue_probe.reload_generation, queue_probe.schedule_due
     FROM pgrelay.control c;
-    IF bounded THEN
-        -- single mode: every unrestricted row from the floors on, and the restricted ones
-        SELECT b.next_bound, b.due INTO queue_probe.next_bound, queue_probe.has_work
-        FROM pgrelay._queue_bound(queue_probe.bound) b;
-        has_work := has_work OR (SELECT d.has_work FROM pgrelay._has_due_work(false, true) d);
-        RETURN;
-    END IF;
-    IF NOT queue_probe.has_work THEN
+    IF NOT bounded AND NOT queue_probe.has_work THEN
         RETURN;
     END IF;
     IF COALESCE(current_setting('pg_relay.mode', true), '') NOT IN ('', 'single') THEN
@@ -222,6 +238,18 @@ BEGIN
         INTO scope_free, scope_restricted, scope_own_free, scope_own_restricted
         FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader) s;
         scope_node := ctx.node;
+        scope_mode := ctx.mode;
+    END IF;
+    IF bounded THEN
+        -- the parts only this node writes from their floors on (single mode: the unrestricted
+        -- rows; multi-node: the node's own rows; leader: its own restricted rows), the rest as
+        -- without a bound (single: the restricted rows; leader: the unrestricted rows it leads)
+        SELECT b.next_bound, b.due INTO queue_probe.next_bound, queue_probe.has_work
+        FROM pgrelay._queue_bound(queue_probe.bound, scope_mode, scope_node) b;
+        has_work := has_work OR (SELECT d.has_work
+                                 FROM pgrelay._has_due_work(scope_free AND scope_mode = 'leader', scope_restricted,
+                                                            false, false, scope_node) d);
+        RETURN;
     END IF;
     has_work := (SELECT d.has_work
                  FROM pgrelay._has_due_work(scope_free, scope_restricted, scope_own_free, scope_own_restricted,
@@ -229,7 +257,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.queue_probe(bigint, jsonb) IS
-    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused, is a schedule due; bound: the floors under finished rows (single mode)';
+    'The Processor''s tick probe: is work of this session''s dispatch scope due, was a reload requested since seen_generation, is dispatch paused, is a schedule due; bound: the floors under finished rows';
 
 -- pgrelay.queue_pending_ids()
 CREATE OR REPLACE FUNCTION pgrelay.queue_pending_ids(max_rows integer DEFAULT NULL)
@@ -361,14 +389,16 @@ SET search_path = pg_catalog, pg_temp SET jit = off SET plan_cache_mode = force_
  * runs one event at a time offers its first row even while that row is in flight (and so
  * nothing until it is done).
  *
- * bound: what queue_probe() returned as next_bound (single mode): each action type's unrestricted
- * rows are read from its floor on (_queue_bound says why that loses none).
+ * bound: what queue_probe() returned as next_bound: the parts of the queue only this node writes
+ * (single mode: the unrestricted rows; multi-node: its own rows; leader: its own restricted rows)
+ * are read from their floors on, per action type (_queue_bound says why that loses none).
  */
 #variable_conflict use_column
 DECLARE
     ctx record;
     s record;
     floors jsonb;
+    single boolean;
 BEGIN
     IF max_rows IS NULL OR max_rows < 1 THEN
         RAISE EXCEPTION 'max_rows must be positive, not %', max_rows
@@ -379,9 +409,8 @@ BEGIN
     END IF;
     SELECT * INTO ctx FROM pgrelay._dispatch_context();
     SELECT * INTO s FROM pgrelay._dispatch_scope(ctx.mode, ctx.is_leader);
-    IF ctx.mode = 'single' THEN
-        floors := bound -> 'floor';
-    END IF;
+    floors := COALESCE(bound -> 'floor', '{}');
+    single := ctx.mode = 'single';
 
     RETURN QUERY
     WITH cand AS (
@@ -395,7 +424,9 @@ BEGIN
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE NOT q.node_restricted
               AND q.action_type = a.action_type
-              AND q.run_at >= COALESCE((floors ->> a.action_type)::timestamptz, '-infinity')
+              -- floors only in single mode: the leader's unrestricted rows are retried by others
+              AND q.run_at >= COALESCE(CASE WHEN single THEN (floors ->> a.action_type)::timestamptz END,
+                                       '-infinity')
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
             ORDER BY q.run_at, q.queued_at, q.id
@@ -432,6 +463,8 @@ BEGIN
             WHERE q.node_restricted = k.restricted
               AND q.owner_node = ctx.node
               AND q.action_type = a.action_type
+              AND q.run_at >= COALESCE((floors ->> (CASE WHEN k.restricted THEN 'own restricted:' ELSE 'own:' END
+                                                    || a.action_type))::timestamptz, '-infinity')
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
             ORDER BY q.run_at, q.queued_at, q.id

@@ -627,10 +627,11 @@ COMMENT ON FUNCTION pgrelay._startup_queue_check() IS
 
 -- pgrelay._ha_tick()
 CREATE OR REPLACE FUNCTION pgrelay._ha_tick(seen_generation bigint, beat boolean, first boolean, holding boolean,
+                                 bound jsonb DEFAULT NULL,
                                  OUT has_work boolean, OUT reload_requested boolean, OUT paused boolean,
                                  OUT reload_generation bigint, OUT dispatch boolean, OUT is_leader boolean,
                                  OUT waiting text, OUT adopted text, OUT in_recovery boolean,
-                                 OUT node integer, OUT why text, OUT schedule_due boolean)
+                                 OUT node integer, OUT why text, OUT schedule_due boolean, OUT next_bound jsonb)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The Processor's tick in multi-node and leader mode, in one round trip: heartbeat, observation,
@@ -649,6 +650,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * still run (the heartbeat says so, and no other node leads meanwhile). With beat false (a drain
  * round) only the probe runs and the last decision stands (dispatch and is_leader are NULL). On a
  * standby (in_recovery) nothing is written and nothing is dispatched.
+ *
+ * bound, next_bound: queue_probe()'s floors under this node's finished rows (the Processor passes
+ * on what next_bound said last time, '{}' to begin). Rows adopted in this tick keep the dead
+ * node's run_at, which may be below them: after an adoption the probe starts again from none.
  *
  * The heartbeat is committed asynchronously: losing the last beats in a crash costs nothing.
  */
@@ -701,7 +706,9 @@ BEGIN
             fires := is_leader;
         END IF;
     END IF;
-    SELECT * INTO p FROM pgrelay.queue_probe(seen_generation);
+    SELECT * INTO p
+    FROM pgrelay.queue_probe(seen_generation, CASE WHEN adopted IS NOT NULL THEN '{}' ELSE bound END);
+    next_bound := p.next_bound;
     has_work := p.has_work;
     reload_requested := p.reload_requested;
     paused := p.paused;
@@ -709,7 +716,7 @@ BEGIN
     schedule_due := COALESCE(p.schedule_due AND fires, false);
 END
 $$;
-COMMENT ON FUNCTION pgrelay._ha_tick(bigint, boolean, boolean, boolean) IS
+COMMENT ON FUNCTION pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb) IS
     'The Processor''s multi-node/leader tick: heartbeat, watch or leadership, and the probe, in one call';
 
 -- pgrelay._heartbeat_stop()

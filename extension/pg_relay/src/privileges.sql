@@ -38,7 +38,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.decode_id(bigint),
     pgrelay.error_kind(text),
     -- high availability (docs/ha.md): the tick of multi-node and leader mode and its parts
-    pgrelay._ha_tick(bigint, boolean, boolean, boolean),
+    pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb),
     pgrelay._startup_queue_check(),
     pgrelay._heartbeat_stop(),
     pgrelay.multi_master_watch(interval),

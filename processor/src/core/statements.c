@@ -115,9 +115,10 @@ static const struct Statement statements[] = {
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"
-		 " waiting, adopted, in_recovery, node, why, schedule_due"
-		 " FROM pgrelay._ha_tick(NULLIF($1, '-1')::bigint, $2::boolean, $3::boolean, $4::boolean)",
-		 4, true},
+		 " waiting, adopted, in_recovery, node, why, schedule_due, next_bound"
+		 " FROM pgrelay._ha_tick(NULLIF($1, '-1')::bigint, $2::boolean, $3::boolean, $4::boolean,"
+		 " $5::jsonb)",
+		 5, true},
 	[STMT_HA_REHOME] = {"pgrelay_ha_rehome", "SELECT owner_node, rehomed FROM pgrelay._startup_queue_check()",
 						0, false},
 	[STMT_HA_STOP] = {"pgrelay_ha_stop", "SELECT pgrelay._heartbeat_stop()", 0, false},

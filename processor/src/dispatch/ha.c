@@ -194,7 +194,7 @@ bool
 ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeResult *r)
 {
 	char gen[32];
-	const char *params[4];
+	const char *params[5];
 	struct HaAnswer a;
 	PGresult *res;
 
@@ -206,10 +206,12 @@ ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeR
 	params[1] = beat ? "t" : "f";
 	params[2] = h->first ? "t" : "f";
 	params[3] = h->holding ? "t" : "f";
+	params[4] = t->bound ? t->bound : "{}";
 	res = pgconn_query(&t->pg, STMT_HA_TICK, params);
 	if (res == NULL)
 		return false;
 	read_answer(res, h, r, &a);
+	tick_keep_bound(t, pgconn_value(res, 0, 12));
 	pgconn_clear(res);
 
 	if (t->seen_generation < 0)
@@ -231,6 +233,8 @@ ha_rehome(struct Ha *h, struct Ticker *t)
 
 	if (res == NULL)
 		return false;
+	/* rows moved onto this node keep the run_at they had: the floors start again from none */
+	tick_keep_bound(t, NULL);
 	for (i = 0; i < PQntuples(res); i++)
 		log_info("queue_rehomed", LOG_STR("mode", config_mode_name(h->mode)),
 				 LOG_INT("owner_node", atoi(PQgetvalue(res, i, 0))),

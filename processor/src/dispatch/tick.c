@@ -33,12 +33,9 @@ tick_free(struct Ticker *t)
 	pgconn_destroy(&t->pg);
 }
 
-/*
- * keep_bound stores the probe's next bound. A NULL one (not single mode, a standby, a session
- * without the setting) and a failed copy both mean: start again from none, which is always sound.
- */
-static void
-keep_bound(struct Ticker *t, const char *next)
+/* A NULL bound (a standby, a probe without one) and a failed copy both start again from none. */
+void
+tick_keep_bound(struct Ticker *t, const char *next)
 {
 	free(t->bound);
 	t->bound = next ? strdup(next) : NULL;
@@ -56,7 +53,7 @@ tick_lost(struct Ticker *t)
 	log_warn_c(&t->pg, "reconnecting", LOG_STR("reason", "connection_lost"), LOG_STR("error", t->pg.error));
 	pgconn_lost(&t->pg);
 	/* the next server may be a promoted standby with its own clock: its floors start again */
-	keep_bound(t, NULL);
+	tick_keep_bound(t, NULL);
 }
 
 /* one_value runs a one-row query and copies its first column; false on error or no row. */
@@ -188,7 +185,7 @@ tick_probe(struct Ticker *t, struct ProbeResult *r)
 	r->dispatch = strcmp(PQgetvalue(res, 0, 4), "t") == 0;
 	r->leader = -1;
 	r->schedule_due = strcmp(PQgetvalue(res, 0, 5), "t") == 0;
-	keep_bound(t, pgconn_value(res, 0, 6));
+	tick_keep_bound(t, pgconn_value(res, 0, 6));
 	pgconn_clear(res);
 	if (t->seen_generation < 0)
 		t->seen_generation = r->generation;

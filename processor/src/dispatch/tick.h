@@ -29,9 +29,9 @@ struct Ticker {
 	long long seen_generation; /* -1 before the first probe */
 	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
 	/*
-	 * The floors under finished queue rows that the probe returned (single mode; NULL: start
-	 * again from none). Passed back to the next probe and to each fetch, so that neither steps
-	 * over the rows finished since the oldest snapshot another session holds (docs/architecture.md).
+	 * The floors under finished queue rows that the probe returned (NULL: start again from
+	 * none). Passed back to the next probe and to each fetch, so that neither steps over the rows
+	 * finished since the oldest snapshot another session holds (docs/architecture.md).
 	 */
 	char *bound;
 };
@@ -60,6 +60,12 @@ bool tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *h
  * keeps the bound it returns for the next probe and the fetch.
  */
 bool tick_probe(struct Ticker *t, struct ProbeResult *r);
+
+/*
+ * tick_keep_bound stores the probe's next bound (a copy); NULL, or a failed copy, starts again
+ * from none, which is always sound.
+ */
+void tick_keep_bound(struct Ticker *t, const char *next);
 
 /* tick_note_paused logs "paused" and "resumed" when pgrelay.pause() or resume() took effect. */
 void tick_note_paused(struct Ticker *t, bool paused);
