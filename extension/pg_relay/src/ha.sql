@@ -707,7 +707,7 @@ BEGIN
         END IF;
     END IF;
     SELECT * INTO p
-    FROM pgrelay.queue_probe(seen_generation, CASE WHEN adopted IS NOT NULL THEN '{}' ELSE bound END);
+    FROM pgrelay.queue_probe(seen_generation, CASE WHEN adopted IS NOT NULL AND bound IS NOT NULL THEN '{}' ELSE bound END);
     next_bound := p.next_bound;
     has_work := p.has_work;
     reload_requested := p.reload_requested;

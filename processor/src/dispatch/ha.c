@@ -228,13 +228,17 @@ ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeR
 bool
 ha_rehome(struct Ha *h, struct Ticker *t)
 {
-	PGresult *res = pgconn_query(&t->pg, STMT_HA_REHOME, NULL);
+	PGresult *res;
 	int i;
 
+	/*
+	 * Rows moved onto this node keep the run_at they had: the floors start again from none, before
+	 * the statement, so that an answer lost after its commit cannot leave the old floors in place.
+	 */
+	tick_keep_bound(t, NULL);
+	res = pgconn_query(&t->pg, STMT_HA_REHOME, NULL);
 	if (res == NULL)
 		return false;
-	/* rows moved onto this node keep the run_at they had: the floors start again from none */
-	tick_keep_bound(t, NULL);
 	for (i = 0; i < PQntuples(res); i++)
 		log_info("queue_rehomed", LOG_STR("mode", config_mode_name(h->mode)),
 				 LOG_INT("owner_node", atoi(PQgetvalue(res, i, 0))),
