@@ -46,6 +46,18 @@ $$;
 COMMENT ON FUNCTION pgrelay._has_due_work(boolean, boolean, boolean, boolean, integer) IS
     'Is an event of a dispatch scope due? (the query behind queue_has_work and queue_probe)';
 
+-- pgrelay._floor_key()
+CREATE OR REPLACE FUNCTION pgrelay._floor_key(own boolean, restricted boolean, action_type text) RETURNS text
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal: the key of a part of the queue and action type in the floors of a bound
+    -- (_queue_bound writes them, _queue_fetch reads them): "<action type>" for the unrestricted
+    -- rows of any owner (single mode), "own:<action type>" and "own restricted:<action type>" for
+    -- this node's own rows. Inlined into the statements that use it.
+    SELECT CASE WHEN NOT own THEN '' WHEN restricted THEN 'own restricted:' ELSE 'own:' END || action_type
+$$;
+COMMENT ON FUNCTION pgrelay._floor_key(boolean, boolean, text) IS
+    'Internal: the key of a part of the queue and action type in the floors of the probe''s bound';
+
 -- pgrelay._queue_bound()
 CREATE OR REPLACE FUNCTION pgrelay._queue_bound(bound jsonb, mode text DEFAULT 'single', node integer DEFAULT 0,
                                                 OUT next_bound jsonb, OUT due boolean)
@@ -54,19 +66,19 @@ LANGUAGE plpgsql STABLE AS $$
  * Internal (queue_probe, with the Processor's bound): a lower bound, per part of the queue and
  * action type, on the run_at of every row of the part that is pending or may yet become visible,
  * so that the probe and the fetch start their index scans there instead of at the start of the
- * part's index. The parts with floors are those whose rows only this node writes (mode, node):
- *   single      unrestricted rows (queue_free_idx), keys "<action type>"
- *   multi-node  this node's own rows, unrestricted and restricted (queue_node_idx), keys
- *               "own:<action type>" and "own restricted:<action type>"
- *   leader      this node's own restricted rows, "own restricted:<action type>"; not the
- *               unrestricted rows the leader runs, whose retries other nodes write
+ * part's index. Without it they step over the index entry of every row finished since the oldest
+ * snapshot any session holds (a long REPEATABLE READ transaction, a standby's
+ * hot_standby_feedback, a replication slot): while it is held no vacuum may remove them, and each
+ * entry costs a visit of its heap tuple (docs/architecture.md, "A held snapshot").
+ *
+ * The parts with floors are those whose rows only this node writes (mode, node; keys: _floor_key):
+ *   single      unrestricted rows (queue_free_idx)
+ *   multi-node  this node's own rows, unrestricted and restricted (queue_node_idx)
+ *   leader      this node's own restricted rows; not the unrestricted rows the leader runs, whose
+ *               retries other nodes write
  * A multi-node node's own rows are queued by its notify(), its schedules and its own retries; a
  * row it adopts keeps the dead node's run_at, so the caller starts the bound again from none after
  * an adoption (_ha_tick).
- * Without it they step over the index entry of every row finished since the oldest snapshot any
- * session holds (a long REPEATABLE READ transaction, a standby's hot_standby_feedback, a
- * replication slot): while it is held no vacuum may remove them, and each entry costs a visit of
- * its heap tuple (docs/architecture.md, "A held snapshot").
  *
  * bound is the jsonb this function returned last time (the Processor keeps it; '{}' to begin):
  *   floor  {key: run_at}: no row of the part and type below it can be pending (the bound itself)
@@ -89,8 +101,9 @@ LANGUAGE plpgsql STABLE AS $$
  *
  * Why a floor is sound: every statement that writes a queue row's run_at takes its lock on
  * pgrelay.queue first and writes at least clock_timestamp() read in that statement (_run_at():
- * notify(), _enqueue(), retries, snoozes and deferrals all write through it). A row whose run_at is below `at` was written
- * by a transaction that held its lock before `at`, so in `wait` or already ended; once `wait` is
+ * notify(), _enqueue(), retries, snoozes and deferrals all write through it). A row whose run_at
+ * is below `at` was written by a transaction that held its lock before `at`, so in `wait` or
+ * already ended; once `wait` is
  * gone that row is committed (or rolled back) and visible to any later snapshot. So the floor
  * min(first row this scan sees, safe) holds for good. Not for rows other nodes write: they arrive
  * by replication with the run_at of their origin, at any time.
@@ -135,26 +148,27 @@ BEGIN
     SELECT COALESCE(bool_or(f.first <= pg_catalog.now()), false),
            COALESCE(jsonb_object_agg(f.key, f.floor) FILTER (WHERE f.floor IS NOT NULL), '{}')
     INTO due, floors
-    FROM (SELECT k.prefix || a.action_type AS key, COALESCE(n.run_at, m.run_at) AS first,
+    FROM (SELECT o.key, COALESCE(n.run_at, m.run_at) AS first,
                  CASE WHEN safe IS NULL THEN o.floor
                       ELSE GREATEST(o.floor, LEAST(COALESCE(n.run_at, m.run_at), safe)) END AS floor
-          FROM (VALUES ('', NULL::boolean), ('own:', false), ('own restricted:', true)) k(prefix, restricted)
+          FROM (VALUES (false, false), (true, false), (true, true)) k(own, restricted)
           CROSS JOIN pgrelay.action_types a
-          CROSS JOIN LATERAL (SELECT (floors ->> (k.prefix || a.action_type))::timestamptz AS floor) o
+          CROSS JOIN LATERAL (SELECT x.key, (floors ->> x.key)::timestamptz AS floor
+                              FROM (SELECT pgrelay._floor_key(k.own, k.restricted, a.action_type) AS key) x) o
           -- single mode: unrestricted rows of any owner (queue_free_idx)
           LEFT JOIN LATERAL (SELECT q.run_at FROM pgrelay.queue q
-                             WHERE k.prefix = '' AND NOT q.node_restricted AND q.action_type = a.action_type
+                             WHERE NOT k.own AND NOT q.node_restricted AND q.action_type = a.action_type
                                AND q.run_at >= COALESCE(o.floor, '-infinity')
                              ORDER BY q.run_at LIMIT 1) n ON true
           -- multi-node and leader: this node's own rows (queue_node_idx)
           LEFT JOIN LATERAL (SELECT q.run_at FROM pgrelay.queue q
-                             WHERE k.prefix <> '' AND q.node_restricted = k.restricted
+                             WHERE k.own AND q.node_restricted = k.restricted
                                AND q.owner_node = _queue_bound.node AND q.action_type = a.action_type
                                AND q.run_at >= COALESCE(o.floor, '-infinity')
                              ORDER BY q.run_at LIMIT 1) m ON true
-          WHERE CASE _queue_bound.mode WHEN 'single' THEN k.prefix = ''
-                                       WHEN 'multi-node' THEN k.prefix <> ''
-                                       WHEN 'leader' THEN k.restricted END) f;
+          WHERE CASE _queue_bound.mode WHEN 'single' THEN NOT k.own
+                                       WHEN 'multi-node' THEN k.own
+                                       WHEN 'leader' THEN k.own AND k.restricted END) f;
     next_bound := jsonb_build_object('floor', floors, 'safe', safe, 'ready', ready, 'at', at,
                                      'wait', to_jsonb(wait), 'swept', swept)
                   || CASE WHEN bound ? 'every' THEN jsonb_build_object('every', bound -> 'every') ELSE '{}' END;
@@ -425,8 +439,9 @@ BEGIN
             WHERE NOT q.node_restricted
               AND q.action_type = a.action_type
               -- floors only in single mode: the leader's unrestricted rows are retried by others
-              AND q.run_at >= COALESCE(CASE WHEN single THEN (floors ->> a.action_type)::timestamptz END,
-                                       '-infinity')
+              AND q.run_at >= COALESCE(CASE WHEN single
+                                       THEN (floors ->> pgrelay._floor_key(false, false, a.action_type))::timestamptz
+                                       END, '-infinity')
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
             ORDER BY q.run_at, q.queued_at, q.id
@@ -463,8 +478,8 @@ BEGIN
             WHERE q.node_restricted = k.restricted
               AND q.owner_node = ctx.node
               AND q.action_type = a.action_type
-              AND q.run_at >= COALESCE((floors ->> (CASE WHEN k.restricted THEN 'own restricted:' ELSE 'own:' END
-                                                    || a.action_type))::timestamptz, '-infinity')
+              AND q.run_at >= COALESCE((floors ->> pgrelay._floor_key(true, k.restricted, a.action_type))::timestamptz,
+                                       '-infinity')
               AND q.run_at <= now()
               AND c.active AND NOT c.paused
             ORDER BY q.run_at, q.queued_at, q.id
