@@ -116,6 +116,26 @@ def test_missing_privileges_is_one_clear_line(db):
         db.sql("DROP ROLE regress_stranger")
 
 
+def test_the_startup_check_covers_the_ha_tick(db):
+    """A role that may run everything but the multi-master tick is refused at startup, in every
+    mode, rather than failing each tick once a mode needs it."""
+    tick = "pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb)"
+    db.sql("REVOKE EXECUTE ON FUNCTION %s FROM pgrelay_processor" % tick)
+    db.sql("CREATE ROLE regress_relay LOGIN IN ROLE pgrelay_processor")
+    try:
+        p = testlib.Processor(["-d", db.dsn.replace("user=postgres", "user=regress_relay"), "--once"])
+        assert p.wait_exit() == 1
+        err = p.lines("startup_failed")
+        assert len(err) == 1 and "permission denied" in err[0] and "GRANT pgrelay_processor" in err[0]
+        db.sql("GRANT EXECUTE ON FUNCTION %s TO pgrelay_processor" % tick)
+        p = testlib.Processor(["-d", db.dsn.replace("user=postgres", "user=regress_relay"), "--once"])
+        assert p.wait_exit() == 0
+    finally:
+        db.sql("GRANT EXECUTE ON FUNCTION %s TO pgrelay_processor" % tick)
+        db.sql("DROP OWNED BY regress_relay")
+        db.sql("DROP ROLE regress_relay")
+
+
 def test_wrong_interface_version_is_refused(db):
     """A version mismatch is refused at startup, with a hint that says which side to upgrade."""
     db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 4'")

@@ -371,3 +371,27 @@ def test_the_managed_path_end_to_end(managed, smtpd, hookd, processors):
     with managed.connect("app") as s:
         assert superuser_roles(s) == ["postgres"]
         assert s.execute("SELECT count(*) FROM pg_extension WHERE extname LIKE 'pg_relay%'").fetchone()[0] == 0
+
+
+def test_the_report_rebuilds_the_queue_indexes_of_a_script_install(managed, processors):
+    """The rebuild of the queue's indexes that the Processor's report runs needs no superuser: on an
+    install by pg_relay install, the installing role owns the queue, and the report rebuilds its
+    emptied indexes for a Processor role that owns nothing."""
+    install(managed)
+    with managed.connect() as s:
+        s.execute("CREATE ROLE relay LOGIN IN ROLE pgrelay_processor")
+    with psycopg.connect(as_role(managed, MANAGER), autocommit=True) as m:
+        m.execute("INSERT INTO pgrelay.queue (event_id, channel, action_type, payload)"
+                  " SELECT n, 'gone', 'sql', 'old ' || n FROM generate_series(1, 120000) n")
+        m.execute("DELETE FROM pgrelay.queue")
+        m.execute("VACUUM pgrelay.queue")
+        assert m.execute("SELECT pg_relation_size('pgrelay.queue')").fetchone()[0] == 0
+        assert m.execute("SELECT pg_indexes_size('pgrelay.queue')").fetchone()[0] >= 10 * 1024 * 1024
+        before = m.execute("SELECT pg_relation_filenode('pgrelay.queue_free_idx')").fetchone()[0]
+        p = processors("-d", as_role(managed, "relay"), "--workers=1")
+        testlib.wait_for(lambda: m.execute("SELECT pg_indexes_size('pgrelay.queue')").fetchone()[0] < 1024 * 1024,
+                         "the report's rebuild of the queue's indexes")
+        assert m.execute("SELECT pg_relation_filenode('pgrelay.queue_free_idx')").fetchone()[0] != before
+    assert p.stop() == 0
+    assert not p.lines("report_failed")
+    assert "were not rebuilt" not in p.log()

@@ -181,6 +181,17 @@ RESET ALL;
 SELECT pgrelay._settings_restore('{}') AS pinned;
 SELECT current_setting('pg_relay.mode') AS mode, current_setting('pg_relay.is_leader') AS is_leader;
 RESET ALL;
+-- A setting that RESET ALL brought back to its saved value is left alone: not set again (it
+-- keeps the source of its reset value), only the pin is
+SELECT pgrelay._settings_saved() AS saved \gset
+BEGIN;
+RESET ALL;
+SELECT pgrelay._settings_restore(:'saved') AS pinned;
+SELECT name, source <> 'session' AS left_alone FROM pg_settings
+WHERE name IN ('DateStyle', 'IntervalStyle', 'TimeZone', 'statement_timeout', 'client_connection_check_interval')
+ORDER BY 1;
+COMMIT;
+RESET ALL;
 SET intervalstyle = postgres;
 
 -- Values that would break the queue are refused where they come in (error)
