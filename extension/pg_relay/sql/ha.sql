@@ -120,6 +120,60 @@ DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;
 
+-- The tick that adopts probes from no bound: the adopted row keeps the dead node's run_at, an
+-- hour below the floor this node had found under its own rows, and is seen in that same tick.
+-- Node 2 beat once and went silent; the ticks (a transaction each, every 20 ms) go on until the
+-- rule finds it dead (dead_after 1 s).
+SET pg_relay.mode = 'multi-node';
+SET pg_relay.dead_after = '1s';
+CREATE FUNCTION regress_warm_bound() RETURNS jsonb LANGUAGE plpgsql AS $$
+DECLARE
+    b jsonb := '{}';
+    t0 timestamptz := clock_timestamp();
+BEGIN
+    -- drain rounds (no beat) until the probe has a floor under this node's own free rows
+    LOOP
+        SELECT t.next_bound INTO b FROM pgrelay._ha_tick(NULL, false, false, false, b) t;
+        EXIT WHEN b -> 'floor' ? 'own:sql' OR clock_timestamp() - t0 > interval '10 s';
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+    RETURN b;
+END
+$$;
+CREATE PROCEDURE regress_tick_until_adopted(bound jsonb, INOUT adopted text DEFAULT NULL,
+                                            INOUT has_work boolean DEFAULT NULL) LANGUAGE plpgsql AS $$
+DECLARE
+    t record;
+BEGIN
+    FOR i IN 1..500 LOOP
+        SELECT * INTO t FROM pgrelay._ha_tick(NULL, true, false, false, bound);
+        IF t.adopted IS NOT NULL THEN
+            adopted := t.adopted;
+            has_work := t.has_work;
+            RETURN;
+        END IF;
+        COMMIT;
+        PERFORM pg_sleep(0.02);
+    END LOOP;
+END
+$$;
+SELECT dispatch, adopted FROM pgrelay._ha_tick(NULL, true, true, false);
+INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
+VALUES (2, 1000, now(), 'multi-node', false, '{}', '{}', now());
+INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted, run_at)
+VALUES (0, 'ha_free', 'sql', 'old free of 2', 2, false, now() - interval '1 hour');
+SELECT regress_warm_bound() AS bound \gset
+SELECT (:'bound'::jsonb -> 'floor' ->> 'own:sql')::timestamptz > now() - interval '1 hour' AS floor_above_the_row;
+CALL regress_tick_until_adopted(:'bound');
+SELECT payload, owner_node FROM pgrelay.queue;
+DROP PROCEDURE regress_tick_until_adopted(jsonb, text, boolean);
+DROP FUNCTION regress_warm_bound();
+RESET pg_relay.mode;
+SET pg_relay.dead_after = '10s';
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+
 -- Cold start. A configured peer this node has never heard from counts as live until the rule
 -- finds it dead (silent for dead_after since this node started watching, and its link not up;
 -- without an engine, silence alone). Node 2 starts first, before node 1's Processor ever beat:
