@@ -203,6 +203,40 @@ def test_killed_node_rows_are_adopted_and_the_node_rejoins_without_redoing_them(
     stop(p1, p2)
 
 
+def test_each_node_rebuilds_its_own_queue_indexes_and_events_flow_after_it(pgl, processors):
+    """A backlog that came and went through replication leaves both nodes' queue indexes large;
+    each node's Processor rebuilds its own (REINDEX is not replicated: each node has its own
+    index files), while the rows themselves stay replicated, and events queued on either node
+    afterwards are done once by their owner."""
+    n1, n2 = pgl.nodes
+    # Rows of no node (3) due tomorrow: nobody may run them while they replicate.
+    n1.sql("INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, run_at)"
+           " SELECT n, 'jobs', 'sql', 'bloat ' || n, 3, now() + interval '1 day'"
+           " FROM generate_series(1, 120000) n")
+    pgl.wait_replicated("SELECT count(*) = 120000 FROM pgrelay.queue", timeout=120)
+    n1.sql("DELETE FROM pgrelay.queue")
+    pgl.wait_replicated("SELECT count(*) = 0 FROM pgrelay.queue", timeout=120)
+    files = {}
+    for node in pgl.nodes:
+        node.sql("VACUUM pgrelay.queue")
+        assert node.scalar("SELECT pg_indexes_size('pgrelay.queue')") >= 10 * 1024 * 1024
+        files[node.node_id] = node.scalar("SELECT pg_relation_filenode('pgrelay.queue_pkey')")
+    p1, p2 = relay(processors, n1, "multi-node"), relay(processors, n2, "multi-node")
+    for node in pgl.nodes:
+        testlib.wait_for(lambda: node.scalar("SELECT pg_indexes_size('pgrelay.queue')") < 1024 * 1024,
+                         "node %d's rebuild of its queue's indexes" % node.node_id, timeout=60)
+        assert node.scalar("SELECT pg_relation_filenode('pgrelay.queue_pkey')") != files[node.node_id]
+    mine = {n.node_id: queue(n, "jobs", names("rebuilt-%s" % n.name, 10)) for n in pgl.nodes}
+    wait_done(pgl, mine[1] + mine[2])
+    for node in pgl.nodes:
+        ran = runs(node, mine[1] + mine[2])
+        for owner, payloads in mine.items():
+            assert all(ran[p] == [owner] for p in payloads), ran
+    stop(p1, p2)
+    for p in (p1, p2):
+        assert not p.lines("report_failed") and "were not rebuilt" not in p.log()
+
+
 def test_rows_of_an_unknown_owner_are_rehomed_at_start(pgl, processors):
     """Pending rows whose owner is no configured node (a node removed from the cluster) move to
     the node whose Processor starts, which says so and runs them once."""
