@@ -57,8 +57,8 @@ static const struct Statement statements[] = {
 		 " AND pg_catalog.has_function_privilege('pgrelay.process_one(bigint)', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay.process_batch(bigint[])', 'EXECUTE')"
 		 " AND pg_catalog.has_function_privilege('pgrelay._schedule_fire(timestamptz)', 'EXECUTE')"
-		 " AND pg_catalog.has_function_privilege('pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb)',"
-		 " 'EXECUTE')",
+		 " AND pg_catalog.has_function_privilege("
+		 "'pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb)', 'EXECUTE')",
 		 0, false},
 	[STMT_INTERFACE_VERSION] = {"pgrelay_interface_version", "SELECT pgrelay.interface_version()", 0, false},
 	[STMT_PROBE] = {"pgrelay_probe",
