@@ -219,6 +219,7 @@ def test_each_node_rebuilds_its_own_queue_indexes_and_events_flow_after_it(pgl, 
     files = {}
     for node in pgl.nodes:
         node.sql("VACUUM pgrelay.queue")
+        assert node.scalar("SELECT pg_relation_size('pgrelay.queue')") == 0
         assert node.scalar("SELECT pg_indexes_size('pgrelay.queue')") >= 10 * 1024 * 1024
         files[node.node_id] = node.scalar("SELECT pg_relation_filenode('pgrelay.queue_pkey')")
     p1, p2 = relay(processors, n1, "multi-node"), relay(processors, n2, "multi-node")

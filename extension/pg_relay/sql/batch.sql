@@ -91,6 +91,11 @@ SELECT pgrelay.resume('b_alone');
 SELECT payload FROM regress_batch_calls;
 SELECT count(*) FROM pgrelay.process_batch('{}');
 SELECT count(*) FROM pgrelay.process_batch(NULL);
+-- ids of more than one dimension, or not counted from 1, are taken in their order
+SELECT pgrelay.notify('b_work', 'two dimensions') AS flat \gset
+SELECT id = :flat AS queued, outcome FROM pgrelay.process_batch(ARRAY[[-1, :flat]]);
+SELECT pgrelay.notify('b_work', 'from zero') AS zero \gset
+SELECT id = :zero AS queued, outcome FROM pgrelay.process_batch(('[0:1]={' || :zero || ',-1}')::bigint[]);
 -- dispatch paused: nothing is claimed
 SELECT pgrelay.pause();
 SELECT * FROM regress_batch(ARRAY[:held]);

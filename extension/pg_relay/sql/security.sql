@@ -181,13 +181,14 @@ RESET ALL;
 SELECT pgrelay._settings_restore('{}') AS pinned;
 SELECT current_setting('pg_relay.mode') AS mode, current_setting('pg_relay.is_leader') AS is_leader;
 RESET ALL;
--- A setting that RESET ALL brought back to its saved value is left alone: not set again (it
--- keeps the source of its reset value), only the pin is
+-- Every setting put back is set for the session again, also one that RESET ALL brought back to
+-- its saved value: a value from the server's configuration would follow the next reload, and
+-- the Processor does not send statement_timeout again while it believes it set
 SELECT pgrelay._settings_saved() AS saved \gset
 BEGIN;
 RESET ALL;
 SELECT pgrelay._settings_restore(:'saved') AS pinned;
-SELECT name, source <> 'session' AS left_alone FROM pg_settings
+SELECT name, source = 'session' AS set_again FROM pg_settings
 WHERE name IN ('DateStyle', 'IntervalStyle', 'TimeZone', 'statement_timeout', 'client_connection_check_interval')
 ORDER BY 1;
 COMMIT;

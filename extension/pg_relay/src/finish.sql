@@ -568,28 +568,18 @@ LANGUAGE sql VOLATILE AS $$
  * its schema, and it names no type. The array holds every set_config() so that one expression
  * runs them all, in order.
  *
- * A setting is set only when RESET ALL left it different from saved (one saved as NULL is left
- * at its reset value, which is what setting it to NULL would give): reading a setting costs a
- * tenth of setting it (TimeZone and DateStyle are parsed again by every set_config), and after
- * most handlers, which change nothing, every reset value is the saved one already (2 us an event).
- * The comparisons call texteq() by its schema: an operator, like a function, would be looked up
- * on that search_path.
+ * Each one is set, also one that RESET ALL brought back to its saved value (skipping those would
+ * save about 2 us an event): a value RESET ALL takes from the server's configuration follows the
+ * next reload, and the Processor does not send statement_timeout again while it believes it set.
  */
 SELECT (ARRAY[pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true),
-              CASE WHEN NOT pg_catalog.texteq(pg_catalog.current_setting('statement_timeout'), saved[2])
-                   THEN pg_catalog.set_config('statement_timeout', saved[2], false) END,
-              CASE WHEN NOT pg_catalog.texteq(COALESCE(pg_catalog.current_setting('pg_relay.mode', true), ''), COALESCE(saved[3], ''))
-                   THEN pg_catalog.set_config('pg_relay.mode', COALESCE(saved[3], ''), false) END,
-              CASE WHEN NOT pg_catalog.texteq(COALESCE(pg_catalog.current_setting('pg_relay.is_leader', true), ''), COALESCE(saved[4], ''))
-                   THEN pg_catalog.set_config('pg_relay.is_leader', COALESCE(saved[4], ''), false) END,
-              CASE WHEN NOT pg_catalog.texteq(pg_catalog.current_setting('client_connection_check_interval'), saved[5])
-                   THEN pg_catalog.set_config('client_connection_check_interval', saved[5], false) END,
-              CASE WHEN NOT pg_catalog.texteq(pg_catalog.current_setting('TimeZone'), saved[6])
-                   THEN pg_catalog.set_config('TimeZone', saved[6], false) END,
-              CASE WHEN NOT pg_catalog.texteq(pg_catalog.current_setting('DateStyle'), saved[7])
-                   THEN pg_catalog.set_config('DateStyle', saved[7], false) END,
-              CASE WHEN NOT pg_catalog.texteq(pg_catalog.current_setting('IntervalStyle'), saved[8])
-                   THEN pg_catalog.set_config('IntervalStyle', saved[8], false) END])[1]
+              pg_catalog.set_config('statement_timeout', saved[2], false),
+              pg_catalog.set_config('pg_relay.mode', COALESCE(saved[3], ''), false),
+              pg_catalog.set_config('pg_relay.is_leader', COALESCE(saved[4], ''), false),
+              pg_catalog.set_config('client_connection_check_interval', saved[5], false),
+              pg_catalog.set_config('TimeZone', saved[6], false),
+              pg_catalog.set_config('DateStyle', saved[7], false),
+              pg_catalog.set_config('IntervalStyle', saved[8], false)])[1]
 $$;
 COMMENT ON FUNCTION pgrelay._settings_restore(text[]) IS
     'Internal (process_one, process_batch): after RESET ALL, pins search_path again and puts back the settings _settings_saved() read';
@@ -752,6 +742,11 @@ DECLARE
     leader boolean := false;
     ctx record;
 BEGIN
+    -- ids as a list from 1: array_position() below, which keeps their order, searches one
+    -- dimension only, and a batch's ids of more dimensions are taken in their order
+    IF pg_catalog.array_ndims(ids) > 1 OR pg_catalog.array_lower(ids, 1) <> 1 THEN
+        ids := ARRAY(SELECT pg_catalog.unnest(ids));
+    END IF;
     IF (SELECT k.paused FROM pgrelay.control k) THEN
         RETURN;
     END IF;
