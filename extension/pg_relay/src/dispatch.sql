@@ -103,10 +103,9 @@ LANGUAGE plpgsql STABLE AS $$
  * pgrelay.queue first and writes at least clock_timestamp() read in that statement (_run_at():
  * notify(), _enqueue(), retries, snoozes and deferrals all write through it). A row whose run_at
  * is below `at` was written by a transaction that held its lock before `at`, so in `wait` or
- * already ended; once `wait` is
- * gone that row is committed (or rolled back) and visible to any later snapshot. So the floor
- * min(first row this scan sees, safe) holds for good. Not for rows other nodes write: they arrive
- * by replication with the run_at of their origin, at any time.
+ * already ended; once `wait` is gone that row is committed (or rolled back) and visible to any
+ * later snapshot. So the floor min(first row this scan sees, safe) holds for good. Not for rows
+ * other nodes write: they arrive by replication with the run_at of their origin, at any time.
  */
 DECLARE
     t timestamptz := pg_catalog.clock_timestamp();
