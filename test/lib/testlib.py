@@ -969,7 +969,11 @@ class PglogicalCluster:
 
     def subscribe(self):
         """The full mesh of subscriptions, each node's in one transaction, nodes in parallel (one
-        create_subscription per transaction costs seconds); then wait until every link streams."""
+        create_subscription per transaction costs seconds); then wait until every link streams.
+        An apply worker can crash while its peers are still creating theirs (seen once in a
+        three-node mesh on PostgreSQL 18: the subscription stayed `down` for the whole minute),
+        and pglogical's manager may relaunch it only minutes later: so the wait heals as after a
+        restart (resume_subscriptions), kicking a subscription that stays `down` for 2 s."""
         t = time.monotonic()
 
         def create(node):
@@ -984,7 +988,7 @@ class PglogicalCluster:
                             (self.sub_name(node.index, p.index), p.peer_dsn, list(self.replication_sets)))
 
         run_parallel(*[(lambda node: lambda: create(node))(node) for node in self.nodes])
-        self.wait_healthy()
+        self.resume_subscriptions()
         self.timings["subscribe"] = time.monotonic() - t
 
     def set_conflict_resolution(self, mode):
