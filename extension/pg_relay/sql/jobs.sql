@@ -79,6 +79,29 @@ SELECT ids[1] = ids[3] AS merged, ids[2] <> ids[1] AS kept_apart
 FROM (SELECT pgrelay.notify_many('j_two', ARRAY['p1', 'p2', 'p3'], keys => ARRAY['a', NULL, 'a'],
                                  key_mode => 'replace') AS ids) x;
 SELECT payload, key FROM pgrelay.queue ORDER BY id;
+-- the ids of a large call: increasing in the order of payloads, this node's, and near the wall
+-- clock even when the id clock was far behind it (caught up by the first id)
+SET pg_relay.node_id = 5;
+SELECT setval('pgrelay._id_clock', 1) IS NOT NULL AS clock_behind;
+SELECT pgrelay.notify_many('j_two', ARRAY(SELECT 'm' || g FROM generate_series(1, 3000) g)) AS big \gset
+SELECT bool_and(u.id > u.prev) AS increasing, count(*) AS ids,
+       bool_and((u.id >> 12) & 1023 = 5) AS this_node,
+       bool_and(abs((u.id >> 22) - (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint
+                                     - 1767225600000)) < 1000) AS near_wall_clock,
+       count(q.id) FILTER (WHERE q.payload = 'm' || u.i AND q.owner_node = 5) AS queued_in_order
+FROM (SELECT id, i, lag(id, 1, 0::bigint) OVER (ORDER BY i) AS prev
+      FROM unnest(:'big'::bigint[]) WITH ORDINALITY x(id, i)) u
+LEFT JOIN pgrelay.queue q ON q.id = u.id;
+RESET pg_relay.node_id;
+DELETE FROM pgrelay.queue WHERE id = ANY (:'big'::bigint[]);
+-- a call that would draw past the end of the id space fails whole, whichever of its ids first
+-- crosses it
+SELECT setval('pgrelay._id_clock', 9007199254740990) IS NOT NULL AS clock_at_end;
+SELECT pgrelay.notify_many('j_two', ARRAY['x', 'y', 'z']);
+SELECT setval('pgrelay._id_clock',
+              (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1767225600000) * 4096) IS NOT NULL
+       AS clock_reset;
+SELECT count(*) AS queued_after_both FROM pgrelay.queue WHERE payload IN ('x', 'y', 'z');
 -- bad input
 SELECT pgrelay.notify_many(NULL, ARRAY['x']);
 SELECT pgrelay.notify_many('j_two', NULL);
