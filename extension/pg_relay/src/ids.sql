@@ -74,13 +74,17 @@ COMMENT ON FUNCTION pgrelay._this_node() IS
 CREATE OR REPLACE FUNCTION pgrelay._id_clock_catch_up(v bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal (_next_id's slow path): v, a value _next_id() drew from pgrelay._id_clock, is more
- * than 256 ms behind the wall clock or past the id space. Moves the clock forward to the wall
- * clock and returns the value to use instead.
+ * Internal (_next_id's slow path; notify_many() calls it for every 1024th of its ids, whatever
+ * their value): v, a value drawn from pgrelay._id_clock. When it is more than 256 ms behind the
+ * wall clock, moves the clock forward to the wall clock and returns the value to use instead;
+ * otherwise returns v. Either way, an error past the id space.
  *
  * Moving the clock forward must not race with another session doing the same, so this takes a
  * session-level advisory lock for a few microseconds (released on every error path) and looks
- * again under it. The value it sets is handed to this caller only (nextval continues after it),
+ * again under it, with the same margin of 2^20 values: another session may have moved the clock
+ * to a wall clock it read a moment before ours, and others keep drawing from it meanwhile without
+ * the lock, so a fresh value just below our wall clock must be kept, not set back over values
+ * already drawn. The value it sets is handed to this caller only (nextval continues after it),
  * and any value other sessions drew meanwhile is below it: the clock cannot advance by a million
  * values in the microseconds between two statements.
  */
@@ -92,7 +96,7 @@ BEGIN
         PERFORM pg_catalog.pg_advisory_lock(1885827584, 0);
         BEGIN
             v := pg_catalog.nextval('pgrelay._id_clock');
-            IF v < wall THEN
+            IF v < wall - 1048576 THEN
                 PERFORM pg_catalog.setval('pgrelay._id_clock', wall);
                 v := wall;
             END IF;
@@ -128,8 +132,9 @@ LANGUAGE plpgsql VOLATILE AS $$
  * 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs ahead of the wall
  * clock for a moment instead of repeating.
  *
- * Every log row and retry row takes one, and notify() runs these same two statements in its own
- * body, so the common path is kept to two: the nextval, and one test that sends both rare cases
+ * Every log row and retry row takes one, notify() runs these same two statements in its own
+ * body, and notify_many() draws the clock's values in its statement (every 1024th through
+ * _id_clock_catch_up) and makes them into ids with the same arithmetic, so the common path is kept to two: the nextval, and one test that sends both rare cases
  * (behind the wall clock, or past the 41 bits of milliseconds, 2^53 units) to the slow path. Each
  * statement is compiled once per transaction, so fewer and smaller statements are measurably
  * cheaper (docs/benchmarks.md).
