@@ -170,7 +170,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *
  * Every producer runs this once per event, so its common case (no run_at) does in its own body
  * what _next_id() and _enqueue() do, with their statements copied (a change to one is a change to
- * both): each nested PL/pgSQL call, and each expression a statement's plan holds, costs a share
+ * both, and to notify_many's ids): each nested PL/pgSQL call, and each expression a statement's plan holds, costs a share
  * of a notify measured in percent (docs/benchmarks.md). The id: one nextval of the clock and one
  * test that sends the rare cases to _id_clock_catch_up(); then the one INSERT, and
  * _enqueue_refused() only when it queued nothing. An event with a run_at goes through _enqueue().
@@ -269,11 +269,12 @@ BEGIN
                      FROM unnest(notify_many.payloads, notify_many.keys) WITH ORDINALITY AS p(payload, key, o)
                      ORDER BY p.o);
     END IF;
-    -- One id per row, drawn in the order of payloads (the CTE is evaluated once, row by row): a
-    -- value of the id clock as _next_id() draws it, made into an id below. The wall clock is
-    -- looked at (_id_clock_catch_up, _next_id's slow path) for the first row and every 1024th
-    -- after it, not for each: a PL/pgSQL call per row was an eighth of the call's time, and 1024
-    -- rows take a few milliseconds, so ids keep to the wall clock as _next_id's do, within those.
+    -- One id per row, drawn in the order of payloads (the CTE is evaluated once, row by row, and
+    -- all of it before the INSERT): a value of the id clock as _next_id() draws it, made into an
+    -- id below with _next_id's arithmetic. The wall clock is looked at (_id_clock_catch_up,
+    -- _next_id's slow path) for the first row and every 1024th after it, not for each: a
+    -- PL/pgSQL _next_id() call per row was a sixth of the call's time, and 1024 values are drawn
+    -- in a fraction of a millisecond, so the ids keep to the wall clock as _next_id's do.
     WITH rows AS MATERIALIZED (
         SELECT p.payload, p.o,
                CASE WHEN p.o % 1024 = 1 THEN pgrelay._id_clock_catch_up(nextval('pgrelay._id_clock'))
