@@ -134,10 +134,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  *
  * Every log row and retry row takes one, notify() runs these same two statements in its own
  * body, and notify_many() draws the clock's values in its statement (every 1024th through
- * _id_clock_catch_up) and makes them into ids with the same arithmetic, so the common path is kept to two: the nextval, and one test that sends both rare cases
- * (behind the wall clock, or past the 41 bits of milliseconds, 2^53 units) to the slow path. Each
- * statement is compiled once per transaction, so fewer and smaller statements are measurably
- * cheaper (docs/benchmarks.md).
+ * _id_clock_catch_up) and makes them into ids with the same arithmetic, so the common path is
+ * kept to two: the nextval, and one test that sends both rare cases (behind the wall clock, or
+ * past the 41 bits of milliseconds, 2^53 units) to the slow path. Each statement is compiled once
+ * per transaction, so fewer and smaller statements are measurably cheaper (docs/benchmarks.md).
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');

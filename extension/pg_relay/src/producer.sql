@@ -170,10 +170,11 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *
  * Every producer runs this once per event, so its common case (no run_at) does in its own body
  * what _next_id() and _enqueue() do, with their statements copied (a change to one is a change to
- * both, and to notify_many's ids): each nested PL/pgSQL call, and each expression a statement's plan holds, costs a share
- * of a notify measured in percent (docs/benchmarks.md). The id: one nextval of the clock and one
- * test that sends the rare cases to _id_clock_catch_up(); then the one INSERT, and
- * _enqueue_refused() only when it queued nothing. An event with a run_at goes through _enqueue().
+ * both, and to notify_many's ids): each nested PL/pgSQL call, and each expression a statement's
+ * plan holds, costs a share of a notify measured in percent (docs/benchmarks.md). The id: one
+ * nextval of the clock and one test that sends the rare cases to _id_clock_catch_up(); then the
+ * one INSERT, and _enqueue_refused() only when it queued nothing. An event with a run_at goes
+ * through _enqueue().
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');
@@ -260,7 +261,6 @@ BEGIN
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
     END IF;
-    node := pgrelay._node_id();
     IF notify_many.keys IS NOT NULL THEN
         RETURN ARRAY(SELECT CASE WHEN p.key IS NULL
                                  THEN pgrelay._enqueue(c.channel, p.payload, notify_many.run_at, pgrelay._next_id())
@@ -275,6 +275,7 @@ BEGIN
     -- _next_id's slow path) for the first row and every 1024th after it, not for each: a
     -- PL/pgSQL _next_id() call per row was a sixth of the call's time, and 1024 values are drawn
     -- in a fraction of a millisecond, so the ids keep to the wall clock as _next_id's do.
+    node := pgrelay._node_id();
     WITH rows AS MATERIALIZED (
         SELECT p.payload, p.o,
                CASE WHEN p.o % 1024 = 1 THEN pgrelay._id_clock_catch_up(nextval('pgrelay._id_clock'))
