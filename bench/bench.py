@@ -194,6 +194,47 @@ SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok',
 FROM d;
 """ % DEFAULT_BATCH
 
+# The contract's floor (the pgque phase): what any queue storage would still do per event under
+# pg_relay's contract, with no queue at all. bench.contract_floor() takes its payloads from a
+# counter: no claim, no queue row read or deleted, no dynamic call, no session reset, no checks;
+# per event only the handler (the same bench.record() as PgQue's consumer calls), in a
+# subtransaction of its own when subtxn, and per batch of per_commit events one multi-row INSERT of
+# their audit rows into pgrelay.log when audit, then COMMIT. The four mixes of subtxn and audit
+# show what each of the two costs; both on is the least a drain under the contract can do.
+CONTRACT_FLOOR_SQL = """\
+CREATE PROCEDURE bench.contract_floor(first bigint, n integer, per_commit integer, subtxn boolean,
+                                      audit boolean) LANGUAGE plpgsql AS $$
+DECLARE
+    batch_first bigint := first;
+BEGIN
+    FOR i IN first .. first + n - 1 LOOP
+        IF subtxn THEN
+            BEGIN
+                PERFORM bench.record('event ' || i);
+            EXCEPTION WHEN OTHERS THEN
+                RAISE;   -- never taken: the handler does not fail here
+            END;
+        ELSE
+            PERFORM bench.record('event ' || i);
+        END IF;
+        IF i - batch_first + 1 = per_commit OR i = first + n - 1 THEN
+            IF audit THEN
+                INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                                         node_id, queued_at, started_at, finished_at)
+                SELECT g, g, 'bench', 'sql', 'event ' || g, 1, 'ok', 0, now(), clock_timestamp(), clock_timestamp()
+                FROM generate_series(batch_first, i) g;
+            END IF;
+            COMMIT;
+            batch_first := i + 1;
+        END IF;
+    END LOOP;
+END
+$$;
+"""
+# The mixes of the contract's floor, in the order they run: (subtxn, audit, label).
+CONTRACT_MIXES = ((False, False, "handler only"), (True, False, "handler in a subtransaction"),
+                  (False, True, "handler + audit row"), (True, True, "handler in a subtransaction + audit row"))
+
 SETUP_SQL = """\
 CREATE EXTENSION pg_relay;
 CREATE EXTENSION pg_relay_notifier;
@@ -642,6 +683,7 @@ class Bench:
         for path in (copy, PGQUE_BENCH_SQL):
             subprocess.run([PGCLUSTER, "psql", self.cluster, "-d", "peer_pgque", "-v", "ON_ERROR_STOP=1",
                             "-f", path], check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.db.execute(CONTRACT_FLOOR_SQL)
         q = self.pgque = self.connect("peer_pgque")
         version = q.execute("SELECT pgque.version()").fetchone()[0]
         notify_many = self.scalar("SELECT string_agg(p.oid::regprocedure::text, ', ') FROM pg_proc p"
@@ -655,19 +697,63 @@ class Bench:
         if notify_many:
             bulk["notify_many"] = []
         single = {"notify": [], "send": []}
+        contract = {}
         for rep in range(REPEATS):
             say(" run %d of %d" % (rep + 1, REPEATS))
             for n in PGQUE_WORKERS:
                 relay.setdefault(n, []).append(self.relay_peer_run(n, PGQUE_EVENTS))
                 pgque.setdefault(n, []).append(self.pgque_drain(n))
+                for mix in CONTRACT_MIXES:
+                    contract.setdefault((n, mix), []).append(self.contract_floor(n, mix))
             for what in bulk:
                 bulk[what].append(self.bulk_enqueue(what))
             for what in single:
                 single[what].append(self.single_enqueue(what))
         r["pgque"] = {"version": version, "relay": relay, "pgque": pgque, "bulk": bulk, "single": single,
-                      "best": max(statistics.median(v) for v in pgque.values())}
+                      "contract": contract, "best": max(statistics.median(v) for v in pgque.values())}
         q.close()
         self.db.execute("TRUNCATE bench.sink")
+        # the contract floor's audit rows (negative ids) would only weigh on the phases after this
+        self.db.execute("DELETE FROM pgrelay.log WHERE event_id < 0")
+        self.db.execute("VACUUM ANALYZE pgrelay.log")
+
+    def contract_floor(self, sessions, mix):
+        """PGQUE_EVENTS events through bench.contract_floor() in `sessions` sessions, each its share
+        in batches of DEFAULT_BATCH; timed as PgQue's drain, from the handler's rows. The audit rows
+        get negative ids of a range no earlier run used (the log's (event_id, queue_id) is unique)."""
+        subtxn, audit, label = mix
+        self.contract_runs = getattr(self, "contract_runs", 0) + 1
+        first = -self.contract_runs * 10 * PGQUE_EVENTS
+        share = PGQUE_EVENTS // sessions
+        assert share * sessions == PGQUE_EVENTS
+        self.db.execute("TRUNCATE bench.sink")
+        self.db.execute("VACUUM ANALYZE pgrelay.log, bench.sink")
+        self.db.execute("CHECKPOINT")
+        errors = []
+
+        def session(k):
+            try:
+                with self.connect() as c:
+                    c.execute("CALL bench.contract_floor(%s, %s, %s, %s, %s)",
+                              (first + k * share, share, DEFAULT_BATCH, subtxn, audit))
+            except Exception as e:   # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=session, args=(k,)) for k in range(sessions)]
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise RuntimeError("contract floor: %s" % errors[0])
+        n = self.scalar("SELECT count(*) FROM bench.sink")
+        logged = self.scalar("SELECT count(*) FROM pgrelay.log WHERE event_id BETWEEN %s AND %s",
+                             (first, first + PGQUE_EVENTS - 1))
+        if n != PGQUE_EVENTS or logged != (PGQUE_EVENTS if audit else 0):
+            raise RuntimeError("contract floor %s: %d handler rows, %d audit rows" % (label, n, logged))
+        rate = self.sink_rate(self.db, "bench.sink")
+        say("  contract floor, %d session%s, %s: %.0f events/s" % (sessions, "s" if sessions > 1 else "", label, rate))
+        return rate
 
     def pgque_drain(self, workers):
         """PGQUE_EVENTS events in ticks of PGQUE_TICK_EVENTS, drained by bench.consume() in one
@@ -1453,6 +1539,12 @@ class Bench:
                 row("P   pg_relay / PgQue's best, %d worker%s" % (n, "s" if n > 1 else ""), "%.2fx" % (mine / best),
                     "%.0f / %.0f ev/s (medians)" % (mine, best), "", ">= %.1fx" % TARGETS[key],
                     pf(mine / best >= TARGETS[key]))
+            for n in PGQUE_WORKERS:
+                for mix in CONTRACT_MIXES:
+                    values = g["contract"][(n, mix)]
+                    mine = statistics.median(values)
+                    row("P   contract floor, no queue, %d session%s: %s" % (n, "s" if n > 1 else "", mix[2]),
+                        spread(values, " ev/s"), "/ PgQue's best (medians)", "%.2fx" % (mine / best))
             for what, label in (("notify", "notify() over generate_series"), ("notify_many", "notify_many()")):
                 if what in g["bulk"]:
                     med, text = ratios(g["bulk"][what], g["bulk"]["send_batch"])
