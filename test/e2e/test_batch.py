@@ -160,3 +160,22 @@ def test_an_outcome_that_cannot_be_recorded_sends_the_batch_one_event_per_transa
         assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["a", "b"]
         assert " events=3 sqlstate=P0001 " in p.lines("batch_split")[0]
         assert "could not be recorded" in db.scalar("SELECT error FROM pgrelay.failed")
+
+
+def test_more_than_64_events_per_commit_is_warned_at_start_and_on_reload(db, processors, tmp_path):
+    """Past 64 writing subtransactions a transaction overflows PostgreSQL's subtransaction cache:
+    the Processor says so for such a setting, at start and after a reload, and not for 64."""
+    conf = tmp_path / "relay.conf"
+    conf.write_text("events-per-commit = 64\n")
+    p = processors("-c", str(conf), "-d", db.dsn)
+    p.wait_log(r" started .*events-per-commit=64")
+    conf.write_text("events-per-commit = 65\n")
+    p.signal(signal.SIGHUP)
+    p.wait_log(r" reloaded source=signal")
+    line = p.wait_log(r" batch_subtransactions ").string
+    assert "events_per_commit=65 cached=64 " in line and "pg_subtrans" in line
+    assert p.stop() == 0
+    assert len(p.lines("batch_subtransactions")) == 1   # none at the start with 64
+    p = processors("-d", db.dsn, "--once", "--events-per-commit=1000")
+    assert p.wait_exit() == 0
+    assert "events_per_commit=1000 " in p.lines("batch_subtransactions")[0]

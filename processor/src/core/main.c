@@ -152,6 +152,31 @@ warn_stray_secrets(const struct Config *c)
 }
 
 /*
+ * PostgreSQL keeps the ids of 64 subtransactions per transaction in shared memory; past that the
+ * transaction overflows, and while it runs every other session's snapshot must look its
+ * subtransactions up in pg_subtrans. Each handler of a batch that writes is one such
+ * subtransaction, so a batch of more than 64 events overflows.
+ */
+#define CACHED_SUBTRANSACTIONS 64
+
+/*
+ * warn_large_batches says once per start or reload that --events-per-commit lets a batch pass the
+ * subtransactions PostgreSQL keeps in shared memory: the setting is allowed (it is faster), but
+ * what it costs every other session should not be a surprise.
+ */
+static void
+warn_large_batches(const struct Config *c)
+{
+	if (c->events_per_commit <= CACHED_SUBTRANSACTIONS)
+		return;
+	log_warn("batch_subtransactions", LOG_INT("events_per_commit", c->events_per_commit),
+			 LOG_INT("cached", CACHED_SUBTRANSACTIONS),
+			 LOG_STR("hint", "a batch whose handlers write runs each in a subtransaction; past 64 the "
+							 "transaction overflows PostgreSQL's subtransaction cache, and while it runs "
+							 "every snapshot reads pg_subtrans (docs/processor.md, Batches)"));
+}
+
+/*
  * reload re-reads the config file and the flags into a fresh struct, validates it and swaps the
  * reloadable settings in. A broken file keeps the old configuration. Channel settings need no
  * reload here: every fetched event carries its channel's current settings.
@@ -177,6 +202,7 @@ reload(const char *source)
 		log_info("reloaded", LOG_STR("source", source),
 				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
 		warn_stray_secrets(&cf);
+		warn_large_batches(&cf);
 		/* A node may have left the cluster: its pending rows come here (pgrelay.remove_node). */
 		if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker))
 			log_warn("rehome_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
@@ -615,6 +641,7 @@ main(int argc, char **argv)
 	} else {
 		log_started();
 		warn_stray_secrets(&cf);
+		warn_large_batches(&cf);
 		service_ready();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
