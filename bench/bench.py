@@ -717,6 +717,28 @@ class Bench:
         self.db.execute("DELETE FROM pgrelay.log WHERE event_id < 0")
         self.db.execute("VACUUM ANALYZE pgrelay.log")
 
+    def sessions_call(self, dbname, sql, params, what):
+        """Runs sql once for each element of params, each in a session of its own, all at once;
+        returns the wall time in seconds, or raises the first error."""
+        errors = []
+
+        def session(p):
+            try:
+                with self.connect(dbname) as c:
+                    c.execute(sql, p)
+            except Exception as e:   # reported below
+                errors.append(e)
+
+        threads = [threading.Thread(target=session, args=(p,)) for p in params]
+        t0 = time.monotonic()
+        for t in threads:
+            t.start()
+        for t in threads:
+            t.join()
+        if errors:
+            raise RuntimeError("%s: %s" % (what, errors[0]))
+        return time.monotonic() - t0
+
     def contract_floor(self, sessions, mix):
         """PGQUE_EVENTS events through bench.contract_floor() in `sessions` sessions, each its share
         in batches of DEFAULT_BATCH; timed as PgQue's drain, from the handler's rows. The audit rows
@@ -729,23 +751,9 @@ class Bench:
         self.db.execute("TRUNCATE bench.sink")
         self.db.execute("VACUUM ANALYZE pgrelay.log, bench.sink")
         self.db.execute("CHECKPOINT")
-        errors = []
-
-        def session(k):
-            try:
-                with self.connect() as c:
-                    c.execute("CALL bench.contract_floor(%s, %s, %s, %s, %s)",
-                              (first + k * share, share, DEFAULT_BATCH, subtxn, audit))
-            except Exception as e:   # reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=session, args=(k,)) for k in range(sessions)]
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        if errors:
-            raise RuntimeError("contract floor: %s" % errors[0])
+        self.sessions_call("bench", "CALL bench.contract_floor(%s, %s, %s, %s, %s)",
+                           [(first + k * share, share, DEFAULT_BATCH, subtxn, audit) for k in range(sessions)],
+                           "contract floor")
         n = self.scalar("SELECT count(*) FROM bench.sink")
         logged = self.scalar("SELECT count(*) FROM pgrelay.log WHERE event_id BETWEEN %s AND %s",
                              (first, first + PGQUE_EVENTS - 1))
@@ -766,24 +774,7 @@ class Bench:
         q.execute("VACUUM ANALYZE")
         q.execute("CHECKPOINT")
         calls = [("solo", None)] if workers == 1 else [("coop", "s%d" % i) for i in range(1, workers + 1)]
-        errors = []
-
-        def consumer(name, sub):
-            try:
-                with self.connect("peer_pgque") as c:
-                    c.execute("CALL bench.consume('drain', %s, %s)", (name, sub))
-            except Exception as e:   # reported below
-                errors.append(e)
-
-        threads = [threading.Thread(target=consumer, args=call) for call in calls]
-        t0 = time.monotonic()
-        for t in threads:
-            t.start()
-        for t in threads:
-            t.join()
-        wall = time.monotonic() - t0
-        if errors:
-            raise RuntimeError("pgque consumer: %s" % errors[0])
+        wall = self.sessions_call("peer_pgque", "CALL bench.consume('drain', %s, %s)", calls, "pgque consumer")
         n, distinct = q.execute("SELECT count(*), count(DISTINCT payload) FROM bench.sink").fetchone()
         if n != PGQUE_EVENTS or distinct != PGQUE_EVENTS:
             raise RuntimeError("pgque drain with %d sessions: %d rows, %d distinct, not %d"
