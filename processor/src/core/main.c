@@ -152,28 +152,30 @@ warn_stray_secrets(const struct Config *c)
 }
 
 /*
- * PostgreSQL keeps the ids of 64 subtransactions per transaction in shared memory; past that the
- * transaction overflows, and while it runs every other session's snapshot must look its
- * subtransactions up in pg_subtrans. Each handler of a batch that writes is one such
- * subtransaction, so a batch of more than 64 events overflows.
+ * PostgreSQL keeps the ids of 64 subtransactions per transaction in shared memory. The 64th is
+ * also WAL-logged for hot standbys, whose snapshots then count the transaction as overflowed;
+ * the 65th overflows the primary's cache too. While an overflowed transaction runs, visibility
+ * checks of recent transactions look them up in pg_subtrans. Each handler of a batch that writes
+ * takes at least one subtransaction id, so a batch of 64 events or more may overflow.
  */
 #define CACHED_SUBTRANSACTIONS 64
 
 /*
- * warn_large_batches says once per start or reload that --events-per-commit lets a batch pass the
- * subtransactions PostgreSQL keeps in shared memory: the setting is allowed (it is faster), but
- * what it costs every other session should not be a surprise.
+ * warn_large_batches says once per start or reload that --events-per-commit lets a batch reach
+ * the subtransactions PostgreSQL keeps in shared memory: the setting is allowed (it is faster),
+ * but what it costs every other session should not be a surprise.
  */
 static void
 warn_large_batches(const struct Config *c)
 {
-	if (c->events_per_commit <= CACHED_SUBTRANSACTIONS)
+	if (c->events_per_commit < CACHED_SUBTRANSACTIONS)
 		return;
 	log_warn("batch_subtransactions", LOG_INT("events_per_commit", c->events_per_commit),
 			 LOG_INT("cached", CACHED_SUBTRANSACTIONS),
-			 LOG_STR("hint", "a batch whose handlers write runs each in a subtransaction; past 64 the "
-							 "transaction overflows PostgreSQL's subtransaction cache, and while it runs "
-							 "every snapshot reads pg_subtrans (docs/processor.md, Batches)"));
+			 LOG_STR("hint", "a batch runs each handler in a subtransaction; from 64 that write, the "
+							 "transaction overflows PostgreSQL's subtransaction cache (on a hot standby at "
+							 "64, on the primary at 65), and visibility checks read pg_subtrans while it "
+							 "runs (docs/processor.md, Batches)"));
 }
 
 /*
