@@ -199,8 +199,14 @@ FROM d;
 # counter: no claim, no queue row read or deleted, no dynamic call, no session reset, no checks;
 # per event only the handler (the same bench.record() as PgQue's consumer calls), in a
 # subtransaction of its own when subtxn, and per batch of per_commit events one multi-row INSERT of
-# their audit rows into pgrelay.log when audit, then COMMIT. The four mixes of subtxn and audit
-# show what each of the two costs; both on is the least a drain under the contract can do.
+# their audit rows into pgrelay.log (ids from its default, _next_id(), as the drain's) when audit,
+# then COMMIT. The mixes of subtxn and audit show what each of the two costs; both on is the least
+# a drain under the contract can do, at 50 events per commit (the default batch) and at 500 (the
+# ticks PgQue's consumer commits; more than 63 subtransactions a transaction overflow
+# PostgreSQL's cache, which the figure then pays too).
+# bench.write_costs() times the two writes a drain makes per event inside one transaction that the
+# caller rolls back (so without a commit): the audit rows and the DELETE of the queue rows, 50 at a
+# time, of n events it queues first with notify().
 CONTRACT_FLOOR_SQL = """\
 CREATE PROCEDURE bench.contract_floor(first bigint, n integer, per_commit integer, subtxn boolean,
                                       audit boolean) LANGUAGE plpgsql AS $$
@@ -230,10 +236,38 @@ BEGIN
     END LOOP;
 END
 $$;
+CREATE FUNCTION bench.write_costs(n integer, OUT audit_us double precision, OUT delete_us double precision)
+LANGUAGE plpgsql AS $$
+DECLARE
+    ids bigint[];
+    t0 timestamptz;
+BEGIN
+    PERFORM pgrelay.notify('bench', 'event ' || g) FROM generate_series(1, n) g;
+    ids := ARRAY(SELECT q.id FROM pgrelay.queue q ORDER BY q.id);
+    t0 := clock_timestamp();
+    FOR b IN 0 .. n / 50 - 1 LOOP
+        INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                                 node_id, queued_at, started_at, finished_at)
+        SELECT g, -g, 'bench', 'sql', 'event ' || g, 1, 'ok', 0, now(), clock_timestamp(), clock_timestamp()
+        FROM unnest(ids[b * 50 + 1 : b * 50 + 50]) g;
+    END LOOP;
+    audit_us := 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
+    t0 := clock_timestamp();
+    FOR b IN 0 .. n / 50 - 1 LOOP
+        DELETE FROM pgrelay.queue q WHERE q.id = ANY (ids[b * 50 + 1 : b * 50 + 50]);
+    END LOOP;
+    delete_us := 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
+END
+$$;
 """
-# The mixes of the contract's floor, in the order they run: (subtxn, audit, label).
-CONTRACT_MIXES = ((False, False, "handler only"), (True, False, "handler in a subtransaction"),
-                  (False, True, "handler + audit row"), (True, True, "handler in a subtransaction + audit row"))
+# The mixes of the contract's floor, in the order they run: (subtxn, audit, events per commit, label).
+CONTRACT_MIXES = ((False, False, DEFAULT_BATCH, "handler only"),
+                  (True, False, DEFAULT_BATCH, "handler in a subtransaction"),
+                  (False, True, DEFAULT_BATCH, "handler + audit row"),
+                  (True, True, DEFAULT_BATCH, "handler in a subtransaction + audit row"),
+                  (False, False, 500, "handler only"),
+                  (True, True, 500, "handler in a subtransaction + audit row"))
+WRITE_COST_EVENTS = 20000
 
 SETUP_SQL = """\
 CREATE EXTENSION pg_relay;
@@ -697,7 +731,7 @@ class Bench:
         if notify_many:
             bulk["notify_many"] = []
         single = {"notify": [], "send": []}
-        contract = {}
+        contract, costs = {}, []
         for rep in range(REPEATS):
             say(" run %d of %d" % (rep + 1, REPEATS))
             for n in PGQUE_WORKERS:
@@ -705,12 +739,13 @@ class Bench:
                 pgque.setdefault(n, []).append(self.pgque_drain(n))
                 for mix in CONTRACT_MIXES:
                     contract.setdefault((n, mix), []).append(self.contract_floor(n, mix))
+            costs.append(self.write_costs())
             for what in bulk:
                 bulk[what].append(self.bulk_enqueue(what))
             for what in single:
                 single[what].append(self.single_enqueue(what))
         r["pgque"] = {"version": version, "relay": relay, "pgque": pgque, "bulk": bulk, "single": single,
-                      "contract": contract, "best": max(statistics.median(v) for v in pgque.values())}
+                      "contract": contract, "costs": costs, "best": max(statistics.median(v) for v in pgque.values())}
         q.close()
         self.db.execute("TRUNCATE bench.sink")
         # the contract floor's audit rows (negative ids) would only weigh on the phases after this
@@ -743,7 +778,7 @@ class Bench:
         """PGQUE_EVENTS events through bench.contract_floor() in `sessions` sessions, each its share
         in batches of DEFAULT_BATCH; timed as PgQue's drain, from the handler's rows. The audit rows
         get negative ids of a range no earlier run used (the log's (event_id, queue_id) is unique)."""
-        subtxn, audit, label = mix
+        subtxn, audit, per_commit, label = mix
         self.contract_runs = getattr(self, "contract_runs", 0) + 1
         first = -self.contract_runs * 10 * PGQUE_EVENTS
         share = PGQUE_EVENTS // sessions
@@ -752,7 +787,7 @@ class Bench:
         self.db.execute("VACUUM ANALYZE pgrelay.log, bench.sink")
         self.db.execute("CHECKPOINT")
         self.sessions_call("bench", "CALL bench.contract_floor(%s, %s, %s, %s, %s)",
-                           [(first + k * share, share, DEFAULT_BATCH, subtxn, audit) for k in range(sessions)],
+                           [(first + k * share, share, per_commit, subtxn, audit) for k in range(sessions)],
                            "contract floor")
         n = self.scalar("SELECT count(*) FROM bench.sink")
         logged = self.scalar("SELECT count(*) FROM pgrelay.log WHERE event_id BETWEEN %s AND %s",
@@ -760,8 +795,18 @@ class Bench:
         if n != PGQUE_EVENTS or logged != (PGQUE_EVENTS if audit else 0):
             raise RuntimeError("contract floor %s: %d handler rows, %d audit rows" % (label, n, logged))
         rate = self.sink_rate(self.db, "bench.sink")
-        say("  contract floor, %d session%s, %s: %.0f events/s" % (sessions, "s" if sessions > 1 else "", label, rate))
+        say("  contract floor, %d session%s, %d per commit, %s: %.0f events/s"
+            % (sessions, "s" if sessions > 1 else "", per_commit, label, rate))
         return rate
+
+    def write_costs(self):
+        """bench.write_costs() in a transaction rolled back: (audit row, queue DELETE) in us an event."""
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+        with psycopg.connect(self.dsn()) as c:
+            audit, delete = c.execute("SELECT * FROM bench.write_costs(%s)", (WRITE_COST_EVENTS,)).fetchone()
+            c.rollback()
+        say("  in one transaction, 50 at a time: audit row %.2f us an event, queue DELETE %.2f us" % (audit, delete))
+        return audit, delete
 
     def pgque_drain(self, workers):
         """PGQUE_EVENTS events in ticks of PGQUE_TICK_EVENTS, drained by bench.consume() in one
@@ -1534,8 +1579,12 @@ class Bench:
                 for mix in CONTRACT_MIXES:
                     values = g["contract"][(n, mix)]
                     mine = statistics.median(values)
-                    row("P   contract floor, no queue, %d session%s: %s" % (n, "s" if n > 1 else "", mix[2]),
+                    row("P   contract floor, no queue, %d session%s, %d/commit: %s"
+                        % (n, "s" if n > 1 else "", mix[2], mix[3]),
                         spread(values, " ev/s"), "/ PgQue's best (medians)", "%.2fx" % (mine / best))
+            row("P   in one transaction, batches of 50: audit row, us an event",
+                spread([a for a, _ in g["costs"]], " us", "%.2f"),
+                "queue DELETE: " + spread([d for _, d in g["costs"]], " us", "%.2f"))
             for what, label in (("notify", "notify() over generate_series"), ("notify_many", "notify_many()")):
                 if what in g["bulk"]:
                     med, text = ratios(g["bulk"][what], g["bulk"]["send_batch"])
