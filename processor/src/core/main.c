@@ -178,6 +178,14 @@ warn_large_batches(const struct Config *c)
 							 "runs (docs/processor.md, Batches)"));
 }
 
+/* warn_settings says, at start and after each reload, what in the settings deserves a warning. */
+static void
+warn_settings(const struct Config *c)
+{
+	warn_stray_secrets(c);
+	warn_large_batches(c);
+}
+
 /*
  * reload re-reads the config file and the flags into a fresh struct, validates it and swaps the
  * reloadable settings in. A broken file keeps the old configuration. Channel settings need no
@@ -203,8 +211,7 @@ reload(const char *source)
 		pool_update_settings(&ws);
 		log_info("reloaded", LOG_STR("source", source),
 				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
-		warn_stray_secrets(&cf);
-		warn_large_batches(&cf);
+		warn_settings(&cf);
 		/* A node may have left the cluster: its pending rows come here (pgrelay.remove_node). */
 		if (ha_enabled(cf.mode) && !ha_rehome(&ha, &ticker))
 			log_warn("rehome_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
@@ -642,8 +649,7 @@ main(int argc, char **argv)
 		rc = 1;
 	} else {
 		log_started();
-		warn_stray_secrets(&cf);
-		warn_large_batches(&cf);
+		warn_settings(&cf);
 		service_ready();
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
