@@ -201,12 +201,12 @@ FROM d;
 # subtransaction of its own when subtxn, and per batch of per_commit events one multi-row INSERT of
 # their audit rows into pgrelay.log (ids from its default, _next_id(), as the drain's) when audit,
 # then COMMIT. The mixes of subtxn and audit show what each of the two costs; both on is the least
-# a drain under the contract can do, at 50 events per commit (the default batch) and at 500 (the
-# ticks PgQue's consumer commits; more than 63 subtransactions a transaction overflow
+# a drain under the contract can do, at DEFAULT_BATCH events per commit and at PGQUE_TICK_EVENTS
+# (the ticks PgQue's consumer commits; from 64 subtransactions a transaction overflows
 # PostgreSQL's cache, which the figure then pays too).
 # bench.write_costs() times the two writes a drain makes per event inside one transaction that the
-# caller rolls back (so without a commit): the audit rows and the DELETE of the queue rows, 50 at a
-# time, of n events it queues first with notify().
+# caller rolls back (so without a commit): the audit rows and the DELETE of the queue rows,
+# per_batch at a time, of n events it queues first with notify().
 CONTRACT_FLOOR_SQL = """\
 CREATE PROCEDURE bench.contract_floor(first bigint, n integer, per_commit integer, subtxn boolean,
                                       audit boolean) LANGUAGE plpgsql AS $$
@@ -236,7 +236,8 @@ BEGIN
     END LOOP;
 END
 $$;
-CREATE FUNCTION bench.write_costs(n integer, OUT audit_us double precision, OUT delete_us double precision)
+CREATE FUNCTION bench.write_costs(n integer, per_batch integer, OUT audit_us double precision,
+                                  OUT delete_us double precision)
 LANGUAGE plpgsql AS $$
 DECLARE
     ids bigint[];
@@ -245,16 +246,16 @@ BEGIN
     PERFORM pgrelay.notify('bench', 'event ' || g) FROM generate_series(1, n) g;
     ids := ARRAY(SELECT q.id FROM pgrelay.queue q ORDER BY q.id);
     t0 := clock_timestamp();
-    FOR b IN 0 .. n / 50 - 1 LOOP
+    FOR b IN 0 .. n / per_batch - 1 LOOP
         INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome,
                                  node_id, queued_at, started_at, finished_at)
         SELECT g, -g, 'bench', 'sql', 'event ' || g, 1, 'ok', 0, now(), clock_timestamp(), clock_timestamp()
-        FROM unnest(ids[b * 50 + 1 : b * 50 + 50]) g;
+        FROM unnest(ids[b * per_batch + 1 : (b + 1) * per_batch]) g;
     END LOOP;
     audit_us := 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
     t0 := clock_timestamp();
-    FOR b IN 0 .. n / 50 - 1 LOOP
-        DELETE FROM pgrelay.queue q WHERE q.id = ANY (ids[b * 50 + 1 : b * 50 + 50]);
+    FOR b IN 0 .. n / per_batch - 1 LOOP
+        DELETE FROM pgrelay.queue q WHERE q.id = ANY (ids[b * per_batch + 1 : (b + 1) * per_batch]);
     END LOOP;
     delete_us := 1e6 * extract(epoch FROM clock_timestamp() - t0) / n;
 END
@@ -265,8 +266,8 @@ CONTRACT_MIXES = ((False, False, DEFAULT_BATCH, "handler only"),
                   (True, False, DEFAULT_BATCH, "handler in a subtransaction"),
                   (False, True, DEFAULT_BATCH, "handler + audit row"),
                   (True, True, DEFAULT_BATCH, "handler in a subtransaction + audit row"),
-                  (False, False, 500, "handler only"),
-                  (True, True, 500, "handler in a subtransaction + audit row"))
+                  (False, False, PGQUE_TICK_EVENTS, "handler only"),
+                  (True, True, PGQUE_TICK_EVENTS, "handler in a subtransaction + audit row"))
 WRITE_COST_EVENTS = 20000
 
 SETUP_SQL = """\
@@ -337,6 +338,7 @@ class Bench:
         self.children = []   # Popen objects we started, stopped at the end
         self.results = {}
         self.smtpd = None
+        self.contract_runs = 0   # contract_floor() runs so far: each takes its own range of ids
 
     # ---- set-up -------------------------------------------------------------------------------
 
@@ -776,10 +778,11 @@ class Bench:
 
     def contract_floor(self, sessions, mix):
         """PGQUE_EVENTS events through bench.contract_floor() in `sessions` sessions, each its share
-        in batches of DEFAULT_BATCH; timed as PgQue's drain, from the handler's rows. The audit rows
-        get negative ids of a range no earlier run used (the log's (event_id, queue_id) is unique)."""
+        in batches of the mix's events per commit; timed as PgQue's drain, from the handler's rows.
+        The audit rows get negative ids of a range no earlier run used (the log's (event_id,
+        queue_id) is unique)."""
         subtxn, audit, per_commit, label = mix
-        self.contract_runs = getattr(self, "contract_runs", 0) + 1
+        self.contract_runs += 1
         first = -self.contract_runs * 10 * PGQUE_EVENTS
         share = PGQUE_EVENTS // sessions
         assert share * sessions == PGQUE_EVENTS
@@ -800,12 +803,15 @@ class Bench:
         return rate
 
     def write_costs(self):
-        """bench.write_costs() in a transaction rolled back: (audit row, queue DELETE) in us an event."""
+        """bench.write_costs() in a transaction rolled back, DEFAULT_BATCH rows a statement:
+        (audit row, queue DELETE) in us an event."""
         assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
         with psycopg.connect(self.dsn()) as c:
-            audit, delete = c.execute("SELECT * FROM bench.write_costs(%s)", (WRITE_COST_EVENTS,)).fetchone()
+            audit, delete = c.execute("SELECT * FROM bench.write_costs(%s, %s)",
+                                      (WRITE_COST_EVENTS, DEFAULT_BATCH)).fetchone()
             c.rollback()
-        say("  in one transaction, 50 at a time: audit row %.2f us an event, queue DELETE %.2f us" % (audit, delete))
+        say("  in one transaction, %d at a time: audit row %.2f us an event, queue DELETE %.2f us"
+            % (DEFAULT_BATCH, audit, delete))
         return audit, delete
 
     def pgque_drain(self, workers):
@@ -1582,7 +1588,7 @@ class Bench:
                     row("P   contract floor, no queue, %d session%s, %d/commit: %s"
                         % (n, "s" if n > 1 else "", mix[2], mix[3]),
                         spread(values, " ev/s"), "/ PgQue's best (medians)", "%.2fx" % (mine / best))
-            row("P   in one transaction, batches of 50: audit row, us an event",
+            row("P   in one transaction, batches of %d: audit row, us an event" % DEFAULT_BATCH,
                 spread([a for a, _ in g["costs"]], " us", "%.2f"),
                 "queue DELETE: " + spread([d for _, d in g["costs"]], " us", "%.2f"))
             for what, label in (("notify", "notify() over generate_series"), ("notify_many", "notify_many()")):
