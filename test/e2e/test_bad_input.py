@@ -608,7 +608,7 @@ case("pgrelay.installation", "monitor", "SELECT pgrelay.installation('1.2')", ()
 case("pgrelay.installation", "monitor", "SELECT method FROM pgrelay.installation()", (), result("extension"))
 case("pgrelay_notifier.installation", "processor", "SELECT pgrelay_notifier.installation(NULL)", (),
      err("42883", "does not exist"))
-case("pgrelay_notifier.installation", "admin", "SELECT version FROM pgrelay_notifier.installation()", (), result("1.3"))
+case("pgrelay_notifier.installation", "admin", "SELECT version FROM pgrelay_notifier.installation()", (), result(testlib.EXT_VERSION))
 TN = "pgrelay._this_node"
 for v in ("1024", "-1", "abc", "1e3", "99999999999", "3 4"):
     case(TN, "processor", "SELECT set_config('pg_relay.node_id', %s, true), pgrelay._this_node()", (v,),

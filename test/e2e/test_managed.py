@@ -15,6 +15,7 @@ import testlib
 from testlib import HookServer as H
 
 RELEASED = os.path.join(testlib.ROOT, "extension", "pg_relay", "released")
+V = testlib.EXT_VERSION
 MANAGER = "mgr"
 
 
@@ -128,8 +129,8 @@ def test_a_plain_install_has_the_objects_of_create_extension(managed):
         e.execute("CREATE EXTENSION pg_relay; CREATE EXTENSION pg_relay_notifier")
         for schema in ("pgrelay", "pgrelay_notifier"):
             assert_same(snapshot(e, schema), snapshot(p, schema), "pg_relay install: " + schema)
-        assert p.execute("SELECT * FROM pgrelay.installation()").fetchone() == ("1.3", "script")
-        assert e.execute("SELECT * FROM pgrelay.installation()").fetchone() == ("1.3", "extension")
+        assert p.execute("SELECT * FROM pgrelay.installation()").fetchone() == (V, "script")
+        assert e.execute("SELECT * FROM pgrelay.installation()").fetchone() == (V, "extension")
         assert p.execute("SELECT count(*) FROM pg_extension WHERE extname LIKE 'pg_relay%'").fetchone()[0] == 0
         # the roles, made once for the cluster; the monitor role is pg_monitor's
         assert p.execute("SELECT array_agg(rolname ORDER BY rolname) FROM pg_roles WHERE rolname LIKE 'pgrelay\\_%'"
@@ -180,12 +181,12 @@ def test_install_is_idempotent_and_refuses_what_it_cannot_finish(managed):
         assert o.execute("SELECT count(*) FROM pg_proc WHERE pronamespace = 'pgrelay'::regnamespace").fetchone()[0] == 0
 
     assert install(managed, "--notifier").stdout.splitlines() == [
-        "pg_relay install: pg_relay 1.3 installed", "pg_relay install: pg_relay_notifier 1.3 installed"]
+        f"pg_relay install: pg_relay {V} installed", f"pg_relay install: pg_relay_notifier {V} installed"]
     assert install(managed, "--notifier").stdout.splitlines() == [
-        "pg_relay install: pg_relay 1.3 is installed already",
-        "pg_relay install: pg_relay_notifier 1.3 is installed already"]
+        f"pg_relay install: pg_relay {V} is installed already",
+        f"pg_relay install: pg_relay_notifier {V} is installed already"]
     assert pg_relay("upgrade", "-d", as_role(managed, MANAGER)).stdout.strip() == \
-        "pg_relay upgrade: pg_relay 1.3 is installed already"
+        f"pg_relay upgrade: pg_relay {V} is installed already"
 
 
 def test_without_createrole_the_missing_roles_are_named(managed):
@@ -203,7 +204,7 @@ def test_without_createrole_the_missing_roles_are_named(managed):
         assert p.execute("SELECT to_regnamespace('pgrelay')").fetchone()[0] is None
     # once they exist, the same role installs
     install(managed, role=MANAGER)      # mgr may create them (in database app)
-    assert install(managed, role="plain", dbname="plain").stdout.strip() == "pg_relay install: pg_relay 1.3 installed"
+    assert install(managed, role="plain", dbname="plain").stdout.strip() == f"pg_relay install: pg_relay {V} installed"
 
 
 def test_bad_arguments_are_refused_with_one_line():
@@ -238,7 +239,7 @@ def test_the_processor_and_status_tell_the_kinds_apart(managed, processors):
         s.execute("CREATE DATABASE none OWNER %s" % MANAGER)
     p = processors("--once", "-d", as_role(managed, "relay"))
     assert p.wait_exit() == 0
-    assert "sql=\"pg_relay 1.3 (script), pg_relay_notifier 1.3 (script)\"" in p.lines("started")[0]
+    assert f"sql=\"pg_relay {V} (script), pg_relay_notifier {V} (script)\"" in p.lines("started")[0]
     out = pg_relay("status", "-d", as_role(managed, MANAGER)).stdout
     assert re.search(r"^Versions: +pg_relay 1\.3 \(script\), pg_relay_notifier 1\.3 \(script\), interface \d+; this"
                      r" pg_relay ", out, re.M), out
@@ -297,7 +298,7 @@ def test_upgrade_takes_the_upgrade_path_of_the_extension(managed):
                          AS $$ SELECT '1.2'::text, 'script'::text $$""")
         c.execute("INSERT INTO pgrelay.channels (channel, action_type, handler) VALUES ('kept', 'notify', NULL)")
     out = pg_relay("upgrade", "-d", as_role(managed, MANAGER)).stdout
-    assert out.strip() == "pg_relay upgrade: pg_relay upgraded from 1.2 to 1.3"
+    assert out.strip() == f"pg_relay upgrade: pg_relay upgraded from 1.2 to {V}"
     install(managed, dbname="fresh")
     with psycopg.connect(as_role(managed, MANAGER), autocommit=True) as a, \
             psycopg.connect(as_role(managed, MANAGER, "fresh"), autocommit=True) as b:
@@ -306,7 +307,7 @@ def test_upgrade_takes_the_upgrade_path_of_the_extension(managed):
     sql = pg_relay("upgrade", "--print", "--from=1.2").stdout
     assert "this upgrade of pg_relay is from version 1.2" in sql and "CREATE TABLE pgrelay.watches" in sql
     r = pg_relay("upgrade", "--print", "--from=0.9", check=False)
-    assert r.returncode == 1 and "there is no upgrade of pg_relay from version 0.9 to 1.3" in r.stderr
+    assert r.returncode == 1 and f"there is no upgrade of pg_relay from version 0.9 to {V}" in r.stderr
     with managed.connect("ext") as e:
         e.execute("CREATE EXTENSION pg_relay VERSION '1.2'")
     r = pg_relay("upgrade", "-d", managed.dsn("ext"), check=False)
@@ -367,7 +368,7 @@ def test_the_managed_path_end_to_end(managed, smtpd, hookd, processors):
     with psycopg.connect(as_role(managed, "app"), autocommit=True) as a:
         assert a.execute("SELECT payload FROM shop.done").fetchall() == [("flaky",)]
     out = pg_relay("status", "-d", as_role(managed, "mon")).stdout
-    assert "pg_relay 1.3 (script), pg_relay_notifier 1.3 (script)" in out and "Channels:" in out
+    assert f"pg_relay {V} (script), pg_relay_notifier {V} (script)" in out and "Channels:" in out
     with managed.connect("app") as s:
         assert superuser_roles(s) == ["postgres"]
         assert s.execute("SELECT count(*) FROM pg_extension WHERE extname LIKE 'pg_relay%'").fetchone()[0] == 0

@@ -174,8 +174,9 @@ def build_install_run_purge(tmp_path, smtpd, certs):
     for f in ("README.md", "processor.md", "security.md", "monitoring.md", "copyright", "monitoring/queries.yaml",
               "monitoring/grafana-dashboard.json"):
         assert os.path.isfile("/usr/share/doc/pg-relay/" + f), f
-    for f in ("pg_relay.control", "pg_relay--1.3.sql", "pg_relay--1.1--1.3.sql", "pg_relay--1.2--1.3.sql",
-              "pg_relay_notifier.control", "pg_relay_notifier--1.3.sql"):
+    v = testlib.EXT_VERSION
+    for f in ("pg_relay.control", "pg_relay--%s.sql" % v, "pg_relay--1.2--%s.sql" % v, "pg_relay--1.3--%s.sql" % v,
+              "pg_relay_notifier.control", "pg_relay_notifier--%s.sql" % v):
         assert os.path.isfile(os.path.join(EXTDIR, f)), f
     assert os.path.isfile("/usr/lib/sysusers.d/pg_relay.conf")
     check_hardening("/usr/bin/pg_relay")

@@ -29,6 +29,15 @@ import pathlib
 import psycopg
 
 ROOT = os.path.abspath(os.path.join(os.path.dirname(__file__), "..", ".."))
+
+
+def _ext_version():
+    """The version of both extensions built here (pg_relay.control's default_version)."""
+    with open(os.path.join(ROOT, "extension", "pg_relay", "pg_relay.control")) as f:
+        return re.search(r"default_version = '([^']+)'", f.read()).group(1)
+
+
+EXT_VERSION = _ext_version()
 PGCLUSTER = os.path.join(ROOT, "test", "lib", "pgcluster")
 FIXTURES = os.path.join(ROOT, "test", "fixtures")
 PYTHON = "/usr/bin/python3"

@@ -371,9 +371,8 @@ status_main(int argc, char **argv)
 		!print_schedules(&c)) {
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
-		fprintf(stderr,
-				"hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay 1.3 "
-				"(ALTER EXTENSION pg_relay UPDATE)\n");
+		fprintf(stderr, "hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay at "
+						"this version (ALTER EXTENSION pg_relay UPDATE)\n");
 		rc = 1;
 	}
 	pgconn_destroy(&c);
