@@ -212,6 +212,14 @@ SELECT pgrelay.purge_log('0');
 SELECT pgrelay.purge_log('1000000 years');
 DELETE FROM pgrelay.queue;
 
+-- What a handler prepares in the session is dropped once the handlers ran, with a warning each:
+-- the Processor runs its own statements by name in that session
+PREPARE regress_stmt_a AS SELECT 1;
+PREPARE "Regress Stmt B"(int) AS SELECT $1;
+SELECT pgrelay._forget_sql_statements();
+SELECT count(*) FROM pg_prepared_statements WHERE from_sql;
+SELECT pgrelay._forget_sql_statements();
+
 DELETE FROM pgrelay.log WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.failed_events WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.channels WHERE channel IN ('s_sec', 's_invoker');

@@ -584,6 +584,30 @@ $$;
 COMMENT ON FUNCTION pgrelay._settings_restore(text[]) IS
     'Internal (process_one, process_batch): after RESET ALL, pins search_path again and puts back the settings _settings_saved() read';
 
+-- pgrelay._forget_sql_statements()
+CREATE OR REPLACE FUNCTION pgrelay._forget_sql_statements() RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (process_one, process_batch), once the handlers have run: drops every prepared
+ * statement that SQL made (PREPARE) in the session, with a warning. The Processor prepares its
+ * statements by name and runs them again and again in the session the handlers run in; a handler
+ * that replaced one (DEALLOCATE and PREPARE, which no rollback and no RESET ALL undo) would have
+ * its own statement run by the Processor, with the Processor's rights. The Processor never uses
+ * PREPARE, so every statement PREPARE made is a handler's. (About 15 us a call, once per batch.)
+ */
+DECLARE
+    n text;
+BEGIN
+    FOR n IN SELECT p.name FROM pg_prepared_statements p WHERE p.from_sql ORDER BY p.name LOOP
+        EXECUTE format('DEALLOCATE %I', n);
+        RAISE WARNING 'a handler left the prepared statement % in the Processor''s session: dropped', quote_ident(n)
+            USING HINT = 'A handler must not PREPARE statements: the Processor''s session is not its own.';
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._forget_sql_statements() IS
+    'Internal (process_one, process_batch): drops the prepared statements a handler made in the Processor''s session';
+
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
 LANGUAGE plpgsql VOLATILE AS $$
@@ -703,6 +727,7 @@ BEGIN
     -- schema, and so does everything in it (_settings_restore).
     RESET ALL;
     pinned := pgrelay._settings_restore(keep);
+    PERFORM pgrelay._forget_sql_statements();
 
     IF result = 'snooze' THEN
         r := pgrelay._snooze(c.queue_id, error, snooze, started);
@@ -1022,6 +1047,10 @@ BEGIN
         ELSE
             BEGIN
                 EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
+                -- The handler may have set a search_path for the session: pinned again before
+                -- anything below is looked up, by a call that names its schema and takes
+                -- literals (a rollback of this block undoes the handler's setting anyway).
+                pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
                 IF clock_timestamp() - began > c.timeout THEN
                     -- too late: undone (this subtransaction), and a timeout like any other
                     RAISE EXCEPTION 'the handler ran longer than the channel''s timeout of %', c.timeout
@@ -1069,6 +1098,7 @@ BEGIN
         starts := starts || began;
         ends := ends || clock_timestamp();
     END LOOP;
+    PERFORM pgrelay._forget_sql_statements();
 
     RETURN QUERY
     SELECT i.id, COALESCE(f.outcome, sn.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),

@@ -80,8 +80,14 @@ notice_receiver(void *arg, const PGresult *res)
 {
 	struct PgConn *c = arg;
 	const char *msg = PQresultErrorField(res, PG_DIAG_MESSAGE_PRIMARY);
+	const char *severity = PQresultErrorField(res, PG_DIAG_SEVERITY_NONLOCALIZED);
 
-	log_debug_c(c, "notice", LOG_STR("message", msg));
+	/* a WARNING says something is wrong (a handler that meddled with the session, say): shown */
+	if (severity != NULL && strcmp(severity, "WARNING") == 0)
+		log_warn_c(c, "server_warning", LOG_STR("message", msg),
+				   LOG_OPT_STR("hint", PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)));
+	else
+		log_debug_c(c, "notice", LOG_STR("message", msg));
 }
 
 /*
@@ -121,6 +127,7 @@ connect_once(struct PgConn *c)
 	c->sessions++;
 	c->timeout_ms = -1;
 	c->prepared = 0;
+	c->distrust_prepared = false;
 	pthread_mutex_lock(&c->cancel_mu);
 	c->cancel = PQgetCancel(conn);
 	pthread_mutex_unlock(&c->cancel_mu);
@@ -275,6 +282,7 @@ pgconn_close(struct PgConn *c)
 	c->conn = NULL;
 	c->timeout_ms = -1;
 	c->prepared = 0;
+	c->distrust_prepared = false;
 }
 
 bool
@@ -330,6 +338,29 @@ check_result(struct PgConn *c, PGresult *res)
 
 _Static_assert(STMT_COUNT <= 64, "struct PgConn.prepared has a bit per statement");
 
+void
+pgconn_distrust_prepared(struct PgConn *c)
+{
+	c->distrust_prepared = true;
+}
+
+/* drop_distrusted drops every prepared statement of a distrusted session (pgconn_distrust_prepared). */
+static bool
+drop_distrusted(struct PgConn *c)
+{
+	PGresult *res;
+
+	if (!c->distrust_prepared)
+		return true;
+	res = check_result(c, PQexec(c->conn, "DEALLOCATE ALL"));
+	if (res == NULL)
+		return false;
+	PQclear(res);
+	c->prepared = 0;
+	c->distrust_prepared = false;
+	return true;
+}
+
 /* run_prepared prepares st on this session if it is not yet, then binds and executes it. */
 static PGresult *
 run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const char *const *values)
@@ -337,6 +368,8 @@ run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const
 	uint64_t bit = (uint64_t) 1 << id;
 	PGresult *res;
 
+	if (!drop_distrusted(c))
+		return NULL;
 	if ((c->prepared & bit) == 0) {
 		res = check_result(c, PQprepare(c->conn, st->name, st->sql, st->nparams, NULL));
 		if (res == NULL)
@@ -345,9 +378,20 @@ run_prepared(struct PgConn *c, enum StmtId id, const struct Statement *st, const
 		c->prepared |= bit;
 	}
 	res = check_result(c, PQexecPrepared(c->conn, st->name, st->nparams, values, NULL, NULL, 0));
-	/* 26000: the statement is gone (DISCARD ALL by a pooler, say): prepare it again next time. */
-	if (res == NULL && strcmp(c->sqlstate, "26000") == 0)
+	/*
+	 * 26000: the statement is gone (DISCARD ALL by a pooler, a handler's DEALLOCATE): prepare it
+	 * again, at once when no transaction is open (nothing ran, and nothing was aborted), else next
+	 * time.
+	 */
+	if (res == NULL && strcmp(c->sqlstate, "26000") == 0) {
 		c->prepared &= ~bit;
+		if (!c->lost && PQtransactionStatus(c->conn) == PQTRANS_IDLE &&
+			(res = check_result(c, PQprepare(c->conn, st->name, st->sql, st->nparams, NULL))) != NULL) {
+			PQclear(res);
+			c->prepared |= bit;
+			res = check_result(c, PQexecPrepared(c->conn, st->name, st->nparams, values, NULL, NULL, 0));
+		}
+	}
 	return res;
 }
 
@@ -410,7 +454,7 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 	bool ok = true;
 	int i;
 
-	if (!start_statement(c))
+	if (!start_statement(c) || !drop_distrusted(c))
 		return false;
 	if (!PQenterPipelineMode(c->conn))
 		return check_result(c, NULL) != NULL;

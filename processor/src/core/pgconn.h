@@ -27,6 +27,7 @@ struct PgConn {
 	char hint[512];            /* the server's HINT of the last failure ("" for none) */
 	bool lost;                 /* the last failure was the connection itself */
 	uint64_t prepared;         /* statements prepared on this session (bit per enum StmtId) */
+	bool distrust_prepared;    /* a handler may have replaced them: drop all before the next one */
 	unsigned long sessions;    /* sessions opened so far: a new one starts from the server's defaults */
 	/* What to connect to, set once by pgconn_init. */
 	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */
@@ -77,6 +78,14 @@ void pgconn_lost(struct PgConn *c);
  * pgconn_session).
  */
 void pgconn_rollback(struct PgConn *c);
+
+/*
+ * pgconn_distrust_prepared: foreign code (a handler) ran in this session and the statement that
+ * ran it failed before it could drop what the handler prepared (process_one and process_batch do
+ * that when they return): the session's prepared statements are dropped (DEALLOCATE ALL) and made
+ * again before the next one runs, so that none a handler put in place of ours runs with our rights.
+ */
+void pgconn_distrust_prepared(struct PgConn *c);
 void pgconn_close(struct PgConn *c);
 bool pgconn_is_up(const struct PgConn *c);
 

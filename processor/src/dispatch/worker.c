@@ -188,6 +188,8 @@ run_sql(struct Worker *w, struct Job *j)
 		return;
 	}
 	res = pgconn_query(&w->pg, STMT_PROCESS_ONE, params);
+	if (res == NULL)
+		pgconn_distrust_prepared(&w->pg); /* the handler ran, and nothing dropped what it prepared */
 	if (res == NULL && !w->pg.lost && !w->link.stopping() && strcmp(w->pg.sqlstate, "57014") == 0 &&
 		record_foreign_cancel(w, j))
 		return;
@@ -436,6 +438,7 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 		pgconn_clear(res);
 		return true;
 	}
+	pgconn_distrust_prepared(&w->pg); /* handlers ran, and nothing dropped what they prepared */
 	if (w->pg.lost || w->link.stopping()) {
 		batch_lost(w, jobs, n);
 		return true;
