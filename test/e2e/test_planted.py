@@ -1,6 +1,10 @@
-"""A handler's code runs as its owner and nothing of it outlives the handler in the Processor's
-session: not a prepared statement put in place of the Processor's (which would run with the
-Processor's rights), neither when the batch returns nor when it fails, and not a search_path.
+"""Nothing a less trusted role planted ever runs. A schema named like pg_relay's that another role
+made first (with functions, operators and views in it) is refused by `pg_relay install` and
+`upgrade`, by their SQL run through psql and by CREATE EXTENSION, and is ignored or refused by the
+Processor and `pg_relay status`, before anything in it is used; a role named like pg_relay's that
+existed before the install and can log in, or that another role may grant, is refused. A handler's
+code runs as its owner and nothing of it outlives the handler in the Processor's session: not a
+prepared statement put in place of the Processor's, not a search_path.
 
 Every planted function here draws a value from a sequence first (a draw is never rolled back), so
 "it never ran" is checked even where the statement that would have run it failed.
@@ -48,6 +52,220 @@ def ran(cl, db="app"):
     """How often anything planted ran."""
     with psycopg.connect(cl.dsn(db), autocommit=True) as s:
         return s.execute("SELECT CASE WHEN is_called THEN last_value ELSE 0 END FROM witness.ran").fetchone()[0]
+
+
+def member(cl, role, of):
+    with cl.connect() as s:
+        return s.execute("SELECT pg_has_role(%s, %s, 'MEMBER')", (role, of)).fetchone()[0]
+
+
+def superuser(cl, role):
+    with cl.connect() as s:
+        return s.execute("SELECT rolsuper FROM pg_roles WHERE rolname = %s", (role,)).fetchone()[0]
+
+
+# What a role plants in a schema it made: installation() that makes it a member of its caller,
+# fetch() and set_status() for the notifier's place, and look-alikes of the comparison operators
+# the checks of an install use, for the types they compare.
+PLANT = """
+CREATE SCHEMA {s};
+CREATE FUNCTION {s}.installation(OUT version text, OUT method text) LANGUAGE plpgsql AS $f$
+BEGIN
+    PERFORM nextval('witness.ran');
+    EXECUTE format('GRANT %I TO {who}', current_user);
+    version := '{v}'; method := 'script';
+END $f$;
+CREATE FUNCTION {s}.fetch(pk text, event_id bigint) RETURNS jsonb LANGUAGE plpgsql AS $f$
+BEGIN PERFORM nextval('witness.ran'); RETURN '{{}}'; END $f$;
+CREATE FUNCTION {s}.set_status(pk text, result jsonb) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN PERFORM nextval('witness.ran'); RETURN 'sent'; END $f$;
+"""
+OPERATORS = [("name", "name"), ("oid", "oid"), ("text", "text"), ("oid", "integer"), ("name", "text"),
+             ("text", "name"), ("boolean", "boolean"), ("integer", "integer")]
+
+
+def plant(cl, schema, who="mallory", db="app", operators=True, version=V):
+    sql = PLANT.format(s=schema, who=who, v=version)
+    if operators:
+        for i, (l, r) in enumerate(OPERATORS):
+            for op, name in (("=", "eq"), ("<>", "ne")):
+                sql += """
+CREATE FUNCTION {s}.{n}{i}(a {l}, b {r}) RETURNS boolean LANGUAGE plpgsql AS $f$
+BEGIN PERFORM nextval('witness.ran'); RETURN a::text OPERATOR(pg_catalog.{op}) b::text; END $f$;
+CREATE OPERATOR {s}.{op} (LEFTARG = {l}, RIGHTARG = {r}, FUNCTION = {s}.{n}{i});
+""".format(s=schema, n=name, i=i, l=l, r=r, op=op)
+    with psycopg.connect(dsn(cl, who, db), autocommit=True) as m:
+        m.execute(sql)
+
+
+def test_install_and_upgrade_refuse_a_planted_schema_and_run_nothing_of_it(c):
+    """mallory made schema pgrelay first, with installation() and look-alike operators, and let
+    mgr create in it: pg_relay install and upgrade refuse it by its owner, from the catalog,
+    before anything in it runs; mallory does not become a member of mgr."""
+    plant(c, "pgrelay")
+    with psycopg.connect(dsn(c, "mallory"), autocommit=True) as m:
+        m.execute("GRANT USAGE, CREATE ON SCHEMA pgrelay TO mgr")
+    for cmd in (("install",), ("install", "--notifier"), ("upgrade",)):
+        r = run(*cmd, "-d", dsn(c, "mgr"))
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "schema pgrelay belongs to role mallory, which is neither a superuser nor the role installing;" \
+               " nothing in it was used" in r.stderr, r.stderr
+        assert "hint: if the schema is not yours, have its owner or a superuser drop it" in r.stderr
+    assert ran(c) == 0 and not member(c, "mallory", "mgr")
+
+
+def test_install_through_psql_refuses_a_planted_schema_and_runs_nothing_of_it(c):
+    """The SQL of pg_relay install --print (and of upgrade --print) run by psql as mgr: the
+    guard says whose the schema is with pg_catalog's operators only, and nothing planted runs."""
+    plant(c, "pgrelay")
+    with psycopg.connect(dsn(c, "mallory"), autocommit=True) as m:
+        m.execute("GRANT USAGE, CREATE ON SCHEMA pgrelay TO mgr")
+    for cmd in (("install", "--print"), ("upgrade", "--print", "--from=1.3")):
+        sql = run(*cmd).stdout
+        r = subprocess.run(testlib.program("psql") + ["-X", "-q", "-v", "ON_ERROR_STOP=1", "--single-transaction",
+                            "-d", dsn(c, "mgr")], input=sql, capture_output=True, text=True, timeout=120)
+        assert r.returncode != 0
+        assert "schema pgrelay belongs to role mallory, which is neither a superuser nor the role installing" \
+               " pg_relay (mgr)" in r.stderr, r.stderr
+    assert ran(c) == 0 and not member(c, "mallory", "mgr")
+
+
+def test_create_extension_into_a_planted_schema_runs_nothing_of_it(c):
+    """CREATE EXTENSION, by a superuser, into the schema mallory made: refused, and none of her
+    operators ran as the superuser while the guard looked at the schema."""
+    plant(c, "pgrelay")
+    with psycopg.connect(dsn(c, "mallory"), autocommit=True) as m:
+        m.execute("GRANT USAGE, CREATE ON SCHEMA pgrelay TO PUBLIC")
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="schema pgrelay belongs to role mallory"):
+            s.execute("CREATE EXTENSION pg_relay")
+    assert ran(c) == 0 and not member(c, "mallory", "postgres")
+
+
+def test_the_notifier_install_refuses_a_planted_notifier_schema(c):
+    """pg_relay is mgr's; mallory made schema pgrelay_notifier: install --notifier and upgrade
+    --notifier refuse it and run nothing of it."""
+    assert run("install", "-d", dsn(c, "mgr")).returncode == 0
+    plant(c, "pgrelay_notifier")
+    for cmd in (("install", "--notifier"), ("upgrade", "--notifier")):
+        r = run(*cmd, "-d", dsn(c, "mgr"))
+        assert r.returncode == 1, r.stdout + r.stderr
+        assert "schema pgrelay_notifier belongs to role mallory, which is neither a superuser nor the role" \
+               " installing" in r.stderr, r.stderr
+    assert ran(c) == 0 and not member(c, "mallory", "mgr")
+
+
+def test_status_and_the_processor_ignore_a_notifier_schema_of_another_role(c, processors):
+    """A superuser installed pg_relay by CREATE EXTENSION in a database appowner owns; appowner
+    made schema pgrelay_notifier with an installation() that would make it a superuser, and a
+    fetch(). pg_relay status (as a superuser) and the Processor ignore that schema and say why,
+    run nothing of it, and do not refuse to start; an email event fails with the reason, its
+    fetch() never called."""
+    with c.connect() as s:
+        s.execute("CREATE ROLE appowner LOGIN")
+        s.execute("CREATE DATABASE shop OWNER appowner")
+    with psycopg.connect(c.dsn("shop"), autocommit=True) as s:
+        s.execute("CREATE EXTENSION pg_relay")
+        s.execute("CREATE ROLE relay LOGIN IN ROLE pgrelay_processor")
+        s.execute("CREATE SCHEMA witness; GRANT USAGE ON SCHEMA witness TO PUBLIC")
+        s.execute("CREATE SEQUENCE witness.ran; GRANT USAGE, UPDATE ON SEQUENCE witness.ran TO PUBLIC")
+        s.execute("GRANT pgrelay_admin, pgrelay_producer TO appowner")
+    plant(c, "pgrelay_notifier", who="appowner", db="shop", operators=False)
+    with psycopg.connect(dsn(c, "appowner", "shop"), autocommit=True) as a:
+        a.execute("CREATE OR REPLACE FUNCTION pgrelay_notifier.installation(OUT version text, OUT method text)"
+                  " LANGUAGE plpgsql AS $f$ BEGIN PERFORM nextval('witness.ran');"
+                  " ALTER ROLE appowner SUPERUSER; version := '%s'; method := 'script'; END $f$" % V)
+    r = run("status", "-d", c.dsn("shop"))
+    assert r.returncode == 0, r.stdout + r.stderr
+    assert "warning: schema pgrelay_notifier belongs to role appowner, not to the owner of pg_relay" in r.stderr
+    assert "pg_relay_notifier - (ignored)" in r.stdout
+    assert not superuser(c, "appowner") and ran(c, "shop") == 0
+
+    # an email channel and an event of it, as an admin could register them
+    with psycopg.connect(dsn(c, "appowner", "shop"), autocommit=True) as a:
+        a.execute("SELECT pgrelay.register('mail', 'notify')")
+        event = a.execute("SELECT pgrelay.notify('mail', '1')").fetchone()[0]
+    p = processors("--once", "-d", dsn(c, "relay", "shop"))
+    assert p.wait_exit() == 0
+    line = p.lines("notifier_ignored")[0]
+    assert "schema pgrelay_notifier belongs to role appowner" in line
+    with psycopg.connect(c.dsn("shop"), autocommit=True) as s:
+        err = s.execute("SELECT error FROM pgrelay.log WHERE event_id = %s", (event,)).fetchone()[0]
+    assert err.startswith("pg_relay_notifier is not installed"), err
+    assert not superuser(c, "appowner") and ran(c, "shop") == 0
+
+
+def test_status_refuses_to_run_code_of_an_owner_that_could_not_act_as_it(c):
+    """pg_relay installed by mgr over a plain connection; a superuser runs pg_relay status: mgr
+    could not act as the superuser, so nothing of the schema is used and status says so. As mgr,
+    or as a monitor role mgr made, it works."""
+    assert run("install", "-d", dsn(c, "mgr")).returncode == 0
+    r = run("status", "-d", c.dsn("app"))
+    assert r.returncode == 1
+    assert "schema pgrelay belongs to role mgr, which is not a superuser and could not act as this role" \
+           in r.stderr, r.stderr
+    with psycopg.connect(dsn(c, "mgr"), autocommit=True) as m:
+        m.execute("CREATE ROLE mon LOGIN IN ROLE pgrelay_monitor")
+    for role in ("mgr", "mon"):
+        r = run("status", "-d", dsn(c, role))
+        assert r.returncode == 0 and "pg_relay %s (script)" % V in r.stdout, r.stdout + r.stderr
+
+
+def test_a_role_of_ours_that_can_log_in_is_refused(c):
+    """A role named pgrelay_processor made before the install, which can log in: whoever logs in
+    as it would run the Processor's functions. CREATE EXTENSION and pg_relay install refuse it."""
+    with c.connect() as s:
+        s.execute("CREATE ROLE pgrelay_processor LOGIN")
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege,
+                           match="role pgrelay_processor exists already and is not a role pg_relay makes: it can log in"):
+            s.execute("CREATE EXTENSION pg_relay")
+    r = run("install", "-d", dsn(c, "mgr"))
+    assert r.returncode == 1 and "role pgrelay_processor exists already" in r.stderr, r.stderr
+
+
+def test_a_role_of_ours_that_another_role_may_grant_is_refused(c):
+    """pgrelay_admin made before the install, and mallory may grant it (ADMIN OPTION): she could
+    make any role an admin of this database's pg_relay. The install refuses it, naming her; once a
+    superuser takes the option back it installs, naming the role's members."""
+    with c.connect() as s:
+        s.execute("CREATE ROLE pgrelay_admin NOLOGIN")
+        s.execute("CREATE ROLE alice LOGIN IN ROLE pgrelay_admin")
+        s.execute("GRANT pgrelay_admin TO mallory WITH ADMIN OPTION")
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege,
+                           match="role pgrelay_admin exists already, and mallory may grant it to anyone") as e:
+            s.execute("CREATE EXTENSION pg_relay")
+        assert "SET pg_relay.accept_role_admins = 'mallory'" in e.value.diag.message_hint
+        assert "REVOKE ADMIN OPTION FOR pgrelay_admin FROM mallory CASCADE" in e.value.diag.message_hint
+    r = run("install", "-d", dsn(c, "mgr"))
+    assert r.returncode == 1 and "mallory may grant it to anyone" in r.stderr, r.stderr
+    # named and accepted by the installer: installed, the role's members named
+    r = subprocess.run([testlib.PROCESSOR, "install", "-d", dsn(c, "mgr")], capture_output=True, text=True,
+                       timeout=120, env=dict(os.environ, PGOPTIONS="-c pg_relay.accept_role_admins=mallory"))
+    assert r.returncode == 0, r.stderr
+    with psycopg.connect(c.dsn("postgres"), autocommit=True) as s:
+        s.execute("CREATE DATABASE other")
+    with psycopg.connect(c.dsn("other"), autocommit=True) as s:
+        s.execute("REVOKE ADMIN OPTION FOR pgrelay_admin FROM mallory CASCADE")
+        s.execute("SET pg_relay.accept_role_admins = 'mgr'")  # who made the other roles, in app
+        notices = []
+        s.add_notice_handler(lambda d: notices.append(d.message_primary))
+        s.execute("CREATE EXTENSION pg_relay")
+    assert any("role pgrelay_admin exists already; its members (alice, mallory" in n for n in notices), notices
+
+
+def test_an_update_warns_about_a_role_another_role_may_grant(c):
+    """An install of 1.3 whose pgrelay_monitor mallory may grant: the update to this version goes
+    through (it must not break a set-up that works) with a warning naming her."""
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        s.execute("CREATE EXTENSION pg_relay VERSION '1.3'")
+        s.execute("GRANT pgrelay_monitor TO mallory WITH ADMIN OPTION")
+        notices = []
+        s.add_notice_handler(lambda d: notices.append((d.severity_nonlocalized, d.message_primary)))
+        s.execute("ALTER EXTENSION pg_relay UPDATE")
+        assert s.execute("SELECT extversion FROM pg_extension WHERE extname = 'pg_relay'").fetchone()[0] == V
+    assert ("WARNING", "role pgrelay_monitor may be granted to anyone by mallory") in notices, notices
 
 
 @pytest.fixture
@@ -136,3 +354,38 @@ def test_a_handlers_search_path_is_not_used_after_it_returns(relay, processors):
     assert p.wait_exit() == 0
     assert outcomes(relay, events) == ["ok"] * 3
     assert ran(relay) == 0
+
+
+def test_replication_tables_leave_out_a_notifier_schema_of_another_role(relay):
+    """The tables a multi-master cluster must replicate leave out those of a schema named
+    pgrelay_notifier that mallory made: replication_setup() would add them to the replication set,
+    and the peers' apply workers would fire her triggers as a superuser."""
+    with psycopg.connect(dsn(relay, "mallory"), autocommit=True) as m:
+        m.execute("CREATE SCHEMA pgrelay_notifier; CREATE TABLE pgrelay_notifier.inbox (id int PRIMARY KEY)")
+    with psycopg.connect(relay.dsn("app"), autocommit=True) as s:
+        rels = [r[0] for r in s.execute("SELECT relation::text FROM pgrelay.replication_tables()").fetchall()]
+    assert "pgrelay.queue" in rels and not any(r.startswith("pgrelay_notifier.") for r in rels), rels
+
+
+def test_the_printed_install_run_without_one_transaction_binds_nothing_of_another_role(c):
+    """pg_relay install --print run by psql -f without -1: the script sets its path for the
+    session, so an operator mallory put in a schema named after the installer (first on the
+    default path) is bound into no view of pg_relay."""
+    with psycopg.connect(dsn(c, "mallory"), autocommit=True) as m:
+        m.execute("CREATE SCHEMA mgr; GRANT USAGE ON SCHEMA mgr TO PUBLIC")
+        m.execute("CREATE FUNCTION mgr.mul(integer, interval) RETURNS interval LANGUAGE plpgsql AS $f$"
+                  " BEGIN PERFORM nextval('witness.ran'); RETURN $1::float8 * $2; END $f$")
+        m.execute("CREATE OPERATOR mgr.* (LEFTARG = integer, RIGHTARG = interval, FUNCTION = mgr.mul)")
+    sql = run("install", "--print").stdout
+    r = subprocess.run(testlib.program("psql") + ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-d", dsn(c, "mgr")],
+                       input=sql, capture_output=True, text=True, timeout=120)
+    assert r.returncode == 0, r.stderr
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        foreign = s.execute("""
+            SELECT DISTINCT d.refobjid::regoperator::text FROM pg_depend d JOIN pg_rewrite w ON w.oid = d.objid
+            JOIN pg_class v ON v.oid = w.ev_class
+            WHERE d.classid = 'pg_rewrite'::regclass AND d.refclassid = 'pg_operator'::regclass
+              AND v.relnamespace = 'pgrelay'::regnamespace
+              AND (SELECT oprnamespace FROM pg_operator WHERE oid = d.refobjid) <> 'pg_catalog'::regnamespace""").fetchall()
+        assert foreign == []
+        assert s.execute("SHOW search_path").fetchone()[0] == '"$user", public'

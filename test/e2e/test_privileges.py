@@ -544,8 +544,9 @@ def test_a_schema_somebody_else_created_first_is_refused(cluster, ext, schema):
             d.sql("CREATE EXTENSION %s" % ext)
         assert "schema %s belongs to role %s, which is neither a superuser nor the role installing" % (schema, owner) \
             in str(e.value)
-        assert e.value.diag.message_hint == "Drop the schema (DROP SCHEMA %s), then install %s again." % (
-            schema, ext)
+        assert e.value.diag.message_hint == (
+            "If the schema is not yours, have its owner or a superuser drop it (DROP SCHEMA %s CASCADE), then"
+            " install %s again; if its owner is to own %s, install as that role." % (schema, ext, ext))
         assert d.scalar("SELECT count(*) FROM pg_extension WHERE extname = %s", (ext,)) == 0
         assert d.scalar("SELECT count(*) FROM pg_proc WHERE pronamespace = %s::regnamespace", (schema,)) == 0
         # a schema a superuser made is used as it is

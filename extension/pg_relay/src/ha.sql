@@ -794,11 +794,14 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         JOIN pg_class c ON c.oid = d.objid
         WHERE e.extname = 'pg_relay' AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
         UNION
-        -- pg_relay_notifier installed by pg_relay install: no extension, its own schema
+        -- pg_relay_notifier installed by pg_relay install: no extension, its own schema, which
+        -- counts only when it is pg_relay's owner's or a superuser's and closed to others, and
+        -- then only its tables of that owner (a schema of that name that another role made holds
+        -- her tables, whose triggers the peers' apply workers would run)
         SELECT c.oid::regclass, 'pg_relay_notifier'
-        FROM pg_class c
-        WHERE c.relnamespace = pg_catalog.to_regnamespace('pgrelay_notifier') AND c.relkind IN ('r', 'p')
-          AND c.relpersistence = 'p'
+        FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+        WHERE n.nspname = 'pgrelay_notifier' AND c.relkind IN ('r', 'p') AND c.relpersistence = 'p'
+          AND c.relowner = n.nspowner AND pgrelay._schema_trusted('pgrelay_notifier')
           AND NOT EXISTS (SELECT 1 FROM pg_extension x WHERE x.extname = 'pg_relay_notifier')
     )
     SELECT o.rel, r.replicate, COALESCE(r.why, 'not classified')

@@ -2,7 +2,72 @@
 
 -- Making a role needs CREATEROLE (or a superuser). On a managed service the role that owns the
 -- database usually has it; when it has not, the roles must exist already: the error names them
--- and the statements that make them, for a role that may.
+-- and the statements that make them, for a superuser (a role that makes them with CREATEROLE may
+-- grant them, on PostgreSQL 16 and later, and the install then refuses them, below).
+--
+-- A role of that name may exist before this install: the roles are the whole cluster's, and
+-- anybody with CREATEROLE may have made one. Its members get pg_relay's rights in this database
+-- (the Processor's role reads secrets). So a fresh install refuses one that is more than a NOLOGIN
+-- group, and one that a role other than a superuser or the installer may grant (ADMIN OPTION)
+-- unless the installer names that role in pg_relay.accept_role_admins, and names the members it
+-- has. An update only warns about both: it must not fail on a set-up
+-- that works, but says what to fix.
+DO $$
+DECLARE
+    fresh boolean := pg_catalog.to_regclass('pgrelay.queue') IS NULL;
+    -- the roles the installer accepts as granters of pg_relay's roles, by name
+    accepted text[] := pg_catalog.string_to_array(pg_catalog.replace(
+                           COALESCE(pg_catalog.current_setting('pg_relay.accept_role_admins', true), ''), ' ', ''), ',');
+    o record;
+BEGIN
+    FOR o IN
+        SELECT r.rolname,
+               pg_catalog.concat_ws(', ', CASE WHEN r.rolcanlogin THEN 'can log in' END,
+                                    CASE WHEN r.rolsuper THEN 'is a superuser' END,
+                                    CASE WHEN r.rolcreaterole THEN 'has CREATEROLE' END,
+                                    CASE WHEN r.rolcreatedb THEN 'has CREATEDB' END,
+                                    CASE WHEN r.rolreplication THEN 'has REPLICATION' END,
+                                    CASE WHEN r.rolbypassrls THEN 'has BYPASSRLS' END) AS attrs,
+               (SELECT pg_catalog.string_agg(pg_catalog.quote_ident(a.rolname), ', ' ORDER BY a.rolname)
+                FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles a ON a.oid = m.member
+                WHERE m.roleid = r.oid AND m.admin_option AND NOT a.rolsuper AND a.rolname <> current_user
+                  AND NOT a.rolname::text = ANY (accepted)) AS admins,
+               (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(a.rolname), ', ')
+                FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles a ON a.oid = m.member
+                WHERE m.roleid = r.oid AND a.rolname <> 'pg_monitor') AS members
+        FROM pg_catalog.pg_roles r
+        WHERE r.rolname IN ('pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin', 'pgrelay_monitor')
+        ORDER BY r.rolname
+    LOOP
+        IF o.attrs <> '' AND fresh THEN
+            RAISE EXCEPTION 'role % exists already and is not a role pg_relay makes: it %', o.rolname, o.attrs
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'pg_relay makes its roles NOLOGIN and without attributes: whoever logs in as this one, or uses what it has, holds the rights pg_relay gives it.',
+                      HINT = pg_catalog.format('If it is not yours, have a superuser drop it (DROP ROLE %I); if it is, take away what it should not have (ALTER ROLE %I NOLOGIN ...) and grant it to login roles instead; then install again.',
+                                               o.rolname, o.rolname);
+        ELSIF o.attrs <> '' THEN
+            RAISE WARNING 'role % %', o.rolname, o.attrs
+                USING DETAIL = 'pg_relay makes its roles NOLOGIN and without attributes: whoever logs in as this one, or uses what it has, holds the rights pg_relay gives it.',
+                      HINT = pg_catalog.format('ALTER ROLE %I NOLOGIN ...; grant it to login roles instead.', o.rolname);
+        END IF;
+        IF o.admins IS NOT NULL AND fresh THEN
+            RAISE EXCEPTION 'role % exists already, and % may grant it to anyone', o.rolname, o.admins
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'The roles of pg_relay are the whole cluster''s: a role granted this one holds its rights in this database too.',
+                      HINT = pg_catalog.format('If %s is to be trusted with this database''s pg_relay too, install with SET pg_relay.accept_role_admins = ''%s'' (pg_relay install: PGOPTIONS=''-c pg_relay.accept_role_admins=%s''); if not, have a superuser take the option back (REVOKE ADMIN OPTION FOR %I FROM %s CASCADE).',
+                                               o.admins, o.admins, o.admins, o.rolname, o.admins);
+        ELSIF o.admins IS NOT NULL THEN
+            RAISE WARNING 'role % may be granted to anyone by %', o.rolname, o.admins
+                USING DETAIL = 'The roles of pg_relay are the whole cluster''s: a role granted this one holds its rights in every database of pg_relay.',
+                      HINT = pg_catalog.format('REVOKE ADMIN OPTION FOR %I FROM %s', o.rolname, o.admins);
+        END IF;
+        IF fresh AND o.members IS NOT NULL THEN
+            RAISE WARNING 'role % exists already; its members (%) get its rights in this database', o.rolname, o.members;
+        END IF;
+    END LOOP;
+END
+$$;
+
 DO $$
 DECLARE
     r text;
@@ -23,7 +88,7 @@ BEGIN
         RAISE EXCEPTION 'pg_relay needs the roles %, and % may not create roles', pg_catalog.array_to_string(missing, ', '),
                         current_user
             USING ERRCODE = 'insufficient_privilege',
-                  HINT = pg_catalog.format('Have a role with CREATEROLE run: %s; then install again.',
+                  HINT = pg_catalog.format('Have a superuser run: %s; then install again.',
                                            (SELECT pg_catalog.string_agg(pg_catalog.format('CREATE ROLE %I NOLOGIN', u.x), '; ' ORDER BY u.n)
                                             FROM pg_catalog.unnest(missing) WITH ORDINALITY AS u(x, n)));
     END IF;

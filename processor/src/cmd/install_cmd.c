@@ -94,25 +94,63 @@ version_cmp(const char *a, const char *b)
 	return 0;
 }
 
-/* header: what every script starts with: the schema's path, and a check of what it needs. */
+/*
+ * header: what every script starts with: the schema's path, and a check of what it needs.
+ *
+ * The path names the schema and pg_temp only: pg_catalog, left out, is searched first, as in
+ * CREATE EXTENSION. With the schema first, an operator someone put in a schema of that name before
+ * the install would be picked over the built-in one by the statements that check whose the schema
+ * is (the guard section), and would stay bound into the views made after them. It is set for the
+ * session, not the transaction (SET LOCAL does nothing outside a transaction block, so a script
+ * run by psql -f without -1 would run on the installer's own path), and reset at the end
+ * (trailer); a transaction that fails undoes it.
+ */
 static bool
 header(const struct SqlBundle *b, struct Buf *out)
 {
-	bool ok = buf_printf(
-		out,
-		"/* %s %s, installed over a plain connection (pg_relay install): run in one transaction */\n"
-		"SET LOCAL search_path = %s, pg_catalog, pg_temp;\n",
-		b->ext, b->version, b->schema);
+	bool ok = buf_printf(out,
+						 "/* %s %s, installed over a plain connection (pg_relay install): run it in one "
+						 "transaction, stopping at the first error (psql -1 -v ON_ERROR_STOP=1 -f) */\n"
+						 "SET search_path = %s, pg_temp;\n",
+						 b->ext, b->version, b->schema);
 
+	/* what it builds on must be there, and be the installer's or a superuser's (as its guard says) */
 	if (ok && b->requires != NULL)
-		ok = buf_printf(out,
-						"DO $pgrelay_requires$ BEGIN\n"
-						"    IF pg_catalog.to_regprocedure('pgrelay.installation()') IS NULL THEN\n"
-						"        RAISE EXCEPTION '%s needs %s: install it first (pg_relay install)';\n"
-						"    END IF;\n"
-						"END $pgrelay_requires$;\n",
-						b->ext, b->requires);
+		ok = buf_printf(
+			out,
+			"DO $pgrelay_requires$ BEGIN\n"
+			"    IF pg_catalog.to_regprocedure('pgrelay.installation()') IS NULL THEN\n"
+			"        RAISE EXCEPTION '%s needs %s: install it first (pg_relay install)';\n"
+			"    END IF;\n"
+			"    IF NOT EXISTS (SELECT FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_roles r\n"
+			"                   ON r.oid OPERATOR(pg_catalog.=) n.nspowner\n"
+			"                   WHERE n.nspname OPERATOR(pg_catalog.=) 'pgrelay'::pg_catalog.name\n"
+			"                     AND (r.rolsuper OR r.rolname OPERATOR(pg_catalog.=) current_user)) THEN\n"
+			"        RAISE EXCEPTION 'schema pgrelay belongs to another role: install %s as the role that "
+			"owns pg_relay';\n"
+			"    END IF;\n"
+			"END $pgrelay_requires$;\n",
+			b->ext, b->requires, b->ext);
 	return ok;
+}
+
+/* trailer: what every script ends with: the installer's own path back (header). */
+static bool
+trailer(struct Buf *out)
+{
+	return buf_printf(out, "\nRESET search_path;\n");
+}
+
+/* section finds a section of b by name; NULL when it has none. */
+static const struct SqlSection *
+section(const struct SqlBundle *b, const char *name)
+{
+	int i;
+
+	for (i = 0; i < b->n_sections; i++)
+		if (strcmp(b->sections[i].name, name) == 0)
+			return &b->sections[i];
+	return NULL;
 }
 
 /* install_sql writes the SQL of a fresh install of b: the schema, then every section in order. */
@@ -126,7 +164,7 @@ install_sql(const struct SqlBundle *b, struct Buf *out)
 	for (i = 0; i < b->n_sections; i++)
 		if (!buf_printf(out, "\n%s", b->sections[i].sql))
 			return false;
-	return true;
+	return trailer(out);
 }
 
 /*
@@ -137,10 +175,12 @@ install_sql(const struct SqlBundle *b, struct Buf *out)
 static bool
 upgrade_sql(const struct SqlBundle *b, const char *from, struct Buf *out, char *err, size_t errlen)
 {
+	const struct SqlSection *guard = section(b, "guard");
 	const char *v = from;
-	int i, guard = 0;
+	int i, steps = 0;
 
-	if (!header(b, out) ||
+	/* whose the schema is, before its installation() is asked which version it is */
+	if (!header(b, out) || (guard != NULL && !buf_printf(out, "\n%s", guard->sql)) ||
 		!buf_printf(
 			out,
 			"DO $pgrelay_from$ BEGIN\n"
@@ -156,7 +196,7 @@ upgrade_sql(const struct SqlBundle *b, const char *from, struct Buf *out, char *
 		for (i = 0; i < b->n_steps; i++)
 			if (b->steps[i].from != NULL && strcmp(b->steps[i].from, v) == 0)
 				s = &b->steps[i];
-		if (s == NULL || ++guard > b->n_steps) {
+		if (s == NULL || ++steps > b->n_steps) {
 			snprintf(err, errlen, "there is no upgrade of %s from version %s to %s", b->ext, from,
 					 b->version);
 			return false;
@@ -168,7 +208,7 @@ upgrade_sql(const struct SqlBundle *b, const char *from, struct Buf *out, char *
 	for (i = 0; i < b->n_sections; i++)
 		if (!b->sections[i].only_install && !buf_printf(out, "\n%s", b->sections[i].sql))
 			return false;
-	return true;
+	return trailer(out);
 }
 
 /* run_transaction runs sql in a transaction of its own; false with the server's error on c. */
@@ -215,6 +255,9 @@ bring(struct PgConn *c, const struct InstallArgs *a, const struct SqlBundle *b, 
 				"pg_relay %s: %s %s is installed as an extension (CREATE EXTENSION)\n"
 				"hint: upgrade it with ALTER EXTENSION %s UPDATE\n",
 				cmd, b->ext, p->version, b->ext);
+		return 1;
+	case IK_FOREIGN:
+		fprintf(stderr, "pg_relay %s: %s\nhint: %s\n", cmd, p->why, p->hint);
 		return 1;
 	case IK_HALF:
 		fprintf(stderr,
@@ -387,7 +430,7 @@ install_main(int argc, char **argv, bool upgrade)
 		pgconn_destroy(&c);
 		return 1;
 	}
-	if (!install_state_read(&c, &st)) {
+	if (!install_state_read(&c, IR_INSTALLER, &st)) {
 		fprintf(stderr, "pg_relay %s: %s\n", cmd, c.error);
 		rc = 1;
 	} else if (a.notifier && st.relay.kind == IK_EXTENSION && st.notifier.kind != IK_EXTENSION) {

@@ -357,7 +357,7 @@ status_main(int argc, char **argv)
 		return 1;
 	}
 	rc = 0;
-	if (!install_state_read(&c, &st)) {
+	if (!install_state_read(&c, IR_USER, &st)) {
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
 		pgconn_destroy(&c);
 		return 1;
@@ -367,6 +367,8 @@ status_main(int argc, char **argv)
 		pgconn_destroy(&c);
 		return 1;
 	}
+	if (install_state_ignored(&st, err, sizeof err, why_hint, sizeof why_hint))
+		fprintf(stderr, "pg_relay status: warning: %s\nhint: %s\n", err, why_hint);
 	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c) ||
 		!print_schedules(&c)) {
 		fflush(stdout);

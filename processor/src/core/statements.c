@@ -23,28 +23,40 @@ static const struct Statement statements[] = {
 						  "SELECT pg_catalog.set_config('statement_timeout', $1, false)", 1, false},
 	[STMT_WHOAMI] = {"pgrelay_whoami",
 					 "SELECT current_user || ' in database ' || pg_catalog.current_database()", 0, false},
-	/* Which install, of which version: readable by any role (no pg_relay function is called). */
 	/*
-	 * Which install, of which version: readable by any role, also without USAGE on the schemas (no
-	 * name is looked up in them, no pg_relay function is called). A schema counts when it holds
-	 * anything: an empty one (made for the install, or left by a failed one) is no install.
+	 * Which install of each extension, and whose its schema is: from the catalog alone, readable by
+	 * any role (no name is looked up in the schemas, nothing in them runs), so that nothing in a
+	 * schema is used before its owner is known to be trusted (install_state.c decides). One row per
+	 * extension, pg_relay first. A schema counts as used when it holds anything: an empty one (made
+	 * for the install, or left by a failed one) is no install. The owner "acts as" the session's
+	 * role when running its code as that role gives it nothing it has not got: a superuser, the role
+	 * itself, a role with its privileges, or one that may grant them to itself (ADMIN OPTION on it;
+	 * before PostgreSQL 16, CREATEROLE did that for any role but a superuser). The creators are the
+	 * other roles that may create objects in the schema.
 	 */
 	[STMT_INSTALL_PROBE] =
 		{"pgrelay_install_probe",
-		 "SELECT (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay'),"
-		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-		 " WHERE n.nspname = 'pgrelay') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
-		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay'),"
-		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
-		 " ON n.oid = p.pronamespace"
-		 " WHERE n.nspname = 'pgrelay' AND p.proname = 'installation' AND p.pronargs = 0),"
-		 " (SELECT extversion FROM pg_catalog.pg_extension WHERE extname = 'pg_relay_notifier'),"
-		 " EXISTS (SELECT FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace"
-		 " WHERE n.nspname = 'pgrelay_notifier') OR EXISTS (SELECT FROM pg_catalog.pg_proc p"
-		 " JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace WHERE n.nspname = 'pgrelay_notifier'),"
-		 " EXISTS (SELECT FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n"
-		 " ON n.oid = p.pronamespace"
-		 " WHERE n.nspname = 'pgrelay_notifier' AND p.proname = 'installation' AND p.pronargs = 0)",
+		 "SELECT (SELECT e.extversion FROM pg_catalog.pg_extension e WHERE e.extname = x.ext),"
+		 " n.oid IS NOT NULL,"
+		 " EXISTS (SELECT FROM pg_catalog.pg_class c WHERE c.relnamespace = n.oid)"
+		 " OR EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.pronamespace = n.oid),"
+		 " EXISTS (SELECT FROM pg_catalog.pg_proc p WHERE p.pronamespace = n.oid"
+		 " AND p.proname = 'installation' AND p.pronargs = 0),"
+		 " o.rolname, o.rolsuper, o.oid = me.oid,"
+		 " o.rolsuper OR o.oid = me.oid OR pg_catalog.pg_has_role(o.oid, me.oid, 'USAGE')"
+		 " OR pg_catalog.pg_has_role(o.oid, me.oid, 'MEMBER WITH ADMIN OPTION')"
+		 " OR (pg_catalog.current_setting('server_version_num')::integer < 160000"
+		 " AND o.rolcreaterole AND NOT me.rolsuper),"
+		 " (SELECT pg_catalog.string_agg(DISTINCT CASE WHEN a.grantee = 0::oid THEN 'PUBLIC'"
+		 " ELSE pg_catalog.quote_ident(pg_catalog.pg_get_userbyid(a.grantee)::text) END, ', ')"
+		 " FROM pg_catalog.aclexplode(n.nspacl) a"
+		 " WHERE a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner)"
+		 " FROM (VALUES (1, 'pg_relay', 'pgrelay'), (2, 'pg_relay_notifier', 'pgrelay_notifier')) x(i, ext, "
+		 "nsp)"
+		 " CROSS JOIN (SELECT oid, rolsuper FROM pg_catalog.pg_roles WHERE rolname = current_user) me"
+		 " LEFT JOIN pg_catalog.pg_namespace n ON n.nspname = x.nsp"
+		 " LEFT JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner"
+		 " ORDER BY x.i",
 		 0, false},
 	[STMT_INSTALL_RELAY] = {"pgrelay_install_relay", "SELECT version FROM pgrelay.installation()", 0, false},
 	[STMT_INSTALL_NOTIFIER] = {"pgrelay_install_notifier",
@@ -85,6 +97,7 @@ static const struct Statement statements[] = {
 		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
 		 " FROM pgrelay.process_batch($1::bigint[])",
 		 1, true},
+	[STMT_NOTIFIER_TRUSTED] = {"pgrelay_notifier_trusted", "SELECT " NOTIFIER_TRUSTED, 0, false},
 	[STMT_CLAIM_FETCH] =
 		{"pgrelay_claim_fetch",
 		 /* a replayed row (finished by the claim) fetches nothing */

@@ -10,6 +10,19 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+/*
+ * NOTIFIER_TRUSTED: may pg_relay_notifier's schema be used, from the catalog alone: it belongs to
+ * pg_relay's owner or to a superuser, and no other role may create objects in it. A schema of that
+ * name that another role made holds her functions; a statement naming them is not even planned
+ * (planning may run an immutable function of hers that an inlined SQL function calls).
+ */
+#define NOTIFIER_TRUSTED                                                                \
+	"EXISTS (SELECT FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_namespace r"      \
+	" ON r.nspname = 'pgrelay' JOIN pg_catalog.pg_roles o ON o.oid = n.nspowner"        \
+	" WHERE n.nspname = 'pgrelay_notifier' AND (o.rolsuper OR n.nspowner = r.nspowner)" \
+	" AND NOT EXISTS (SELECT FROM pg_catalog.aclexplode(n.nspacl) a"                    \
+	" WHERE a.privilege_type = 'CREATE' AND a.grantee <> n.nspowner))"
+
 enum StmtId {
 	STMT_SESSION_SETUP,     /* after connecting: pg_relay.mode, client_connection_check_interval */
 	STMT_SET_TIMEOUT,       /* statement_timeout of the session */
@@ -23,7 +36,8 @@ enum StmtId {
 	STMT_QUEUE_FETCH,       /* the fetch: _queue_fetch(), queue_pending_ids() without row locks */
 	STMT_PROCESS_ONE,       /* a SQL event, whole */
 	STMT_PROCESS_BATCH,     /* several SQL events in one transaction */
-	STMT_CLAIM_FETCH,       /* a notify event: claim its row and fetch its message */
+	STMT_NOTIFIER_TRUSTED,  /* a notify event: may the notifier's schema be used (NOTIFIER_TRUSTED) */
+	STMT_CLAIM_FETCH,       /* ... claim its row and fetch its message */
 	STMT_ROLLBACK_FETCH,    /* ... the fetch raised: back to the savepoint before it */
 	STMT_CLAIM,             /* ... and claim the row alone */
 	STMT_WRITE_LOG,         /* the log row and the retry decision */

@@ -97,13 +97,15 @@ tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, 
 
 	if (!one_value(t, STMT_WHOAMI, who, sizeof who, &isnull))
 		goto sqlerr;
-	if (!install_state_read(&t->pg, &st))
+	if (!install_state_read(&t->pg, IR_USER, &st))
 		goto sqlerr;
 	if (install_state_problem(&st, why, sizeof why, hint, hintlen)) {
 		snprintf(err, errlen, "%s (connected as %s)", why, who);
 		return false;
 	}
 	install_state_describe(&st, t->install, sizeof t->install);
+	if (install_state_ignored(&st, why, sizeof why, hint, hintlen))
+		log_warn("notifier_ignored", LOG_STR("error", why), LOG_STR("hint", hint));
 	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull)) {
 		/* The check names functions of the current version: an older one has not got them. */
 		if (!t->pg.lost && strcmp(t->pg.sqlstate, "42883") == 0) {

@@ -211,16 +211,44 @@ decide(struct Mail *m)
 	return deliver(m);
 }
 
-/* run_mail claims and fetches in one statement, parses the message, then decides. */
+/* notifier_trusted: may the notifier's schema be used (statements.h, NOTIFIER_TRUSTED)? -1: failed. */
+static int
+notifier_trusted(struct Held *h)
+{
+	PGresult *res = pgconn_query(h->pg, STMT_NOTIFIER_TRUSTED, NULL);
+	int ok;
+
+	if (res == NULL)
+		return -1;
+	ok = PQntuples(res) > 0 && strcmp(pgconn_value(res, 0, 0), "t") == 0;
+	pgconn_clear(res);
+	return ok;
+}
+
+/*
+ * run_mail claims and fetches in one statement, parses the message, then decides. Only when the
+ * notifier's schema may be used: otherwise the row is claimed alone and the attempt fails with
+ * the reason, and nothing in that schema is named.
+ */
 static enum Outcome
 run_mail(struct Mail *m)
 {
 	char err[1024], *doc;
 	enum Outcome oc;
-	PGresult *res = held_claim(m->h, STMT_CLAIM_FETCH, STMT_CLAIM, err, sizeof err);
+	int trusted = notifier_trusted(m->h);
+	PGresult *res;
 
-	if (!held_claimed(m->h, read_claim(m, res, err[0] == '\0', &doc), &oc))
+	if (trusted < 0)
+		return held_lost(m->h->rep, "claim");
+	res = trusted ? held_claim(m->h, STMT_CLAIM_FETCH, STMT_CLAIM, err, sizeof err)
+				  : held_claim(m->h, STMT_CLAIM, STMT_COUNT, NULL, 0);
+	if (!held_claimed(m->h, read_claim(m, res, trusted && err[0] == '\0', &doc), &oc))
 		return oc;
+	if (!trusted)
+		return finish_simple(m, AR_TRANSIENT,
+							 "pg_relay_notifier is not installed: schema pgrelay_notifier is missing, or "
+							 "belongs to a role other than pg_relay's owner, or others may create in it",
+							 false);
 	if (err[0] != '\0')
 		return finish_simple(m, AR_TRANSIENT, err, false);
 	if (doc == NULL)

@@ -18,7 +18,10 @@ static char last_hint[512];
 /*
  * One round trip. A name is looked up only when the role may use its schema (to_regclass refuses
  * a schema the role may not use, and CASE keeps it from being evaluated then), and an object that
- * does not exist (an older pg_relay, no notifier) reads as not allowed.
+ * does not exist (an older pg_relay, no notifier) reads as not allowed. The notifier's schema
+ * counts only when it is pg_relay's owner's or a superuser's and closed to others (NOTIFIER_TRUSTED):
+ * a schema of that name that another role made holds her views, whose functions would run as the
+ * console's role.
  */
 static const char caps_sql[] =
 	"SELECT current_user, pg_catalog.current_database(),"
@@ -66,7 +69,7 @@ static const char caps_sql[] =
 	"                        WHERE nspname = 'pgrelay'), false) AS r,"
 	"              COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM "
 	"pg_catalog.pg_namespace"
-	"                        WHERE nspname = 'pgrelay_notifier'), false) AS n) s";
+	"                        WHERE nspname = 'pgrelay_notifier'), false) AND " NOTIFIER_TRUSTED " AS n) s";
 
 bool
 web_db_open(const char *conninfo, char *err, size_t errlen)
