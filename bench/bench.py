@@ -5,6 +5,7 @@ Run it through bench/run (`make bench`), which builds the release Processor firs
 how it is measured and the targets are described in docs/benchmarks.md. Progress goes to stderr,
 the table to stdout.
 """
+import http.client
 import os
 import re
 import shutil
@@ -1367,9 +1368,21 @@ class Bench:
             FROM pgrelay.log WHERE outcome = 'failed' AND channel LIKE 'c%%' ON CONFLICT DO NOTHING""")
         self.db.execute("VACUUM ANALYZE pgrelay.log, pgrelay.failed_events")
 
-    def page_ms(self, base, path):
+    def console_cookie(self, p):
+        """The session cookie of a console without a password file, from the sign-in address it logged."""
+        self.wait_log(p, r" web_sign_in ")
+        url = urllib.parse.urlsplit(re.search(r' web_sign_in url="([^"]+)"', self.log_text(p)).group(1))
+        conn = http.client.HTTPConnection(url.hostname, url.port, timeout=60)
+        conn.request("GET", "%s?%s" % (url.path, url.query))
+        r = conn.getresponse()
+        r.read()
+        conn.close()
+        assert r.status == 303, r.status
+        return r.getheader("Set-Cookie").split(";")[0]
+
+    def page_ms(self, base, path, cookie):
         t0 = time.monotonic()
-        with urllib.request.urlopen(base + path, timeout=60) as r:
+        with urllib.request.urlopen(urllib.request.Request(base + path, headers={"Cookie": cookie}), timeout=60) as r:
             body = r.read()
             assert r.status == 200 and b"</html>" in body, (path, r.status)
         return (time.monotonic() - t0) * 1000
@@ -1404,18 +1417,20 @@ class Bench:
             self.children.append(p)
             self.wait_log(p, r" web_listening ")
             base = re.search(r" web_listening url=(\S+)/", self.log_text(p)).group(1)
+            cookie = self.console_cookie(p)
             # the overviews that read the rest of the last day, a little each, until it is counted
             fill = []
             while len(fill) < 1000:
                 t0 = time.monotonic()
-                with urllib.request.urlopen(base + "/", timeout=60) as resp:
+                with urllib.request.urlopen(urllib.request.Request(base + "/", headers={"Cookie": cookie}),
+                                            timeout=60) as resp:
                     counting = b'id="counting"' in resp.read()
                 fill.append((time.monotonic() - t0) * 1000)
                 if not counting:
                     break
             for name, path in self.console_pages(failed_id, q_time):
                 before = self.log_seq_scans()
-                times = sorted(self.page_ms(base, path) for _ in range(CONSOLE_LOADS))
+                times = sorted(self.page_ms(base, path, cookie) for _ in range(CONSOLE_LOADS))
                 results[(role, name)] = (statistics.median(times), times[-1])
                 scans = self.log_seq_scans() - before
                 say("  %s %s (%s): median %.1f ms, max %.1f ms%s" % (role, name, path, *results[(role, name)],

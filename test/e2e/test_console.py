@@ -1,9 +1,12 @@
-"""pg_relay web over HTTP: the protection the HTTP side adds (loopback by default, TLS and a password
-file of salted hashes elsewhere, actions only as same-origin POSTs with a CSRF token, the Host of a
+"""pg_relay web over HTTP: the protection the HTTP side adds (loopback by default, and there nothing
+without the sign-in token of its start or a user of the password file; TLS and a password file of
+salted hashes elsewhere; actions only as same-origin POSTs with a CSRF token, the Host of a
 loopback console, a strict Content-Security-Policy, bounded requests) and the database's decision
 of who sees and does what (a monitor reads outcomes, never payloads; an admin acts; no secret is
 ever on a page). test_console_browser.py drives the same console in a real browser."""
+import os
 import re
+import stat
 import subprocess
 import urllib.parse
 
@@ -90,6 +93,7 @@ def test_help_and_bad_usage():
                        (["--listen=0.0.0.0:0"], "needs --tls-cert, --tls-key and --auth-file"),
                        (["--listen=[::]:0", "--tls-cert=a", "--tls-key=b"], "needs --tls-cert, --tls-key and --auth-file"),
                        (["--tls-cert=a"], "--tls-cert and --tls-key go together"),
+                       (["--auth-file=a", "--token-file=b"], "--token-file is for a console without --auth-file"),
                        (["--listen=127.0.0.1"], "expected HOST:PORT"),
                        (["--listen=127.0.0.1:99999"], "port must be a number"),
                        (["--iterations=5"], "--iterations must be a number from 1000"),
@@ -97,7 +101,7 @@ def test_help_and_bad_usage():
         r = web(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert says in r.stderr and len(r.stderr.splitlines()) <= 2, (args, r.stderr)
-        assert ('Try "pg_relay web --help"' in r.stderr) == (args[0] in ("--nope", "--listen", "extra",
+        assert ('Try "pg_relay web --help"' in r.stderr) == (args[0] in ("--nope", "--listen", "extra", "--auth-file=a",
                                                                            "--iterations=5", "--log-level=loud")), args
     assert "pg_relay web" in subprocess.run([testlib.PROCESSOR, "--help"], capture_output=True, text=True).stdout
 
@@ -354,10 +358,83 @@ def test_actions_need_post_same_origin_and_the_csrf_token(relay, consoles):
     assert "why=origin" in c.proc.log() and "why=csrf" in c.proc.log()
 
 
+def test_without_a_password_file_nothing_but_the_sign_in_token_gets_in(relay, consoles):
+    """A loopback console serves every user of the host: without --auth-file, no page and no action
+    without the session cookie that the token of this start gives, and the token is in one log line."""
+    c = consoles(dsn_as(relay, "console_admin"), "--log-level=debug")
+    # what any local user can send: no page, no form, no action
+    for path in ["/", "/channels", "/events", "/event?id=%d" % relay.failed[0], "/static/console.css", "/nope"]:
+        r = c.get(path, cookie=False)
+        assert r.status == 401 and "not signed in" in r.body and "csrf" not in r.body, (path, r.status, r.body)
+    token = re.search(r"/sign-in\?token=([0-9a-f]{64})$", c.sign_in_url).group(1)
+    assert c.sign_in_url == c.url + "sign-in?token=" + token
+    for cookie in ("pg_relay_%d=%s" % (c.port(), "0" * 64), "pg_relay_%d=%s" % (c.port(), token),
+                   "pg_relay=" + c.cookie.split("=", 1)[1], c.cookie + "0"):
+        assert c.get("/", headers={"Cookie": cookie}, cookie=False).status == 401, cookie
+    csrf = c.csrf("/channels")
+    r = c.post("/action/pause", {"csrf": csrf}, cookie=False)
+    assert r.status == 401 and not relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
+    # a wrong token signs nobody in
+    for path in ("/sign-in", "/sign-in?token=", "/sign-in?token=" + "0" * 64, "/sign-in?token=" + token[:-1],
+                 "/sign-in?token=" + token.upper(), "/sign-in?token=" + token + "0"):
+        r = c.get(path, cookie=False)
+        assert r.status == 401 and r.header("Set-Cookie") is None, path
+    assert c.request("/sign-in?token=" + token, method="POST", data="", cookie=False).status == 405
+    # the token's answer: the cookie, for this port, that no script reads and no other site sends
+    r = c.get("/sign-in?token=" + token, cookie=False)
+    assert r.status == 303 and r.header("Location") == "/"
+    assert r.header("Set-Cookie") == c.cookie + "; Path=/; HttpOnly; SameSite=Strict", r.header("Set-Cookie")
+    assert c.cookie.startswith("pg_relay_%d=" % c.port()) and token not in c.cookie
+    r = c.post("/action/pause", {"csrf": csrf})
+    assert r.status == 200 and relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
+    c.post("/action/resume", {"csrf": csrf})
+    # the token is in its one line and nowhere else, at every log level
+    log = c.proc.log()
+    assert log.count(token) == 1 and re.search(r'info web_sign_in url="%s"\n' % re.escape(c.sign_in_url), log), log
+    assert "web_signed_in address=127.0.0.1" in log and "why=token address=127.0.0.1" in log
+    assert c.cookie.split("=", 1)[1] not in log
+    # a new start, a new token: the old one and its cookie are no good
+    again = consoles(dsn_as(relay, "console_admin"))
+    assert again.sign_in_url != c.sign_in_url
+    assert again.get("/sign-in?token=" + token, cookie=False).status == 401
+    assert again.get("/", headers={"Cookie": c.cookie.replace(str(c.port()), str(again.port()))},
+                     cookie=False).status == 401
+    # the address is shown whatever the log level
+    quiet = testlib.Processor(["web", "-d", dsn_as(relay, "console_admin"), "--listen=127.0.0.1:0",
+                               "--log-level=error"])
+    try:
+        quiet.wait_log(r'web_sign_in url="http://127\.0\.0\.1:\d+/sign-in\?token=[0-9a-f]{64}"')
+        assert "web_listening" not in quiet.log()
+    finally:
+        assert quiet.stop() == 0
+
+
+def test_the_sign_in_address_in_a_token_file(relay, consoles, tmp_path):
+    path = tmp_path / "console.url"
+    c = consoles(dsn_as(relay, "console_admin"), "--token-file=" + str(path))
+    assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
+    text = path.read_text()
+    assert re.fullmatch(re.escape(c.url) + r"sign-in\?token=[0-9a-f]{64}\n", text), text
+    token = text.strip().rsplit("=", 1)[1]
+    assert token not in c.proc.log() and "web_sign_in file=%s" % path in c.proc.log()
+    assert c.get("/").status == 200 and c.get("/", cookie=False).status == 401
+    # the next start writes its own into the same file
+    c2 = consoles(dsn_as(relay, "console_admin"), "--token-file=" + str(path))
+    assert path.read_text() != text and c2.get("/").status == 200
+    # a file others may read, or of another user, is refused and left as it is
+    path.chmod(0o644)
+    r = web("-d", dsn_as(relay, "console_admin"), "--listen=127.0.0.1:0", "--token-file=" + str(path))
+    assert r.returncode == 1 and "remove it or name another" in r.stderr and "token=" not in r.stderr, r.stderr
+    assert path.read_text() == c2.sign_in_url + "\n"
+    r = web("-d", dsn_as(relay, "console_admin"), "--listen=127.0.0.1:0", "--token-file=" + str(tmp_path / "no" / "f"))
+    assert r.returncode == 1 and "cannot write the token file" in r.stderr, r.stderr
+
+
 def test_every_answer_carries_the_security_headers(relay, consoles):
     c = consoles(dsn_as(relay, "console_admin"))
-    for path in ["/", "/events", "/static/console.css", "/static/console.js", "/nope", "/event?id=x"]:
-        r = c.get(path)
+    for path, cookie in [("/", True), ("/events", True), ("/static/console.css", True), ("/static/console.js", True),
+                         ("/nope", True), ("/event?id=x", True), ("/", False), ("/sign-in?token=x", False)]:
+        r = c.get(path, cookie=cookie)
         assert r.header("Content-Security-Policy") == CSP, path
         assert r.header("X-Content-Type-Options") == "nosniff" and r.header("X-Frame-Options") == "DENY", path
         assert r.header("Cache-Control") == "no-store" and r.header("Referrer-Policy") == "same-origin", path

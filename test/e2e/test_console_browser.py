@@ -1,8 +1,9 @@
 """pg_relay web in a real browser: Debian's headless Chromium, driven by chromium-driver through
 Debian's python3-selenium, loads every page of the console against a live database with a running
 Processor (a SQL channel, an email through a real SMTP server, a webhook to a receiver that checks
-signatures), checks what each page shows, retries a failed event and pauses a channel and a
-schedule as an admin, is refused as a monitor, and saves a screenshot of each page (docs/console.md
+signatures), signs in with the address the console writes at start (its session cookie), checks
+what each page shows, retries a failed event and pauses a channel and a schedule as an admin, is
+refused as a monitor, and saves a screenshot of each page (docs/console.md
 shows them: PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must
 stay free of errors: a Content-Security-Policy violation or a script error fails the test."""
 import os
@@ -135,14 +136,24 @@ def live(cluster, smtpd, hookd, processors):
     db.close()
 
 
-def start(live, role):
-    return webconsole.Console(live.dsn.replace("user=postgres", "user=" + role))
+def start(live, role, d):
+    """A console as role, and the browser signed in to it with the address it wrote at start."""
+    c = webconsole.Console(live.dsn.replace("user=postgres", "user=" + role))
+    d.get(c.sign_in_url)
+    assert d.current_url == c.url and d.title == "Overview \u00b7 pg_relay", (d.current_url, d.title)
+    return c
 
 
 def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
     d = browser
-    admin = start(live, "console_admin")
+    admin = webconsole.Console(live.dsn.replace("user=postgres", "user=console_admin"))
     try:
+        # Not signed in: no page, and what to do about it; then the address of the console's start
+        d.get(admin.url)
+        assert "not signed in" in d.page_source and "console_admin" not in d.page_source
+        d.get_log("browser")                                       # the 401's console message
+        d.get(admin.sign_in_url)
+        assert d.current_url == admin.url
         # Overview: the charts and a row per channel (after one load that counts the quiet day)
         testlib.wait_for(lambda: 'id="counting"' not in admin.get("/").body, "the last day counted")
         d.get(admin.url)
@@ -256,7 +267,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
     again = live.scalar("SELECT pgrelay.notify('order_placed', %s)", (PAYLOAD,))
     testlib.wait_for(lambda: live.scalar("SELECT count(*) FROM pgrelay.failed WHERE event_id = %s", (again,)) == 1,
                      "the second failure")
-    mon = start(live, "console_monitor")
+    mon = start(live, "console_monitor", d)
     try:
         d.get(mon.url)
         assert "console_monitor" in text(d, "#who") and "pgrelay_monitor" in text(d, "#who")
@@ -290,7 +301,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
 def test_pages_read_without_javascript(live, browser):
     """The pages are whole without the script: the same rows, the forms still post."""
     d = browser
-    admin = start(live, "console_admin")
+    admin = start(live, "console_admin", d)
     try:
         d.execute_cdp_cmd("Emulation.setScriptExecutionDisabled", {"value": True})
         d.get(admin.url + "channels")

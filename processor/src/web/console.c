@@ -1,6 +1,7 @@
 /*
  * console.c - `pg_relay web`: flags, the password-file helper (--hash-password), the start-up
- * checks, and the wait for SIGTERM while the server's thread serves the pages.
+ * checks, the sign-in address of a console without a password file, and the wait for SIGTERM
+ * while the server's thread serves the pages.
  */
 #include "web_console.h"
 
@@ -21,6 +22,7 @@
 #include "web_auth.h"
 #include "web_db.h"
 #include "web_server.h"
+#include "web_signin.h"
 
 #define DEFAULT_LISTEN "127.0.0.1:9480"
 
@@ -28,8 +30,8 @@ static const char web_usage[] =
 	"pg_relay web - the web console: queues, throughput, events and their attempts, failures, Processors\n"
 	"and cluster nodes of pg_relay in a database, with retry, discard, pause and resume for admins.\n"
 	"\n"
-	"Usage: pg_relay web [-d CONNINFO] [--listen=ADDR:PORT] [--tls-cert=FILE --tls-key=FILE] "
-	"[--auth-file=FILE]\n"
+	"Usage: pg_relay web [-d CONNINFO] [--listen=ADDR:PORT] [--tls-cert=FILE --tls-key=FILE]\n"
+	"                    [--auth-file=FILE | --token-file=FILE]\n"
 	"       pg_relay web --hash-password=NAME [--iterations=N]   (the password is read from stdin)\n"
 	"\n"
 	"  -d, --dbname=CONNINFO        libpq connection string or URI (default: the PG* environment variables)\n"
@@ -38,10 +40,16 @@ static const char web_usage[] =
 	"      --tls-cert=FILE          PEM certificate (chain): serve HTTPS\n"
 	"      --tls-key=FILE           the certificate's PEM private key\n"
 	"      --auth-file=FILE         users and salted password hashes (NAME:pbkdf2-sha256:...): HTTP sign-in\n"
+	"      --token-file=FILE        without --auth-file: write the sign-in address into FILE (mode 0600)\n"
+	"                               instead of standard error\n"
 	"      --hash-password=NAME     print NAME's line for the auth file, reading the password from stdin\n"
 	"      --iterations=N           PBKDF2-HMAC-SHA256 rounds of --hash-password (default 600000)\n"
 	"      --log-level=LEVEL        error, warn, info (default) or debug (a line per request)\n"
 	"  -h, --help                   show this help and exit\n"
+	"\n"
+	"Without --auth-file, the console draws a sign-in token at each start and writes the address that\n"
+	"signs in with it (web_sign_in url=.../sign-in?token=...) once, on standard error or into FILE;\n"
+	"every page needs the session cookie it gives.\n"
 	"\n"
 	"The database decides who sees and does what: the console connects as the role it is given. A member\n"
 	"of pgrelay_monitor sees queue state and outcomes; a member of pgrelay_admin also payloads, deliveries\n"
@@ -50,6 +58,7 @@ static const char web_usage[] =
 struct WebArgs {
 	const char *conninfo;
 	struct WebServerOptions server;
+	const char *token_file;
 	const char *hash_name;
 	long iterations;
 	enum LogLevel level;
@@ -64,6 +73,7 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 									   {"tls-cert", required_argument, NULL, 'C'},
 									   {"tls-key", required_argument, NULL, 'K'},
 									   {"auth-file", required_argument, NULL, 'A'},
+									   {"token-file", required_argument, NULL, 'T'},
 									   {"hash-password", required_argument, NULL, 'P'},
 									   {"iterations", required_argument, NULL, 'I'},
 									   {"log-level", required_argument, NULL, 'L'},
@@ -90,6 +100,9 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 			break;
 		case 'A':
 			a->server.auth_file = optarg;
+			break;
+		case 'T':
+			a->token_file = optarg;
 			break;
 		case 'P':
 			a->hash_name = optarg;
@@ -132,6 +145,10 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 	}
 	if (optind < argc) {
 		fprintf(stderr, "pg_relay web: unexpected argument \"%s\"\n", argv[optind]);
+		return 2;
+	}
+	if (a->token_file != NULL && a->server.auth_file != NULL) {
+		fprintf(stderr, "pg_relay web: --token-file is for a console without --auth-file\n");
 		return 2;
 	}
 	return 0;
@@ -194,6 +211,31 @@ hash_password(const struct WebArgs *a)
 	fputs(line.data, stdout);
 	buf_free(&line);
 	return 0;
+}
+
+/*
+ * show_sign_in gives whoever started the console its sign-in address, once: into the token file
+ * (mode 0600), or else on standard error, whatever the log level. No other line carries the token.
+ */
+static bool
+show_sign_in(const struct WebArgs *a, const char *url, char *err, size_t errlen)
+{
+	char address[512];
+	struct LogField field;
+	bool ok = true;
+
+	snprintf(address, sizeof address, "%ssign-in?token=%s", url, signin_token());
+	if (a->token_file != NULL) {
+		strcat(address, "\n");
+		ok = signin_write_file(a->token_file, address, err, errlen);
+		if (ok)
+			log_info("web_sign_in", LOG_STR("file", a->token_file));
+	} else {
+		field = LOG_STR("url", address);
+		log_write(LL_INFO, NULL, "web_sign_in", &field, 1);
+	}
+	OPENSSL_cleanse(address, sizeof address);
+	return ok;
 }
 
 /* wait_for_stop waits for SIGTERM or SIGINT (blocked in every thread, taken here). */
@@ -263,7 +305,14 @@ web_main(int argc, char **argv)
 	}
 	log_info("web_listening", LOG_STR("url", url), LOG_STR("role", caps.role),
 			 LOG_STR("database", caps.database), LOG_BOOL("tls", a.server.tls_cert != NULL),
-			 LOG_BOOL("auth", a.server.auth_file != NULL), LOG_INT("users", auth_users()));
+			 LOG_STR("sign_in", a.server.auth_file != NULL ? "password" : "token"),
+			 LOG_INT("users", auth_users()));
+	if (a.server.auth_file == NULL && !show_sign_in(&a, url, err, sizeof err)) {
+		fprintf(stderr, "pg_relay web: %s\n", err);
+		web_server_stop();
+		web_db_close();
+		return 1;
+	}
 	wait_for_stop(&set);
 	web_server_stop();
 	web_db_close();

@@ -2,8 +2,9 @@
  * server.c - the web console over libmicrohttpd: one polling thread serves every connection and
  * runs the pages on the console's one database session, so requests never run at once. Each
  * request is checked in this order: the Host it names (loopback consoles answer only to
- * loopback names, against DNS rebinding), the HTTP user (auth file), the method, and for an
- * action the Origin and the CSRF token; then the database says what the role may do.
+ * loopback names, against DNS rebinding), who signed in (the HTTP user of the auth file, or the
+ * session cookie of the sign-in token), the method, and for an action the Origin and the CSRF
+ * token; then the database says what the role may do.
  */
 #include "web_server.h"
 
@@ -28,11 +29,13 @@
 #include "metrics_http.h"
 #include "web.h"
 #include "web_assets.h"
+#include "web_addr.h"
 #include "web_auth.h"
 #include "web_csrf.h"
 #include "web_db.h"
 #include "web_html.h"
 #include "web_pages.h"
+#include "web_signin.h"
 
 #define MAX_BODY 16384        /* a form of the console is a few hundred bytes */
 #define MAX_PEM (1024 * 1024) /* a certificate chain or a key */
@@ -44,6 +47,7 @@ static struct MHD_Daemon *daemon_;
 static bool use_tls, loopback_only, use_auth;
 static char *tls_cert_pem, *tls_key_pem;
 static char last_message[512];
+static char cookie_name[32]; /* pg_relay_PORT: a browser sends a host's cookies to each of its ports */
 
 /* One request between libmicrohttpd's calls: the body of a POST as it arrives. */
 struct ReqCtx {
@@ -276,6 +280,49 @@ same_origin(struct MHD_Connection *c)
 	return strcmp(origin, want) == 0;
 }
 
+/* client_address is the socket address c came from (NULL when libmicrohttpd does not say). */
+static const struct sockaddr *
+client_address(struct MHD_Connection *c)
+{
+	const union MHD_ConnectionInfo *info = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CLIENT_ADDRESS);
+
+	return info ? info->client_addr : NULL;
+}
+
+/*
+ * sign_in answers /sign-in?token=...: with this start's token, the session cookie and a redirect
+ * to the overview; else 401. The cookie is HttpOnly (no script reads it) and SameSite=Strict (no
+ * other site's page sends it along).
+ */
+static enum MHD_Result
+sign_in(struct MHD_Connection *c, const char *method)
+{
+	char cookie[160], addr[INET6_ADDRSTRLEN];
+	char *body;
+
+	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
+		return plain(c, MHD_HTTP_METHOD_NOT_ALLOWED, "GET or HEAD only\n", MHD_HTTP_HEADER_ALLOW,
+					 "GET, HEAD");
+	web_addr_text(client_address(c), addr, sizeof addr);
+	if (!signin_token_ok(MHD_lookup_connection_value(c, MHD_GET_ARGUMENT_KIND, "token"))) {
+		log_warn("web_refused", LOG_STR("path", "/sign-in"), LOG_STR("why", "token"),
+				 LOG_STR("address", addr));
+		return plain(
+			c, MHD_HTTP_UNAUTHORIZED,
+			"this is not the sign-in address of this start of the console: use the one it wrote when it "
+			"started (web_sign_in)\n",
+			NULL, NULL);
+	}
+	snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", cookie_name,
+			 signin_session(), use_tls ? "; Secure" : "");
+	log_info("web_signed_in", LOG_STR("address", addr));
+	body = strdup("");
+	if (body == NULL)
+		return MHD_NO;
+	return send_response(c, MHD_HTTP_SEE_OTHER, body, 0, "text/plain; charset=utf-8", "/",
+						 MHD_HTTP_HEADER_SET_COOKIE, cookie);
+}
+
 /* serve runs the checks of a complete request, then its page or action. */
 static enum MHD_Result
 serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqCtx *ctx)
@@ -310,7 +357,14 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 			return plain(c, MHD_HTTP_UNAUTHORIZED, "sign in with a user of the console's auth file\n",
 						 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"pg_relay\", charset=\"UTF-8\"");
 		}
-	}
+	} else if (strcmp(url, "/sign-in") == 0)
+		return sign_in(c, method);
+	else if (!signin_session_ok(MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name)))
+		return plain(
+			c, MHD_HTTP_UNAUTHORIZED,
+			"not signed in: open the sign-in address the console wrote when it started (its web_sign_in "
+			"line on standard error, or the file of --token-file)\n",
+			NULL, NULL);
 	if (strncmp(url, "/static/", 8) == 0) {
 		asset = web_asset(url);
 		if (asset == NULL || post)
@@ -425,7 +479,7 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("web_http", LOG_STR("message", last_message));
 }
 
-/* describe writes the URL a listening socket serves at. */
+/* describe writes the URL a listening socket serves at, and names the session cookie after its port. */
 static void
 describe(int fd, char *out, size_t outlen)
 {
@@ -442,11 +496,13 @@ describe(int fd, char *out, size_t outlen)
 
 		inet_ntop(AF_INET6, &a->sin6_addr, host, sizeof host);
 		snprintf(out, outlen, "%s://[%s]:%d/", scheme, host, ntohs(a->sin6_port));
+		snprintf(cookie_name, sizeof cookie_name, "pg_relay_%d", ntohs(a->sin6_port));
 	} else if (ss.ss_family == AF_INET) {
 		const struct sockaddr_in *a = (const struct sockaddr_in *) &ss;
 
 		inet_ntop(AF_INET, &a->sin_addr, host, sizeof host);
 		snprintf(out, outlen, "%s://%s:%d/", scheme, host, ntohs(a->sin_port));
+		snprintf(cookie_name, sizeof cookie_name, "pg_relay_%d", ntohs(a->sin_port));
 	}
 }
 
@@ -462,12 +518,13 @@ web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, cha
 	if (!web_server_check(o, &loopback, err, errlen) || !resolve(o->listen, &ss, err, errlen))
 		return false;
 	loopback_only = loopback;
+	snprintf(cookie_name, sizeof cookie_name, "pg_relay");
 	use_auth = o->auth_file != NULL;
 	use_tls = o->tls_cert != NULL;
 	if (use_auth && !auth_load(o->auth_file, err, errlen))
 		return false;
-	if (!csrf_init()) {
-		snprintf(err, errlen, "no random bytes for the CSRF key");
+	if (!csrf_init() || (!use_auth && !signin_init())) {
+		snprintf(err, errlen, "no random bytes for the CSRF key or the sign-in token");
 		return false;
 	}
 	if (use_tls) {
@@ -518,6 +575,7 @@ web_server_stop(void)
 		MHD_stop_daemon(daemon_);
 	daemon_ = NULL;
 	auth_free();
+	signin_forget();
 	free(tls_cert_pem);
 	if (tls_key_pem != NULL) {
 		memset(tls_key_pem, 0, strlen(tls_key_pem));

@@ -1,20 +1,26 @@
 /*
  * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
- * CSRF tokens, the charts' SVG, what an answer of pgrelay.cancel() is told as.
+ * the client an address counts as, the sign-in token and its file, CSRF tokens, the charts' SVG,
+ * what an answer of pgrelay.cancel() is told as.
  */
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "base64.h"
 #include "unit.h"
+#include "web_addr.h"
 #include "web_auth.h"
 #include "web_chart.h"
 #include "web_csrf.h"
 #include "web_html.h"
 #include "web_pages.h"
 #include "web_query.h"
+#include "web_signin.h"
 
 static void
 test_html_escape(void)
@@ -98,6 +104,83 @@ write_file(const char *text)
 	fputs(text, f);
 	fclose(f);
 	return path;
+}
+
+/* client is the client an address (IPv4 or IPv6 text) counts as. */
+static struct WebAddr
+client(const char *text)
+{
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
+	struct sockaddr_in6 a6 = {.sin6_family = AF_INET6};
+	struct WebAddr w;
+
+	if (inet_pton(AF_INET, text, &a4.sin_addr) == 1)
+		CHECK(web_addr_of((struct sockaddr *) &a4, &w));
+	else {
+		CHECK(inet_pton(AF_INET6, text, &a6.sin6_addr) == 1);
+		CHECK(web_addr_of((struct sockaddr *) &a6, &w));
+	}
+	return w;
+}
+
+static void
+test_addr(void)
+{
+	struct WebAddr a = client("127.0.0.1"), b = client("::ffff:127.0.0.1"), c = client("127.0.0.2");
+	struct WebAddr d = client("2001:db8:1:2::1"), e = client("2001:db8:1:2:ffff::9"),
+				   f = client("2001:db8:1:3::1");
+	struct WebAddr loop6 = client("::1");
+	struct sockaddr other = {.sa_family = AF_UNIX};
+	char text[64];
+	struct sockaddr_in a4 = {.sin_family = AF_INET};
+
+	/* an IPv4 address is one client, also mapped into IPv6; an IPv6 /64 is one client */
+	CHECK(memcmp(&a, &b, sizeof a) == 0 && memcmp(&a, &c, sizeof a) != 0);
+	CHECK(memcmp(&d, &e, sizeof d) == 0 && memcmp(&d, &f, sizeof d) != 0);
+	CHECK(memcmp(&a, &loop6, sizeof a) != 0);
+	CHECK(!web_addr_of(&other, &a) && !web_addr_of(NULL, &a));
+	inet_pton(AF_INET, "127.0.0.9", &a4.sin_addr);
+	web_addr_text((struct sockaddr *) &a4, text, sizeof text);
+	CHECK_STR(text, "127.0.0.9");
+	web_addr_text(NULL, text, sizeof text);
+	CHECK_STR(text, "?");
+}
+
+static void
+test_signin(void)
+{
+	char path[64], err[256], token[65], text[128];
+	struct stat st;
+	FILE *f;
+	int fd;
+
+	CHECK(signin_init());
+	snprintf(token, sizeof token, "%s", signin_token());
+	CHECK(strlen(token) == 64 && strcmp(token, signin_session()) != 0);
+	CHECK(signin_token_ok(token) && !signin_token_ok(signin_session()) && !signin_token_ok(NULL));
+	CHECK(signin_session_ok(signin_session()) && !signin_session_ok(token) && !signin_session_ok(""));
+	token[63] = token[63] == '0' ? '1' : '0';
+	CHECK(!signin_token_ok(token));
+	/* the file: made with mode 0600, overwritten when it is this user's and private */
+	snprintf(path, sizeof path, "/tmp/test_web_token.XXXXXX");
+	fd = mkstemp(path);
+	CHECK(fd >= 0 && close(fd) == 0 && unlink(path) == 0);
+	CHECK(signin_write_file(path, "http://127.0.0.1:1/sign-in?token=x\n", err, sizeof err));
+	CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+	CHECK(signin_write_file(path, "second\n", err, sizeof err));
+	f = fopen(path, "r");
+	CHECK(f != NULL && fgets(text, sizeof text, f) != NULL);
+	if (f != NULL)
+		fclose(f);
+	CHECK_STR(text, "second\n");
+	/* a file others may read is refused and left as it is */
+	CHECK(chmod(path, 0644) == 0);
+	CHECK(!signin_write_file(path, "third\n", err, sizeof err) && strstr(err, "remove it or name another"));
+	CHECK(stat(path, &st) == 0 && st.st_size == 7);
+	unlink(path);
+	CHECK(!signin_write_file("/nonexistent/dir/token", "x", err, sizeof err) && strstr(err, "cannot write"));
+	signin_forget();
+	CHECK(!signin_session_ok(signin_session()));
 }
 
 static const char *
@@ -231,6 +314,8 @@ main(void)
 	RUN(test_html_escape);
 	RUN(test_html_cut_and_url);
 	RUN(test_digits_and_id_time);
+	RUN(test_addr);
+	RUN(test_signin);
 	RUN(test_password_file);
 	RUN(test_bad_password_files);
 	RUN(test_csrf);
