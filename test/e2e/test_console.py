@@ -1,13 +1,16 @@
 """pg_relay web over HTTP: the protection the HTTP side adds (loopback by default, and there nothing
 without the sign-in token of its start or a user of the password file; TLS and a password file of
 salted hashes elsewhere; actions only as same-origin POSTs with a CSRF token, the Host of a
-loopback console, a strict Content-Security-Policy, bounded requests) and the database's decision
-of who sees and does what (a monitor reads outcomes, never payloads; an admin acts; no secret is
-ever on a page). test_console_browser.py drives the same console in a real browser."""
+loopback console, a strict Content-Security-Policy, bounded requests, slow clients that cannot keep
+the others out) and the database's decision of who sees and does what (a monitor reads outcomes,
+never payloads; an admin acts; no secret is ever on a page). test_console_browser.py drives the
+same console in a real browser."""
 import os
 import re
+import socket
 import stat
 import subprocess
+import threading
 import urllib.parse
 
 import pytest
@@ -428,6 +431,46 @@ def test_the_sign_in_address_in_a_token_file(relay, consoles, tmp_path):
     assert path.read_text() == c2.sign_in_url + "\n"
     r = web("-d", dsn_as(relay, "console_admin"), "--listen=127.0.0.1:0", "--token-file=" + str(tmp_path / "no" / "f"))
     assert r.returncode == 1 and "cannot write the token file" in r.stderr, r.stderr
+
+
+def test_slow_clients_cannot_keep_another_out(relay, consoles):
+    """Slow clients (a request's header lines sent one a second, as a slowloris does, so that they
+    are never idle) from two loopback addresses, from the address every local browser uses, and
+    from more addresses than the console has connections: another client is served each time."""
+    c = consoles(dsn_as(relay, "console_admin"))
+    slow, stop = [], threading.Event()
+
+    def open_slow(source, n):
+        for _ in range(n):
+            s = socket.create_connection(("127.0.0.1", c.port()), source_address=(source, 0), timeout=30)
+            s.sendall(b"GET / HTTP/1.1\r\nHost: %s\r\n" % c.address().encode())
+            slow.append(s)
+
+    def trickle():
+        while not stop.wait(1):
+            for s in list(slow):
+                try:
+                    s.sendall(b"X-Slow: 1\r\n")
+                except OSError:
+                    pass
+
+    t = threading.Thread(target=trickle)
+    t.start()
+    try:
+        open_slow("127.0.0.2", 16)
+        open_slow("127.0.0.3", 16)
+        assert c.get("/").status == 200
+        open_slow("127.0.0.1", 24)
+        assert c.get("/").status == 200
+        for i in range(4, 14):
+            open_slow("127.0.0.%d" % i, 8)
+        assert c.get("/").status == 200
+        assert c.get("/", source="127.0.0.2").status == 200
+    finally:
+        stop.set()
+        t.join()
+        for s in slow:
+            s.close()
 
 
 def test_every_answer_carries_the_security_headers(relay, consoles):

@@ -31,6 +31,7 @@
 #include "web_assets.h"
 #include "web_addr.h"
 #include "web_auth.h"
+#include "web_conns.h"
 #include "web_csrf.h"
 #include "web_db.h"
 #include "web_html.h"
@@ -461,13 +462,44 @@ completed(void *cls, struct MHD_Connection *c, void **req_cls, enum MHD_RequestT
 	struct ReqCtx *ctx = *req_cls;
 
 	(void) cls;
-	(void) c;
 	(void) toe;
+	conns_answered(c);
 	if (ctx != NULL) {
 		buf_free(&ctx->body);
 		free(ctx);
 	}
 	*req_cls = NULL;
+}
+
+/*
+ * connection_event counts the connections (web_conns.h) and shuts down the sockets of those it
+ * says to close: libmicrohttpd then reads the end of the stream and closes them itself, in this
+ * same thread, so that no connection is freed under its feet.
+ */
+static void
+connection_event(void *cls, struct MHD_Connection *c, void **socket_context,
+				 enum MHD_ConnectionNotificationCode code)
+{
+	const union MHD_ConnectionInfo *fd;
+	struct WebAddr from;
+	int evict[2], n, i;
+
+	(void) cls;
+	(void) socket_context;
+	if (code == MHD_CONNECTION_NOTIFY_CLOSED) {
+		conns_closed(c);
+		return;
+	}
+	fd = MHD_get_connection_info(c, MHD_CONNECTION_INFO_CONNECTION_FD);
+	if (fd == NULL || !web_addr_of(client_address(c), &from))
+		return;
+	n = conns_started(c, fd->connect_fd, &from, evict);
+	for (i = 0; i < n; i++)
+		if (shutdown(evict[i], SHUT_RDWR) != 0)
+			log_debug("web_http", LOG_STR("message", "shutdown of a waiting connection failed"),
+					  LOG_STR("error", strerror(errno)));
+	if (n > 0)
+		log_debug("web_connections_closed", LOG_INT("closed", n), LOG_INT("open", conns_open()));
 }
 
 /* mhd_log turns libmicrohttpd's messages into debug lines, and keeps the last for a failed start. */
@@ -542,18 +574,18 @@ web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, cha
 	if (use_tls)
 		daemon_ = MHD_start_daemon(
 			flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-			MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
-			MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
+			MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, (unsigned) CONNS_MAX,
+			MHD_OPTION_NOTIFY_CONNECTION, connection_event, NULL, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
 			MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL,
 			MHD_OPTION_HTTPS_MEM_CERT, tls_cert_pem, MHD_OPTION_HTTPS_MEM_KEY, tls_key_pem,
 			MHD_OPTION_HTTPS_PRIORITIES, "NORMAL:-VERS-SSL3.0:-VERS-TLS1.0:-VERS-TLS1.1", MHD_OPTION_END);
 	else
 		daemon_ =
 			MHD_start_daemon(flags, 0, NULL, NULL, answer, NULL, MHD_OPTION_EXTERNAL_LOGGER, mhd_log, NULL,
-							 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT, 32U,
-							 MHD_OPTION_PER_IP_CONNECTION_LIMIT, 16U, MHD_OPTION_CONNECTION_TIMEOUT, 30U,
-							 MHD_OPTION_CONNECTION_MEMORY_LIMIT, (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED,
-							 completed, NULL, MHD_OPTION_END);
+							 MHD_OPTION_SOCK_ADDR, (struct sockaddr *) &ss, MHD_OPTION_CONNECTION_LIMIT,
+							 (unsigned) CONNS_MAX, MHD_OPTION_NOTIFY_CONNECTION, connection_event, NULL,
+							 MHD_OPTION_CONNECTION_TIMEOUT, 30U, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+							 (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (daemon_ == NULL) {
 		snprintf(err, errlen, "cannot listen on %s: %s", o->listen,

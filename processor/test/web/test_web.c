@@ -1,7 +1,7 @@
 /*
  * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
- * the client an address counts as, the sign-in token and its file, CSRF tokens, the charts' SVG,
- * what an answer of pgrelay.cancel() is told as.
+ * the client an address counts as, the sign-in token and its file, which connection is closed when
+ * there are too many, CSRF tokens, the charts' SVG, what an answer of pgrelay.cancel() is told as.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -16,6 +16,7 @@
 #include "web_addr.h"
 #include "web_auth.h"
 #include "web_chart.h"
+#include "web_conns.h"
 #include "web_csrf.h"
 #include "web_html.h"
 #include "web_pages.h"
@@ -144,6 +145,45 @@ test_addr(void)
 	CHECK_STR(text, "127.0.0.9");
 	web_addr_text(NULL, text, sizeof text);
 	CHECK_STR(text, "?");
+}
+
+static void
+test_conns(void)
+{
+	struct WebAddr a = client("127.0.0.1"), b = client("127.0.0.2");
+	char conn[CONNS_MAX + 8];
+	int evict[2], n, i, fd = 100;
+
+	/* the ninth of one client closes that client's first, which is waiting longest */
+	for (i = 0; i < CONNS_PER_CLIENT; i++)
+		CHECK(conns_started(&conn[i], fd + i, &a, evict) == 0);
+	n = conns_started(&conn[CONNS_PER_CLIENT], fd + CONNS_PER_CLIENT, &a, evict);
+	CHECK(n == 1 && evict[0] == fd);
+	conns_closed(&conn[0]);
+	/* a connection that answered a request waits from then on: the second is now the oldest */
+	conns_answered(&conn[1]);
+	n = conns_started(&conn[CONNS_PER_CLIENT + 1], fd + CONNS_PER_CLIENT + 1, &a, evict);
+	CHECK(n == 1 && evict[0] == fd + 2);
+	conns_closed(&conn[2]);
+	CHECK(conns_open() == CONNS_PER_CLIENT);
+	for (i = 0; i < CONNS_MAX; i++)
+		conns_closed(&conn[i]);
+	CHECK(conns_open() == 0);
+	/* beyond CONNS_SOFT of many clients, the oldest of all is closed, and the newcomer kept */
+	for (i = 0; i < CONNS_SOFT; i++) {
+		struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x7f000100u + (unsigned) i)};
+		struct WebAddr from;
+
+		CHECK(web_addr_of((struct sockaddr *) &a4, &from));
+		CHECK(conns_started(&conn[i], fd + i, &from, evict) == 0);
+	}
+	n = conns_started(&conn[CONNS_SOFT], fd + CONNS_SOFT, &b, evict);
+	CHECK(n == 1 && evict[0] == fd);
+	n = conns_started(&conn[CONNS_SOFT + 1], fd + CONNS_SOFT + 1, &b, evict);
+	CHECK(n == 1 && evict[0] == fd + 1);
+	for (i = 0; i < CONNS_MAX; i++)
+		conns_closed(&conn[i]);
+	CHECK(conns_open() == 0);
 }
 
 static void
@@ -315,6 +355,7 @@ main(void)
 	RUN(test_html_cut_and_url);
 	RUN(test_digits_and_id_time);
 	RUN(test_addr);
+	RUN(test_conns);
 	RUN(test_signin);
 	RUN(test_password_file);
 	RUN(test_bad_password_files);
