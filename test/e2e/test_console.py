@@ -1,10 +1,11 @@
 """pg_relay web over HTTP: the protection the HTTP side adds (loopback by default, and there nothing
 without the sign-in token of its start or a user of the password file; TLS and a password file of
-salted hashes elsewhere; actions only as same-origin POSTs with a CSRF token, the Host of a
-loopback console, a strict Content-Security-Policy, bounded requests, slow clients that cannot keep
-the others out) and the database's decision of who sees and does what (a monitor reads outcomes,
-never payloads; an admin acts; no secret is ever on a page). test_console_browser.py drives the
-same console in a real browser."""
+salted hashes elsewhere; failed sign-ins throttled per client and per name; actions only as
+same-origin POSTs with a CSRF token, the Host of a loopback console, a strict
+Content-Security-Policy, bounded requests, slow clients that cannot keep the others out) and the
+database's decision of who sees and does what (a monitor reads outcomes, never payloads; an admin
+acts; no secret is ever on a page). test_console_browser.py drives the same console in a real
+browser."""
 import os
 import re
 import socket
@@ -471,6 +472,29 @@ def test_slow_clients_cannot_keep_another_out(relay, consoles):
         t.join()
         for s in slow:
             s.close()
+
+
+def test_failed_sign_ins_stop_their_client_not_the_others(relay, consoles, tmp_path):
+    auth = tmp_path / "users"
+    auth.write_text("".join(web("--hash-password=" + n, "--iterations=1000", stdin="pw-%s\n" % n).stdout
+                            for n in ("ann", "bob")))
+    c = consoles(dsn_as(relay, "console_admin"), "--auth-file=" + str(auth))
+    # 20 failures from one client, under any names: that client is not checked any more
+    for i in range(20):
+        assert c.get("/", user="mallory%d" % (i % 3), password="guess", source="127.0.0.2").status == 401
+    r = c.get("/", user="ann", password="pw-ann", source="127.0.0.2")
+    assert r.status == 429 and r.header("Retry-After") == "10"
+    # every other client still signs in, and is still checked
+    assert c.get("/", user="ann", password="pw-ann", source="127.0.0.1").status == 200
+    assert c.get("/", user="bob", password="wrong", source="127.0.0.3").status == 401
+    # a name guessed at from many clients: those that failed are stopped, its user signs in elsewhere
+    for i in range(20):
+        assert c.get("/", user="bob", password="guess", source="127.0.0.%d" % (10 + i)).status == 401
+    assert c.get("/", user="bob", password="pw-bob", source="127.0.0.10").status == 429
+    assert c.get("/", user="bob", password="pw-bob", source="127.0.0.40").status == 200
+    assert c.get("/", user="ann", password="pw-ann", source="127.0.0.11").status == 200
+    assert "web_auth_throttled path=/ address=127.0.0.2" in c.proc.log()
+    assert not re.search(r"address=127\.0\.0\.1$", c.proc.log(), re.M)
 
 
 def test_every_answer_carries_the_security_headers(relay, consoles):

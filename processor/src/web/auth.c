@@ -17,14 +17,14 @@
 #include <time.h>
 
 #include "base64.h"
+#include "clock.h"
+#include "web_throttle.h"
 
 #define SALT_LEN 16
 #define HASH_LEN 32
 #define MAX_USERS 256
 #define CACHE_SLOTS 32
 #define CACHE_SECONDS 600
-#define FAIL_WINDOW 10 /* seconds */
-#define FAIL_MAX 20    /* failed checks in a window before checking stops */
 
 struct User {
 	char name[AUTH_NAME_MAX + 1];
@@ -43,8 +43,6 @@ static struct {
 	time_t until;
 	int user;
 } cache[CACHE_SLOTS];
-static time_t fail_start;
-static int fail_count;
 
 bool
 auth_name_ok(const char *name)
@@ -200,6 +198,7 @@ auth_free(void)
 	users = NULL;
 	nusers = 0;
 	OPENSSL_cleanse(cache, sizeof cache);
+	throttle_clear();
 }
 
 int
@@ -261,12 +260,14 @@ digest_of(const char *name, const char *password, unsigned char *out)
 }
 
 enum AuthResult
-auth_check(const char *header, char *user, size_t userlen)
+auth_check(const char *header, const struct WebAddr *from, char *user, size_t userlen)
 {
 	unsigned char *decoded = NULL, digest[32], hash[HASH_LEN];
 	size_t dlen = 0;
 	char *name, *password;
 	time_t now = time(NULL);
+	long long mono = now_us() / 1000000;
+	const char *counted;
 	int i, found = -1, slot = 0;
 	enum AuthResult result = AUTH_BAD;
 
@@ -282,12 +283,9 @@ auth_check(const char *header, char *user, size_t userlen)
 		if (cache[i].until < cache[slot].until)
 			slot = i;
 	}
-	/* Each failed check costs a slow hash: a flood of them stops being checked for a while. */
-	if (now - fail_start >= FAIL_WINDOW) {
-		fail_start = now;
-		fail_count = 0;
-	}
-	if (fail_count >= FAIL_MAX) {
+	/* Each failed check costs a slow hash: a client's flood of them stops being checked for a while. */
+	counted = auth_name_ok(name) ? name : NULL;
+	if (throttle_blocked(from, counted, mono)) {
 		result = AUTH_THROTTLED;
 		goto out;
 	}
@@ -298,7 +296,7 @@ auth_check(const char *header, char *user, size_t userlen)
 	if (!pbkdf2(password, found >= 0 ? users[found].salt : users[0].salt,
 				found >= 0 ? users[found].iterations : users[0].iterations, hash) ||
 		found < 0 || CRYPTO_memcmp(hash, users[found].hash, HASH_LEN) != 0) {
-		fail_count++;
+		throttle_failed(from, counted, mono);
 		goto out;
 	}
 	memcpy(cache[slot].digest, digest, 32);

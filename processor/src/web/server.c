@@ -290,6 +290,34 @@ client_address(struct MHD_Connection *c)
 	return info ? info->client_addr : NULL;
 }
 
+/* check_password checks the HTTP user of the auth file: true with user set, else false with the refusal queued. */
+static bool
+check_password(struct MHD_Connection *c, const char *url, char *user, size_t userlen,
+			   enum MHD_Result *refusal)
+{
+	const struct sockaddr *sa = client_address(c);
+	struct WebAddr from;
+	char addr[INET6_ADDRSTRLEN];
+
+	web_addr_of(sa, &from);
+	switch (auth_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION), &from,
+					   user, userlen)) {
+	case AUTH_OK:
+		return true;
+	case AUTH_THROTTLED:
+		web_addr_text(sa, addr, sizeof addr);
+		log_warn("web_auth_throttled", LOG_STR("path", url), LOG_STR("address", addr));
+		*refusal =
+			plain(c, MHD_HTTP_TOO_MANY_REQUESTS, "too many failed sign-ins: try again in a few seconds\n",
+				  MHD_HTTP_HEADER_RETRY_AFTER, "10");
+		return false;
+	default:
+		*refusal = plain(c, MHD_HTTP_UNAUTHORIZED, "sign in with a user of the console's auth file\n",
+						 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"pg_relay\", charset=\"UTF-8\"");
+		return false;
+	}
+}
+
 /*
  * sign_in answers /sign-in?token=...: with this start's token, the session cookie and a redirect
  * to the overview; else 401. The cookie is HttpOnly (no script reads it) and SameSite=Strict (no
@@ -345,19 +373,8 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 					 NULL);
 	user[0] = '\0';
 	if (use_auth) {
-		switch (auth_check(MHD_lookup_connection_value(c, MHD_HEADER_KIND, MHD_HTTP_HEADER_AUTHORIZATION),
-						   user, sizeof user)) {
-		case AUTH_OK:
-			break;
-		case AUTH_THROTTLED:
-			log_warn("web_auth_throttled", LOG_STR("path", url));
-			return plain(c, MHD_HTTP_TOO_MANY_REQUESTS,
-						 "too many failed sign-ins: try again in a few seconds\n",
-						 MHD_HTTP_HEADER_RETRY_AFTER, "10");
-		default:
-			return plain(c, MHD_HTTP_UNAUTHORIZED, "sign in with a user of the console's auth file\n",
-						 MHD_HTTP_HEADER_WWW_AUTHENTICATE, "Basic realm=\"pg_relay\", charset=\"UTF-8\"");
-		}
+		if (!check_password(c, url, user, sizeof user, &ret))
+			return ret;
 	} else if (strcmp(url, "/sign-in") == 0)
 		return sign_in(c, method);
 	else if (!signin_session_ok(MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name)))

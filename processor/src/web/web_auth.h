@@ -11,6 +11,7 @@
 #include <stddef.h>
 
 #include "buf.h"
+#include "web_addr.h"
 
 #define AUTH_DEFAULT_ITERATIONS 600000
 #define AUTH_MIN_ITERATIONS 1000
@@ -26,15 +27,16 @@ int auth_users(void);
 enum AuthResult {
 	AUTH_OK,        /* name and password match a line */
 	AUTH_BAD,       /* no such user, a wrong password, or no credentials */
-	AUTH_THROTTLED, /* too many failures lately: not checked at all */
+	AUTH_THROTTLED, /* too many failures of this client or name lately: not checked (web_throttle.h) */
 };
 
 /*
- * auth_check checks the value of an Authorization header (Basic). On AUTH_OK, user (of
- * userlen bytes) is the name. A name and password that matched once are remembered (a keyed
- * digest, for 10 minutes) so that every request does not cost a slow hash.
+ * auth_check checks the value of an Authorization header (Basic) that client from sent. On
+ * AUTH_OK, user (of userlen bytes) is the name. A name and password that matched once are
+ * remembered (a keyed digest, for 10 minutes) so that every request does not cost a slow hash,
+ * and are let in even while their client or name is throttled.
  */
-enum AuthResult auth_check(const char *header, char *user, size_t userlen);
+enum AuthResult auth_check(const char *header, const struct WebAddr *from, char *user, size_t userlen);
 
 /*
  * auth_hash_line writes the password file line for name and password: a random 16-byte salt,

@@ -1,7 +1,8 @@
 /*
  * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
- * the client an address counts as, the sign-in token and its file, which connection is closed when
- * there are too many, CSRF tokens, the charts' SVG, what an answer of pgrelay.cancel() is told as.
+ * the client an address counts as, failed sign-ins per client and per name, the sign-in token and
+ * its file, which connection is closed when there are too many, CSRF tokens, the charts' SVG, what
+ * an answer of pgrelay.cancel() is told as.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -22,6 +23,7 @@
 #include "web_pages.h"
 #include "web_query.h"
 #include "web_signin.h"
+#include "web_throttle.h"
 
 static void
 test_html_escape(void)
@@ -148,6 +150,50 @@ test_addr(void)
 }
 
 static void
+test_throttle(void)
+{
+	struct WebAddr one = client("192.0.2.1"), two = client("192.0.2.2"), three = client("192.0.2.3");
+	struct WebAddr odd = client("198.51.100.1"), even = client("198.51.100.2");
+	char name[16];
+	int i;
+
+	throttle_clear();
+	/* a client's failures stop that client only, whatever names it tries, until its window ends */
+	for (i = 0; i < THROTTLE_MAX; i++) {
+		CHECK(!throttle_blocked(&one, "mallory", 100));
+		throttle_failed(&one, i % 2 ? "mallory" : NULL, 100);
+	}
+	CHECK(throttle_blocked(&one, "mallory", 100) && throttle_blocked(&one, "ann", 105) &&
+		  throttle_blocked(&one, NULL, 109));
+	CHECK(!throttle_blocked(&two, "ann", 100) && !throttle_blocked(&two, "mallory", 100));
+	CHECK(!throttle_blocked(&one, "ann", 100 + THROTTLE_WINDOW));
+	/* a name guessed at from many clients: not for those that failed, still for one that did not */
+	throttle_clear();
+	for (i = 0; i < THROTTLE_MAX; i++)
+		throttle_failed(i % 2 ? &odd : &even, "ann", 200);
+	CHECK(throttle_blocked(&odd, "ann", 200) && throttle_blocked(&even, "ann", 200));
+	CHECK(!throttle_blocked(&odd, "bob", 200));
+	CHECK(!throttle_blocked(&three, "ann", 200));
+	throttle_failed(&three, "ann", 201);
+	CHECK(throttle_blocked(&three, "ann", 201) && !throttle_blocked(&three, "bob", 201));
+	CHECK(!throttle_blocked(&three, "ann", 211));
+	/* a bounded table: more clients than slots reuse the slots whose windows began first */
+	throttle_clear();
+	for (i = 0; i < THROTTLE_MAX; i++)
+		throttle_failed(&one, NULL, 300);
+	for (i = 0; i < 4 * THROTTLE_SLOTS; i++) {
+		struct sockaddr_in a4 = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(0x0a000000u + (unsigned) i)};
+		struct WebAddr from;
+
+		CHECK(web_addr_of((struct sockaddr *) &a4, &from));
+		snprintf(name, sizeof name, "n%d", i);
+		throttle_failed(&from, name, 301);
+	}
+	CHECK(!throttle_blocked(&one, NULL, 302));
+	throttle_clear();
+}
+
+static void
 test_conns(void)
 {
 	struct WebAddr a = client("127.0.0.1"), b = client("127.0.0.2");
@@ -243,6 +289,8 @@ test_password_file(void)
 	struct Buf file = BUF_INIT;
 	char err[256], user[AUTH_NAME_MAX + 1];
 	const char *path;
+	struct WebAddr here = client("127.0.0.1"), there = client("127.0.0.2");
+	int i;
 
 	CHECK(auth_hash_line("ann", "correct horse", 1000, &file, err, sizeof err));
 	CHECK(auth_hash_line("bob.b@example", "s3cret:with:colons", 1000, &file, err, sizeof err));
@@ -253,18 +301,24 @@ test_password_file(void)
 	path = write_file(file.data);
 	CHECK(auth_load(path, err, sizeof err));
 	CHECK(auth_users() == 2);
-	CHECK(auth_check(basic("ann:correct horse"), user, sizeof user) == AUTH_OK);
+	CHECK(auth_check(basic("ann:correct horse"), &here, user, sizeof user) == AUTH_OK);
 	CHECK_STR(user, "ann");
 	/* twice: from the cache */
-	CHECK(auth_check(basic("ann:correct horse"), user, sizeof user) == AUTH_OK);
-	CHECK(auth_check(basic("bob.b@example:s3cret:with:colons"), user, sizeof user) == AUTH_OK);
+	CHECK(auth_check(basic("ann:correct horse"), &here, user, sizeof user) == AUTH_OK);
+	CHECK(auth_check(basic("bob.b@example:s3cret:with:colons"), &here, user, sizeof user) == AUTH_OK);
 	CHECK_STR(user, "bob.b@example");
-	CHECK(auth_check(basic("ann:correct horsE"), user, sizeof user) == AUTH_BAD);
-	CHECK(auth_check(basic("carol:correct horse"), user, sizeof user) == AUTH_BAD);
-	CHECK(auth_check(basic("ann"), user, sizeof user) == AUTH_BAD);
-	CHECK(auth_check("Bearer abc", user, sizeof user) == AUTH_BAD);
-	CHECK(auth_check("Basic !!!", user, sizeof user) == AUTH_BAD);
-	CHECK(auth_check(NULL, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("ann:correct horsE"), &here, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("carol:correct horse"), &here, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("ann"), &here, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check("Bearer abc", &here, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check("Basic !!!", &here, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(NULL, &here, user, sizeof user) == AUTH_BAD);
+	/* another client's failed sign-ins stop that client, not this one */
+	for (i = 0; i < THROTTLE_MAX; i++)
+		CHECK(auth_check(basic("mallory:guess"), &there, user, sizeof user) == AUTH_BAD);
+	CHECK(auth_check(basic("ann:correct horse"), &there, user, sizeof user) == AUTH_OK); /* remembered */
+	CHECK(auth_check(basic("bob.b@example:wrong"), &there, user, sizeof user) == AUTH_THROTTLED);
+	CHECK(auth_check(basic("bob.b@example:wrong"), &here, user, sizeof user) == AUTH_BAD);
 	unlink(path);
 	auth_free();
 	buf_free(&file);
@@ -355,6 +409,7 @@ main(void)
 	RUN(test_html_cut_and_url);
 	RUN(test_digits_and_id_time);
 	RUN(test_addr);
+	RUN(test_throttle);
 	RUN(test_conns);
 	RUN(test_signin);
 	RUN(test_password_file);
