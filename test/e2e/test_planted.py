@@ -389,3 +389,37 @@ def test_the_printed_install_run_without_one_transaction_binds_nothing_of_anothe
               AND (SELECT oprnamespace FROM pg_operator WHERE oid = d.refobjid) <> 'pg_catalog'::regnamespace""").fetchall()
         assert foreign == []
         assert s.execute("SHOW search_path").fetchone()[0] == '"$user", public'
+
+
+def test_the_console_reads_nothing_of_a_notifier_schema_of_another_role(relay):
+    """An email channel with no notifier installed, and mallory (a producer who may create
+    schemas) made pgrelay_notifier with views named like the notifier's tables over her function:
+    the console's page of an email event, as an admin, reads none of them."""
+    from webconsole import Console
+    with psycopg.connect(relay.dsn("app"), autocommit=True) as s:
+        s.execute("GRANT pgrelay_producer TO mallory")
+        s.execute("CREATE ROLE webadmin LOGIN IN ROLE pgrelay_admin")
+        s.execute("SELECT pgrelay.register('mail', 'notify')")
+    with psycopg.connect(dsn(relay, "mallory"), autocommit=True) as m:
+        m.execute("CREATE SCHEMA pgrelay_notifier; GRANT USAGE ON SCHEMA pgrelay_notifier TO PUBLIC")
+        m.execute("CREATE FUNCTION pgrelay_notifier.spy() RETURNS bigint LANGUAGE plpgsql AS $f$"
+                  " BEGIN RETURN nextval('witness.ran'); END $f$")
+        for view, cols in (("notifications", "pgrelay_notifier.spy() AS notification_id, 'x'::text AS status,"
+                                              " 's'::text AS subject, 'f'::text AS from_address, 'm'::text AS message_id,"
+                                              " 1 AS attempts, ''::text AS last_error, now() AS sent_at,"
+                                              " 'p'::text AS profile"),
+                           ("recipients", "pgrelay_notifier.spy() AS notification_id, 1 AS recipient_id,"
+                                          " 'to'::text AS kind, 'a'::text AS address, 'n'::text AS name,"
+                                          " 'x'::text AS status, 250 AS code, ''::text AS reply"),
+                           ("attempts", "pgrelay_notifier.spy() AS notification_id, 1 AS attempt"),
+                           ("attempt_traces", "pgrelay_notifier.spy() AS notification_id, 1 AS attempt")):
+            m.execute("CREATE VIEW pgrelay_notifier.%s AS SELECT %s" % (view, cols))
+            m.execute("GRANT SELECT ON pgrelay_notifier.%s TO PUBLIC" % view)
+        event = m.execute("SELECT pgrelay.notify('mail', '1')").fetchone()[0]
+    web = Console(dsn(relay, "webadmin"))
+    try:
+        r = web.request("/event?id=%d" % event)
+        assert r.status == 200, r.body
+    finally:
+        web.proc.stop()
+    assert ran(relay) == 0
