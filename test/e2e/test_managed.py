@@ -179,6 +179,18 @@ def test_install_is_idempotent_and_refuses_what_it_cannot_finish(managed):
     r = install(managed, dbname="open", check=False)
     assert r.returncode == 1 and "role(s) PUBLIC may create objects in schema pgrelay" in r.stderr
     assert "hint: REVOKE CREATE ON SCHEMA pgrelay FROM PUBLIC;" in r.stderr
+    # the hint is SQL to run: a role's name in it is quoted, whatever the name holds
+    odd = "x; ALTER ROLE %s SUPERUSER; --" % MANAGER
+    with managed.connect() as s:
+        s.execute('CREATE ROLE "%s"' % odd)
+    with psycopg.connect(as_role(managed, MANAGER, "open"), autocommit=True) as o:
+        o.execute('REVOKE CREATE ON SCHEMA pgrelay FROM PUBLIC; GRANT CREATE ON SCHEMA pgrelay TO "%s"' % odd)
+    r = install(managed, dbname="open", check=False)
+    assert r.returncode == 1 and 'hint: REVOKE CREATE ON SCHEMA pgrelay FROM "%s";' % odd in r.stderr, r.stderr
+    with psycopg.connect(as_role(managed, MANAGER, "open"), autocommit=True) as o:
+        o.execute('REVOKE CREATE ON SCHEMA pgrelay FROM "%s"' % odd)
+    with managed.connect() as s:
+        s.execute('DROP ROLE "%s"' % odd)
     with psycopg.connect(as_role(managed, MANAGER, "open"), autocommit=True) as o:
         assert o.execute("SELECT count(*) FROM pg_proc WHERE pronamespace = 'pgrelay'::regnamespace").fetchone()[0] == 0
 

@@ -144,6 +144,17 @@ SELECT pgrelay.cancel(:c2);
 SELECT outcome, attempt FROM pgrelay.log WHERE event_id = :c2 ORDER BY id;
 -- a scheduled event too
 SELECT pgrelay.cancel(pgrelay.notify('j_one', 'tomorrow', now() + interval '1 day'));
+-- an email event is cancelled through its notification: the hint names the call, with the
+-- payload as a number; a payload that is no notification id (a producer's text, queued before
+-- notify() checked it) never reaches the hint: that event sends nothing and is cancelled here
+SELECT channel FROM pgrelay.register('j_mail', 'notify');
+INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, run_at) VALUES
+    (9001, 9001, 'j_mail', 'notify', '42', now() + interval '1 day'),
+    (9002, 9002, 'j_mail', 'notify', '1); ALTER ROLE regress_nobody SUPERUSER; SELECT (1', now() + interval '1 day');
+SELECT pgrelay.cancel(9001);
+SELECT pgrelay.cancel(9002);
+SELECT outcome, payload FROM pgrelay.log WHERE event_id = 9002;
+DELETE FROM pgrelay.queue WHERE event_id = 9001;
 -- cancel by filter: the key, the time range, the channel
 SELECT pgrelay.notify('j_one', 'a', key => 'ka') AS ka \gset
 SELECT pgrelay.notify('j_one', 'b', key => 'kb') AS kb \gset
@@ -200,6 +211,6 @@ UPDATE pgrelay.queue SET snoozes = 100, run_at = now();
 SELECT outcome, error FROM pgrelay.process_batch(ARRAY(SELECT id FROM pgrelay.queue));
 
 DELETE FROM pgrelay.queue;
-SELECT pgrelay.unregister(c) FROM unnest(ARRAY['j_one', 'j_two', 'j_small', 'j_off']) c;
+SELECT pgrelay.unregister(c) FROM unnest(ARRAY['j_one', 'j_two', 'j_small', 'j_off', 'j_mail']) c;
 DROP FUNCTION regress_job(text);
 DROP TABLE regress_job_calls;

@@ -56,11 +56,15 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * An id that was never an event is an error. An event is never both run and cancelled: the
  * running attempt holds the row's lock, and this call skips a locked row rather than wait.
  * Email events (channels of action type notify) are cancelled through their notification,
- * with pgrelay_notifier.cancel(), which keeps the notification's status true.
+ * with pgrelay_notifier.cancel(), which keeps the notification's status true; the error's hint
+ * names the call, with the payload as a number only when it is one (a producer wrote it: it
+ * never reaches the hint as text). An email event whose payload is no notification id has no
+ * notification to keep true and sends nothing: it is cancelled here like any other.
  */
 DECLARE
     q pgrelay.queue;
     n integer;
+    nid bigint;
 BEGIN
     IF cancel.event_id IS NULL THEN
         RAISE EXCEPTION 'event_id must not be NULL' USING ERRCODE = 'null_value_not_allowed',
@@ -80,10 +84,11 @@ BEGIN
             USING ERRCODE = 'no_data_found',
                   HINT = 'notify() returns the event id; pgrelay.queue lists the events that wait.';
     END IF;
-    IF q.action_type = 'notify' THEN
+    nid := pgrelay._notification_id(q.payload);
+    IF q.action_type = 'notify' AND nid IS NOT NULL THEN
         RAISE EXCEPTION 'event % sends an email; cancel its notification instead', q.event_id
             USING ERRCODE = 'wrong_object_type',
-                  HINT = format('SELECT pgrelay_notifier.cancel(%s);', q.payload);
+                  HINT = format('SELECT pgrelay_notifier.cancel(%s);', nid);
     END IF;
     n := pgrelay._cancel_node(q.owner_node, q.node_restricted);
     IF n IS NOT NULL THEN

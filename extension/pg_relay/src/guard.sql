@@ -7,7 +7,8 @@
 -- its USAGE to anyone, or drop the schema and with it the whole of pg_relay and its data; a role
 -- that may CREATE in it could add look-alikes too. So the schema must belong to a superuser or to
 -- the role that installs (which owns every object of pg_relay then), and no other role may create
--- in it. Checked again at every update.
+-- in it. Checked again at every update. The roles that may create are named quoted as identifiers:
+-- the hint is a statement to run, and a role's name is whatever its creator chose.
 --
 -- This check runs while the schema is still on the path (CREATE EXTENSION searches pg_catalog
 -- first, then the schema), before anything says whose the schema is: so it names every operator

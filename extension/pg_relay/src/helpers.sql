@@ -23,6 +23,21 @@ $$;
 COMMENT ON FUNCTION pgrelay._show(text) IS
     'Text a caller gave, for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
+-- pgrelay._notification_id()
+CREATE OR REPLACE FUNCTION pgrelay._notification_id(payload text) RETURNS bigint
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal (notify, notify_many, cancel): the payload of an email event (action type notify)
+    -- as the id of its pgrelay_notifier notification: 1 to 19 digits within bigint, else NULL.
+    -- Only its form: pg_relay reads none of the notifier's tables. Inlined into its callers (no
+    -- SET clause), so every operator is qualified.
+    SELECT CASE WHEN payload OPERATOR(pg_catalog.~) '^[0-9]{1,19}$'
+                 AND (pg_catalog.octet_length(payload) OPERATOR(pg_catalog.<) 19
+                      OR payload COLLATE pg_catalog."C" OPERATOR(pg_catalog.<=) '9223372036854775807')
+                THEN payload::pg_catalog.int8 END
+$$;
+COMMENT ON FUNCTION pgrelay._notification_id(text) IS
+    'Internal: an email event''s payload as a notification id (1 to 19 digits within bigint), NULL otherwise';
+
 -- pgrelay._check_name()
 CREATE OR REPLACE FUNCTION pgrelay._check_name(kind text, param text, name text) RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
