@@ -74,7 +74,7 @@ case(N, "producer", "SELECT pgrelay.notify('c_sql')", (), err("42883", "does not
 case(N, "producer", "SELECT pgrelay.notify(channel => 'c_sql', payload => 'x', priority => 1)", (),
      err("42883", "does not exist"))
 # keys: checked before anything is queued, and the channel's own checks apply to a keyed event
-for k in ("", "k" * 513):
+for k in ("", "k" * 513, "é" * 257, "😀" * 128 + "k"):
     case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', key => %s)", (k,), err("22023", "must be 1 to 512 bytes"))
 for label in ("LF", "RLO", "ZWSP", "BOM", "tag", "DEL"):
     case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', key => %s)", ("k" + CONTROLS[label],),

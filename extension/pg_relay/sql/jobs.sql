@@ -50,9 +50,18 @@ SELECT outcome FROM pgrelay.process_one(:kf);
 SELECT attempt, key, payload FROM pgrelay.queue;
 SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') = :kf AS same_event;
 SELECT attempt, key, payload FROM pgrelay.queue;
+-- a key has 1 to 512 bytes, whatever its characters: a multi-byte one counts its bytes
+SELECT octet_length(k) AS bytes, length(k) AS characters, pgrelay.notify('j_two', 'len', key => k) > 0 AS queued
+FROM unnest(ARRAY['k', repeat('k', 100), repeat('k', 101), repeat('k', 511) || 'x', repeat('é', 256),
+                  repeat('€', 170) || 'kk', repeat('😀', 128)]) k;
+SELECT octet_length(key) AS bytes, length(key) AS characters FROM pgrelay.queue WHERE payload = 'len' ORDER BY id;
+DELETE FROM pgrelay.queue WHERE payload = 'len';
 -- bad keys and modes
 SELECT pgrelay.notify('j_one', 'x', key => '');
 SELECT pgrelay.notify('j_one', 'x', key => repeat('k', 513));
+SELECT pgrelay.notify('j_one', 'x', key => repeat('é', 257));
+SELECT pgrelay.notify('j_one', 'x', key => repeat('😀', 128) || 'k');
+SELECT pgrelay.notify('j_one', 'x', key => repeat('k', 200) || E'\n');
 SELECT pgrelay.notify('j_one', 'x', key => E'a\nb');
 SELECT pgrelay.notify('j_one', 'x', key => 'k', key_mode => 'merge');
 SELECT pgrelay.notify('j_one', 'x', key => 'k', key_mode => NULL);

@@ -258,7 +258,7 @@ BEGIN
     -- The name is an engine's node name (a name: at most 63 bytes), and it is shown in
     -- cluster_status and quoted in errors: a longer one could never match, and a line break or an
     -- invisible character would make it read as something else.
-    IF octet_length(set_node.node_name) > 63 OR pgrelay._show(set_node.node_name) <> set_node.node_name THEN
+    IF octet_length(set_node.node_name) > 63 OR pgrelay._has_control(set_node.node_name) THEN
         RAISE EXCEPTION 'node_name "%" must be at most 63 bytes without control or invisible characters',
                         pgrelay._show(set_node.node_name)
             USING ERRCODE = 'invalid_parameter_value',

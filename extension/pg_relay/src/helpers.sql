@@ -23,6 +23,18 @@ $$;
 COMMENT ON FUNCTION pgrelay._show(text) IS
     'Text a caller gave, for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
+-- pgrelay._has_control()
+CREATE OR REPLACE FUNCTION pgrelay._has_control(s text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal: does the text hold a character _show() makes ?: a control character, a line
+    -- separator or an invisible formatting character. The check of a name or key that must read as
+    -- it is, whatever its length (_show also cuts at 100 characters, so "_show(s) <> s" is no such
+    -- check). Inlined into its callers (no SET clause), so the operator is qualified.
+    SELECT s OPERATOR(pg_catalog.~) '[\x01-\x1f\x7f-\x9f\u061c\u180e\u200b\u200e\u200f\u2028-\u202e\u2060-\u2064\u2066-\u206f\ufeff\ufff9-\ufffb\U000e0000-\U000e007f]'
+$$;
+COMMENT ON FUNCTION pgrelay._has_control(text) IS
+    'Internal: does the text hold a control, line-separating or invisible formatting character?';
+
 -- pgrelay._notification_id()
 CREATE OR REPLACE FUNCTION pgrelay._notification_id(payload text) RETURNS bigint
 LANGUAGE sql IMMUTABLE AS $$

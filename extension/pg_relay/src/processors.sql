@@ -26,8 +26,8 @@ BEGIN
             USING ERRCODE = 'null_value_not_allowed';
     END IF;
     -- What pg_relay status prints and monitoring labels carry: visible text of bounded length.
-    IF host = '' OR pgrelay._show(host) <> host OR version = '' OR length(version) > 64
-       OR pgrelay._show(version) <> version THEN
+    IF host = '' OR length(host) > 100 OR pgrelay._has_control(host) OR version = '' OR length(version) > 64
+       OR pgrelay._has_control(version) THEN
         RAISE EXCEPTION 'host must be 1 to 100 and version 1 to 64 visible characters, not "%" and "%"',
                         pgrelay._show(host), pgrelay._show(version)
             USING ERRCODE = 'invalid_parameter_value';

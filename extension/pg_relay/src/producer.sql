@@ -120,7 +120,7 @@ BEGIN
         RAISE EXCEPTION 'key_mode must be keep, replace or debounce, not %', COALESCE(pgrelay._show(key_mode), 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF key = '' OR pg_catalog.octet_length(key) > 512 OR pgrelay._show(key) <> key THEN
+    IF key = '' OR pg_catalog.octet_length(key) > 512 OR pgrelay._has_control(key) THEN
         RAISE EXCEPTION 'key "%" must be 1 to 512 bytes without control or invisible characters', pgrelay._show(key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -286,7 +286,7 @@ BEGIN
                   HINT = 'Use the name of a place in the time zone database, such as Europe/Berlin or America/New_York, whose clocks change with summer time.';
     END IF;
     BEGIN
-        IF timezone = '' OR length(timezone) > 100 OR pgrelay._show(timezone) <> timezone THEN
+        IF timezone = '' OR length(timezone) > 100 OR pgrelay._has_control(timezone) THEN
             RAISE EXCEPTION USING ERRCODE = 'invalid_parameter_value';
         END IF;
         PERFORM pg_catalog.timezone(timezone, now());
