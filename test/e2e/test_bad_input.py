@@ -99,6 +99,10 @@ case(NM, "producer", "SELECT pgrelay.notify_many(%s, ARRAY['x'])", ("c_sql'; DRO
 case(NM, "producer", "SELECT pgrelay.notify_many('c_off', ARRAY['x'])", (), err("55000", "is not active"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_tiny', ARRAY['ok', %s])", ("x" * 11,),
      err("54000", "payload 2 of 11 bytes is larger than the 10 bytes"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_tiny', ('[0:1]={{ok,' || %s || '}}')::text[])", ("x" * 11,),
+     err("54000", "payload 2 of 11 bytes is larger than the 10 bytes"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys => ARRAY[['a'], ['b']])", (),
+     err("2202E", "keys must be a one-dimensional array"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], 'infinity')", (), err("22023", "run_at must be a finite time"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys => ARRAY['k'])", (),
      err("22023", "keys must have one element per payload (1 keys, 2 payloads)"))

@@ -88,6 +88,13 @@ SELECT ids[1] = ids[3] AS merged, ids[2] <> ids[1] AS kept_apart
 FROM (SELECT pgrelay.notify_many('j_two', ARRAY['p1', 'p2', 'p3'], keys => ARRAY['a', NULL, 'a'],
                                  key_mode => 'replace') AS ids) x;
 SELECT payload, key FROM pgrelay.queue ORDER BY id;
+-- payloads and keys of any lower bound pair by position; the ids come back as a plain array
+SELECT array_lower(ids, 1) AS lower, cardinality(ids) AS ids, ids[1] = ids[3] AS merged
+FROM (SELECT pgrelay.notify_many('j_two', '[0:2]={z0,z1,z2}', keys => '[7:9]={za,zb,za}', key_mode => 'replace') AS ids) x;
+SELECT array_lower(ids, 1) AS lower, cardinality(ids) AS ids
+FROM (SELECT pgrelay.notify_many('j_two', '[-3:-2]={m1,m2}') AS ids) x;
+SELECT payload, key FROM pgrelay.queue WHERE payload ~ '^[zm][0-9]$' ORDER BY id;
+DELETE FROM pgrelay.queue WHERE payload ~ '^[zm][0-9]$';
 -- the ids of a large call: increasing in the order of payloads, this node's, and near the wall
 -- clock even when the id clock was far behind it (caught up by the first id)
 SET pg_relay.node_id = 5;
@@ -131,6 +138,10 @@ SELECT pgrelay.notify_many('j_two', ARRAY['x', 'y'], keys => ARRAY['k', ''], key
 SELECT pgrelay.notify_many('j_two', ARRAY['x'], keys => ARRAY['k'], key_mode => 'later');
 SELECT channel FROM pgrelay.register('j_small', 'sql', handler => 'regress_job(text)', max_payload_bytes => 10);
 SELECT pgrelay.notify_many('j_small', ARRAY['short', 'much too long']);
+-- arrays are read by position, whatever index they start at; the position an error names counts from 1
+SELECT pgrelay.notify_many('j_small', '[0:2]={short,"much too long",x}');
+SELECT pgrelay.notify_many('j_small', '[-5:-4]={"too long, first",short}');
+SELECT pgrelay.notify_many('j_two', '{x,y}', keys => '{{a},{b}}');
 SELECT channel FROM pgrelay.register('j_off', 'sql', handler => 'regress_job(text)', active => false);
 SELECT pgrelay.notify_many('j_off', ARRAY['x']);
 -- nothing of a refused call stays

@@ -218,6 +218,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * then one INSERT queues them all. With keys (one
  * per payload, NULL for an event without one), each keyed event is queued as notify(key => ...)
  * queues it, in order: two payloads of one key in one call are two calls.
+ * Both arrays are read by position (unnest ... WITH ORDINALITY), never by subscript: an array may
+ * start at any index ('[0:1]={a,b}'), and the position an error names counts from 1.
  */
 DECLARE
     c pgrelay.channels;
@@ -225,12 +227,16 @@ DECLARE
     last bigint;
     node integer;
     bad bigint;
+    bad_bytes integer;
 BEGIN
     IF notify_many.channel IS NULL THEN
         RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
     END IF;
     IF array_ndims(notify_many.payloads) > 1 THEN
         RAISE EXCEPTION 'payloads must be a one-dimensional array' USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF array_ndims(notify_many.keys) > 1 THEN
+        RAISE EXCEPTION 'keys must be a one-dimensional array' USING ERRCODE = 'array_subscript_error';
     END IF;
     IF notify_many.payloads IS NULL OR array_position(notify_many.payloads, NULL) IS NOT NULL THEN
         RAISE EXCEPTION 'payloads must not be NULL nor hold a NULL'
@@ -253,11 +259,12 @@ BEGIN
     IF NOT FOUND THEN
         RETURN ARRAY[pgrelay._enqueue_refused(notify_many.channel, '', NULL)];
     END IF;
-    SELECT min(o) INTO bad FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
-    WHERE octet_length(p.payload) > c.max_payload_bytes;
+    SELECT p.o, octet_length(p.payload) INTO bad, bad_bytes FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
+    WHERE octet_length(p.payload) > c.max_payload_bytes
+    ORDER BY p.o LIMIT 1;
     IF bad IS NOT NULL THEN
         RAISE EXCEPTION 'payload % of % bytes is larger than the % bytes channel "%" accepts', bad,
-                        octet_length(notify_many.payloads[bad]), c.max_payload_bytes, c.channel
+                        bad_bytes, c.max_payload_bytes, c.channel
             USING ERRCODE = 'program_limit_exceeded',
                   HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
     END IF;
