@@ -87,6 +87,14 @@ case(N, "producer", "SELECT pgrelay.notify('c_off', 'x', key => 'k')", (), err("
 case(N, "producer", "SELECT pgrelay.notify('c_tiny', %s, key => 'k')", ("x" * 11,), err("54000", "larger than the 10 bytes"))
 case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', 'infinity', key => 'k')", (), err("22023", "run_at must be a finite time"))
 case(N, "producer", "SELECT pgrelay.notify('c_sql', NULL, key => 'k')", (), err("22004", "payload must not be NULL"))
+# an email channel's payload is a notification id: 1 to 19 digits within bigint, nothing else
+for p in ("not-a-number", "", " 42", "42 ", "-1", "+1", "1e3", "9223372036854775808", "1" * 20, "４２",
+          "1); ALTER ROLE prod SUPERUSER; SELECT (1", "42" + CONTROLS["LF"]):
+    case(N, "producer", "SELECT pgrelay.notify('c_mail', %s)", (p,), err("22023", 'of channel "c_mail" must be a notification id'))
+case(N, "producer", "SELECT pgrelay.notify('c_mail', 'x', now() + interval '1 day')", (),
+     err("22023", 'the payload of channel "c_mail" must be a notification id'))
+case(N, "producer", "SELECT pgrelay.notify('c_mail', 'x', key => 'k')", (),
+     err("22023", 'the payload of channel "c_mail" must be a notification id'))
 NM = "pgrelay.notify_many"
 case(NM, "producer", "SELECT pgrelay.notify_many(NULL, ARRAY['x'])", (), err("22004", "channel must not be NULL"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', NULL)", (), err("22004", "payloads must not be NULL"))
@@ -111,6 +119,10 @@ case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys 
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], keys => ARRAY['k'], key_mode => 'merge')", (),
      err("22023", "key_mode must be keep, replace or debounce"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', 'x')", (), err("22P02", "malformed array literal"))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'not-a-number'])", (),
+     err("22023", 'payload 2 of channel "c_mail" must be a notification id'))
+case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'x'], keys => ARRAY['a', 'b'])", (),
+     err("22023", 'payload 2 of channel "c_mail" must be a notification id'))
 
 # ---- pgrelay, admin ------------------------------------------------------------------------
 

@@ -181,14 +181,18 @@ SQL_PAYLOADS = [
     "",
     "x" * 1048576,
 ]
-FORGED = ["1", "-1", "0", "99999999999999999999", "1; DROP TABLE public.canary", "' OR 1=1 --", "{mine}",
-          "{mine} ", " {mine}", "0{mine}", "{mine}.0"]
+# payloads of the form of a notification id, which notify() queues on a mail channel, and others,
+# which it refuses
+FORGED = ["1", "0", "{mine}", "0{mine}"]
+MALFORMED = ["-1", "99999999999999999999", "1; DROP TABLE public.canary", "' OR 1=1 --", "{mine} ", " {mine}",
+             "{mine}.0"]
 
 
 def test_a_producer_cannot_make_the_processor_run_sql_or_deliver_mail(db, smtpd, processors):
     """Payloads made of SQL, quotes, format specifiers and control characters reach the handler
     byte for byte and run nothing; events a producer queues itself on a mail channel, with ids it
-    guessed or learned, deliver nothing and touch no notification."""
+    guessed or learned, deliver nothing and touch no notification, and those that are no notification
+    id are refused when they are queued."""
     producer = "proof_producer_%d" % os.getpid()
     s = smtpd()
     db.sql("CREATE EXTENSION pg_relay_notifier")
@@ -212,6 +216,9 @@ def test_a_producer_cannot_make_the_processor_run_sql_or_deliver_mail(db, smtpd,
                 c.execute("SELECT pgrelay.notify('jobs', %s)", (payload,))
             for forged in FORGED:
                 c.execute("SELECT pgrelay.notify('mail', %s)", (forged.format(mine=mine),))
+            for bad in MALFORMED:
+                with pytest.raises(psycopg.errors.InvalidParameterValue, match="must be a notification id"):
+                    c.execute("SELECT pgrelay.notify('mail', %s)", (bad.format(mine=mine),))
         p = processors("-d", db.dsn, "--once")
         assert p.wait_exit() == 0
         assert sorted(r[0] for r in db.sql("SELECT payload FROM public.received")) == sorted(SQL_PAYLOADS)

@@ -49,6 +49,33 @@ SELECT pgrelay.notify(E'no_such\r\nchannel\u200b', 'x');
 SELECT channel, active FROM pgrelay.register('n_orders', active => false);
 SELECT pgrelay.notify('n_orders', 'x');
 SELECT channel, active FROM pgrelay.register('n_orders', active => true);
+-- an email channel's payload (action type notify) is a notification id, 1 to 19 digits within
+-- bigint: anything else is refused when it is queued, by every way of queueing it (error)
+SELECT channel FROM pgrelay.register('n_mail', 'notify');
+SELECT pgrelay.notify('n_mail', '42') > 0 AS queued;
+SELECT pgrelay.notify('n_mail', '9223372036854775807', now() + interval '1 hour') > 0 AS queued;
+SELECT pgrelay.notify('n_mail', '0000000000000000042', key => 'k') > 0 AS queued;
+SELECT pgrelay.notify('n_mail', 'not-a-number');
+SELECT pgrelay.notify('n_mail', '9223372036854775808');
+SELECT pgrelay.notify('n_mail', '12345678901234567890');
+SELECT pgrelay.notify('n_mail', ' 42');
+SELECT pgrelay.notify('n_mail', '42 ');
+SELECT pgrelay.notify('n_mail', '-1');
+SELECT pgrelay.notify('n_mail', '+1');
+SELECT pgrelay.notify('n_mail', '');
+SELECT pgrelay.notify('n_mail', E'42\n');
+SELECT pgrelay.notify('n_mail', '１２');
+SELECT pgrelay.notify('n_mail', '1); DROP TABLE pgrelay.queue; --', now() + interval '1 day');
+SELECT pgrelay.notify('n_mail', 'x', key => 'k2');
+SELECT pgrelay.notify('n_mail', 'x', key => 'k', key_mode => 'replace');
+SELECT cardinality(pgrelay.notify_many('n_mail', ARRAY['1', '2'])) AS queued;
+SELECT cardinality(pgrelay.notify_many('n_mail', ARRAY['3'], keys => ARRAY['k3'])) AS queued;
+SELECT pgrelay.notify_many('n_mail', ARRAY['1', '2', 'three']);
+SELECT pgrelay.notify_many('n_mail', '[0:1]={1,two}');
+SELECT pgrelay.notify_many('n_mail', ARRAY['1', 'x'], keys => ARRAY['k4', 'k5']);
+SELECT payload, key FROM pgrelay.queue WHERE channel = 'n_mail' ORDER BY id;
+DELETE FROM pgrelay.queue WHERE channel = 'n_mail';
+SELECT pgrelay.unregister('n_mail');
 -- NULL channel and NULL payload (error)
 SELECT pgrelay.notify(NULL, 'x');
 SELECT pgrelay.notify('n_orders', NULL);

@@ -94,7 +94,7 @@ SELECT pgrelay._check_action_type(NULL, jsonb_populate_record(c, '{"action_type"
 FROM pgrelay.channels c WHERE c.channel = 'r_mail';
 SELECT pgrelay._check_action_type(NULL, jsonb_populate_record(c, '{"action_type": "webhook"}'))
 FROM pgrelay.channels c WHERE c.channel = 'r_mail';
-SELECT pgrelay.notify('r_mail', 'waiting') > 0 AS queued;
+SELECT pgrelay.notify('r_mail', '7') > 0 AS queued;
 SELECT pgrelay._check_action_type(c, jsonb_populate_record(c, '{"action_type": "sql"}'))
 FROM pgrelay.channels c WHERE c.channel = 'r_mail';
 DELETE FROM pgrelay.queue WHERE channel = 'r_mail';

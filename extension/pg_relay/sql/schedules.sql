@@ -129,6 +129,11 @@ SELECT pgrelay.schedule('s_new');
 SELECT pgrelay.schedule('s_new', 's_jobs');
 SELECT pgrelay.schedule('s_new', cron => '* * * * *');
 SELECT pgrelay.schedule('s_new', 'no_such_channel', '* * * * *');
+-- an email channel's payload is a notification id
+SELECT channel FROM pgrelay.register('s_mail', 'notify');
+SELECT pgrelay.schedule('s_new', 's_mail', '* * * * *');
+SELECT pgrelay.schedule('s_new', 's_mail', '* * * * *', payload => '{"to": "ann"}');
+SELECT pgrelay.unregister('s_mail');
 SELECT pgrelay.schedule('s_new', 's_jobs', '61 * * * *');
 SELECT pgrelay.schedule('s_new', 's_jobs', '0 0 30 2 *');
 SELECT pgrelay.schedule('s_new', 's_jobs', '* * * * *', timezone => 'Nowhere/City');

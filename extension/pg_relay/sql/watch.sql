@@ -55,6 +55,10 @@ SELECT pgrelay.watch_table('regress_orders', 'w_orders', columns => '{}');
 SELECT pgrelay.watch_table('regress_orders', 'w_orders', operations => '{truncate}');
 SELECT pgrelay.watch_table('regress_orders', 'w_orders', operations => '{}');
 SELECT pgrelay.watch_table('regress_orders', 'w_nonesuch');
+-- an email channel takes notification ids, not the JSON of a change
+SELECT channel FROM pgrelay.register('w_mail', 'notify');
+SELECT pgrelay.watch_table('regress_orders', 'w_mail');
+SELECT pgrelay.unregister('w_mail');
 SELECT pgrelay.watch_table('pgrelay.log', 'w_orders');
 SELECT pgrelay.watch_table(NULL, 'w_orders');
 SELECT pgrelay.watch_table(424242, 'w_orders');

@@ -11,6 +11,26 @@ $$;
 COMMENT ON FUNCTION pgrelay._run_at(timestamptz) IS
     'Internal: the run_at a queue row is written with: the time wanted, never before the clock';
 
+-- pgrelay._email_payload_refused()
+CREATE OR REPLACE FUNCTION pgrelay._email_payload_refused(channel text, n bigint) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (notify, notify_many, schedule): the error of a payload on an email channel (action
+ * type notify) that is no notification id: such an event could deliver nothing, and would only
+ * fail when it runs. The payload itself is not repeated. Never returns.
+ */
+BEGIN
+    RAISE EXCEPTION '% of channel "%" must be a notification id: it sends email',
+                    CASE WHEN n IS NULL THEN 'the payload' ELSE pg_catalog.format('payload %s', n) END,
+                    channel
+        USING ERRCODE = 'invalid_parameter_value',
+              DETAIL = 'An email event''s payload is the id of its pgrelay_notifier notification: 1 to 19 digits.',
+              HINT = 'Queue email with pgrelay_notifier.send().';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._email_payload_refused(text, bigint) IS
+    'Internal: the error of a payload on an email channel that is no notification id';
+
 -- pgrelay._enqueue_refused()
 CREATE OR REPLACE FUNCTION pgrelay._enqueue_refused(channel text, payload text, run_at timestamptz)
 RETURNS bigint
@@ -45,27 +65,40 @@ BEGIN
         RAISE EXCEPTION 'channel "%" is not active', _enqueue_refused.channel
             USING ERRCODE = 'object_not_in_prerequisite_state';
     END IF;
-    RAISE EXCEPTION 'payload of % bytes is larger than the % bytes channel "%" accepts',
-                    pg_catalog.octet_length(_enqueue_refused.payload), c.max_payload_bytes, _enqueue_refused.channel
-        USING ERRCODE = 'program_limit_exceeded',
-              HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
+    IF pg_catalog.octet_length(_enqueue_refused.payload) > c.max_payload_bytes THEN
+        RAISE EXCEPTION 'payload of % bytes is larger than the % bytes channel "%" accepts',
+                        pg_catalog.octet_length(_enqueue_refused.payload), c.max_payload_bytes, _enqueue_refused.channel
+            USING ERRCODE = 'program_limit_exceeded',
+                  HINT = 'An admin can raise the limit: pgrelay.register(channel, max_payload_bytes => ...).';
+    END IF;
+    IF c.action_type = 'notify' AND pgrelay._notification_id(_enqueue_refused.payload) IS NULL THEN
+        PERFORM pgrelay._email_payload_refused(c.channel, NULL);
+    END IF;
+    -- a guard only: the INSERT that found nothing checks nothing else
+    RAISE EXCEPTION 'the event could not be queued on channel "%"', _enqueue_refused.channel
+        USING ERRCODE = 'internal_error';
 END
 $$;
 COMMENT ON FUNCTION pgrelay._enqueue_refused(text, text, timestamptz) IS
     'Internal: the error of an event notify() or _enqueue() could not queue';
 
 -- pgrelay._enqueue()
-CREATE OR REPLACE FUNCTION pgrelay._enqueue(channel text, payload text, run_at timestamptz, id bigint)
+CREATE OR REPLACE FUNCTION pgrelay._enqueue(channel text, payload text, run_at timestamptz, id bigint,
+                                            any_payload boolean DEFAULT false)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal (the table-change trigger, which pins search_path and needs the event id before it
- * writes the payload): checks and queues one event with the given id in the caller's
- * transaction. Returns the id. notify() runs the same INSERT itself (see there).
+ * Internal (notify with a run_at, notify_many, the schedules, and the table-change trigger, which
+ * pins search_path and needs the event id before it writes the payload): checks and queues one
+ * event with the given id in the caller's transaction. Returns the id. notify() runs the same
+ * INSERT itself (see there).
  *
  * One statement: the INSERT reads the channel and inserts the row only when the channel exists,
- * is active and takes a payload of this size, and run_at is a real time. Only when it inserted
- * nothing does _enqueue_refused() say why.
+ * is active and takes a payload of this size, of the form an email channel takes (a notification
+ * id) unless any_payload, and run_at is a real time. Only when it inserted nothing does
+ * _enqueue_refused() say why. any_payload is the trigger's: the change of a table is never
+ * refused for what the payload of its event looks like (watch_table() refuses an email channel,
+ * but a watch made before it did is kept).
  */
 BEGIN
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
@@ -75,6 +108,7 @@ BEGIN
     FROM pgrelay.channels x
     WHERE x.channel = _enqueue.channel AND x.active
       AND pg_catalog.octet_length(_enqueue.payload) <= x.max_payload_bytes
+      AND (_enqueue.any_payload OR x.action_type <> 'notify' OR _enqueue.payload ~ pgrelay._notification_id_form())
       AND (_enqueue.run_at IS NULL OR pg_catalog.isfinite(_enqueue.run_at));
     IF FOUND THEN
         RETURN _enqueue.id;
@@ -82,7 +116,7 @@ BEGIN
     RETURN pgrelay._enqueue_refused(_enqueue.channel, _enqueue.payload, _enqueue.run_at);
 END
 $$;
-COMMENT ON FUNCTION pgrelay._enqueue(text, text, timestamptz, bigint) IS
+COMMENT ON FUNCTION pgrelay._enqueue(text, text, timestamptz, bigint, boolean) IS
     'Internal: checks an event and queues it with the given id in the caller''s transaction';
 
 -- pgrelay._key_lock()
@@ -126,6 +160,7 @@ BEGIN
     END IF;
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue_keyed.channel AND x.active
       AND pg_catalog.octet_length(_enqueue_keyed.payload) <= x.max_payload_bytes
+      AND (x.action_type <> 'notify' OR _enqueue_keyed.payload ~ pgrelay._notification_id_form())
       AND (_enqueue_keyed.run_at IS NULL OR pg_catalog.isfinite(_enqueue_keyed.run_at));
     IF NOT FOUND THEN
         RETURN pgrelay._enqueue_refused(_enqueue_keyed.channel, _enqueue_keyed.payload, _enqueue_keyed.run_at);
@@ -174,7 +209,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * plan holds, costs a share of a notify measured in percent (docs/benchmarks.md). The id: one
  * nextval of the clock and one test that sends the rare cases to _id_clock_catch_up(); then the
  * one INSERT, and _enqueue_refused() only when it queued nothing. An event with a run_at goes
- * through _enqueue().
+ * through _enqueue(). The INSERT checks what the channel takes: an active channel, the payload's
+ * size, and on an email channel (action type notify) a payload of the form of a notification id
+ * (_notification_id_form: one regular expression, folded into the plan).
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');
@@ -197,7 +234,8 @@ BEGIN
            x.node_restricted, pgrelay._run_at(NULL), pg_catalog.now()
     FROM pgrelay.channels x
     WHERE x.channel = notify.channel AND x.active
-      AND pg_catalog.octet_length(notify.payload) <= x.max_payload_bytes;
+      AND pg_catalog.octet_length(notify.payload) <= x.max_payload_bytes
+      AND (x.action_type <> 'notify' OR notify.payload ~ pgrelay._notification_id_form());
     IF FOUND THEN
         RETURN v;
     END IF;
@@ -258,6 +296,13 @@ BEGIN
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = notify_many.channel AND x.active;
     IF NOT FOUND THEN
         RETURN ARRAY[pgrelay._enqueue_refused(notify_many.channel, '', NULL)];
+    END IF;
+    IF c.action_type = 'notify' THEN
+        SELECT min(p.o) INTO bad FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
+        WHERE pgrelay._notification_id(p.payload) IS NULL;
+        IF bad IS NOT NULL THEN
+            PERFORM pgrelay._email_payload_refused(c.channel, bad);
+        END IF;
     END IF;
     SELECT p.o, octet_length(p.payload) INTO bad, bad_bytes FROM unnest(notify_many.payloads) WITH ORDINALITY p(payload, o)
     WHERE octet_length(p.payload) > c.max_payload_bytes

@@ -386,6 +386,9 @@ BEGIN
         s.timezone := pgrelay._check_timezone(schedule.timezone);
     END IF;
     s.payload := COALESCE(schedule.payload, s.payload);
+    IF ch.action_type = 'notify' AND pgrelay._notification_id(s.payload) IS NULL THEN
+        PERFORM pgrelay._email_payload_refused(s.channel, NULL);
+    END IF;
     IF octet_length(s.payload) > ch.max_payload_bytes THEN
         RAISE EXCEPTION 'payload of % bytes is larger than the % bytes channel "%" accepts',
                         octet_length(s.payload), ch.max_payload_bytes, s.channel

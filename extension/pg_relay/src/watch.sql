@@ -168,7 +168,7 @@ BEGIN
                              jsonb_build_object('operation', lower(TG_OP), 'schema', TG_TABLE_SCHEMA,
                                                 'table', TG_TABLE_NAME, 'old', old_row, 'new', new_row,
                                                 'txid', txid_current(), 'event_id', id::text)::text,
-                             NULL, id);
+                             NULL, id, any_payload => true);
     RETURN NULL;
 END
 $$;
@@ -234,6 +234,12 @@ BEGIN
     IF NOT FOUND THEN
         RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(watch_table.channel)
             USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.register().';
+    END IF;
+    -- An email channel's payloads are notification ids (notify() refuses anything else): the
+    -- JSON document of a change would fail every change of the table.
+    IF c.action_type = 'notify' THEN
+        RAISE EXCEPTION 'channel "%" sends email; a watch queues JSON documents, not notification ids', c.channel
+            USING ERRCODE = 'wrong_object_type';
     END IF;
     SELECT array_agg(DISTINCT lower(o) ORDER BY lower(o)) INTO ops FROM unnest(watch_table.operations) o;
     IF ops IS NULL OR NOT ops <@ ARRAY['delete', 'insert', 'update'] OR array_position(ops, NULL) IS NOT NULL THEN
