@@ -1391,12 +1391,16 @@ SETTINGS_CASES = [
     ("workers", "0", "expected an integer from 1 to 64"), ("workers", "65", "from 1 to 64"),
     ("workers", "abc", "from 1 to 64"), ("workers", "-1", "from 1 to 64"), ("workers", "4.5", "from 1 to 64"),
     ("workers", "\u200b4", "\\xe2\\x80\\x8b4"),
+    # no sign, and no white space around the digits (a file's value keeps the spaces inside its quotes)
+    ("workers", "+4", "from 1 to 64"), ("workers", "' 4'", "from 1 to 64"), ("batch-size", "+1000", "from 1 to 100000"),
+    ("events-per-commit", "'50 '", "from 1 to 1000"), ("events-per-commit", "-0", "from 1 to 1000"),
 ]
 FLAG_CASES = [
     (["--bogus"], 'unknown option "--bogus"'), (["-x"], 'unknown option "-x"'),
     # --notifier belongs to pg_relay install and upgrade (test_managed.py has their bad input)
     (["--notifier"], 'unknown option "--notifier"'),
     (["--workers"], 'option "--workers" needs a value'), (["-w"], 'option "-w" needs a value'),
+    (["--workers= 4"], 'invalid value " 4" for --workers'), (["--batch-size=1000 "], 'invalid value "1000 " for --batch-size'),
     (["--config"], 'option "--config" needs a value'), (["extra"], 'unexpected argument "extra"'),
     (["--workers=2", "--", "--once"], 'unexpected argument "--once"'),
     (["--config=/nonexistent/proof.conf"], "could not open config file"),

@@ -101,12 +101,15 @@ def test_help_and_bad_usage():
                        (["--listen=127.0.0.1"], "expected HOST:PORT"),
                        (["--listen=127.0.0.1:99999"], "port must be a number"),
                        (["--iterations=5"], "--iterations must be a number from 1000"),
+                       (["--iterations= 1000"], "--iterations must be a number from 1000"),
+                       (["--iterations=+1000"], "--iterations must be a number from 1000"),
                        (["--log-level=loud"], "--log-level must be")):
         r = web(*args)
         assert r.returncode == 2, (args, r.stderr)
         assert says in r.stderr and len(r.stderr.splitlines()) <= 2, (args, r.stderr)
         assert ('Try "pg_relay web --help"' in r.stderr) == (args[0] in ("--nope", "--listen", "extra", "--auth-file=a",
-                                                                           "--iterations=5", "--log-level=loud")), args
+                                                                           "--iterations=5", "--iterations= 1000",
+                                                                           "--iterations=+1000", "--log-level=loud")), args
     assert "pg_relay web" in subprocess.run([testlib.PROCESSOR, "--help"], capture_output=True, text=True).stdout
 
 

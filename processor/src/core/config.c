@@ -172,6 +172,30 @@ config_parse_duration(const char *s, long *ms)
 	return false;
 }
 
+bool
+config_parse_int(const char *s, long min, long max, long *out)
+{
+	const char *digits = s;
+	char *end;
+	long v;
+
+	/*
+	 * strtol alone would also skip leading white space and take a '+' or a '-': " 4", "+4" and
+	 * "-0" would pass as a worker count. So the text is checked first: the digits, and before
+	 * them a '-' only where a negative value can be in range.
+	 */
+	if (*digits == '-' && min < 0)
+		digits++;
+	if (!isdigit((unsigned char) *digits))
+		return false;
+	errno = 0;
+	v = strtol(s, &end, 10);
+	if (errno != 0 || *end != '\0' || v < min || v > max)
+		return false;
+	*out = v;
+	return true;
+}
+
 static bool
 parse_bool(const char *s, bool *out)
 {
@@ -248,7 +272,6 @@ set_param(struct Config *cf, const struct ConfParam *p, const char *text, const 
 		  size_t errlen)
 {
 	char expected[128], shown[256];
-	char *end;
 	long v;
 	int i;
 
@@ -261,9 +284,7 @@ set_param(struct Config *cf, const struct ConfParam *p, const char *text, const 
 		return true;
 	}
 	case CT_INT:
-		errno = 0;
-		v = strtol(text, &end, 10);
-		if (errno == 0 && end != text && *end == '\0' && v >= p->min && v <= p->max) {
+		if (config_parse_int(text, p->min, p->max, &v)) {
 			*(int *) field(cf, p) = (int) v;
 			return true;
 		}

@@ -50,6 +50,12 @@ int config_load(struct Config *cf, int argc, char **argv, struct Buf *out, char 
 /* config_parse_duration accepts "250ms", "1s", "2min", "1h" or a plain number of seconds. */
 bool config_parse_duration(const char *s, long *ms);
 
+/*
+ * config_parse_int reads s as a decimal integer from min to max into *out: digits only, with a
+ * leading '-' only when min is negative; no white space, no '+', nothing after the digits.
+ */
+bool config_parse_int(const char *s, long min, long max, long *out);
+
 /* The number of settings in the table (config.c checks it at compile time). */
 #define CONFIG_NPARAMS 15
 

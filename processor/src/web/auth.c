@@ -18,6 +18,7 @@
 
 #include "base64.h"
 #include "clock.h"
+#include "config.h"
 #include "web_throttle.h"
 
 #define SALT_LEN 16
@@ -82,7 +83,7 @@ decode_exact(const char *text, unsigned char *out, size_t len)
 static bool
 parse_line(char *line, struct User *u, const char **why)
 {
-	char *field[5], *p = line, *end;
+	char *field[5], *p = line;
 	int i;
 
 	for (i = 0; i < 5; i++) {
@@ -107,10 +108,7 @@ parse_line(char *line, struct User *u, const char **why)
 		*why = "unknown hash scheme (only pbkdf2-sha256)";
 		return false;
 	}
-	errno = 0;
-	u->iterations = strtol(field[2], &end, 10);
-	if (errno != 0 || *end != '\0' || end == field[2] || u->iterations < AUTH_MIN_ITERATIONS ||
-		u->iterations > AUTH_MAX_ITERATIONS) {
+	if (!config_parse_int(field[2], AUTH_MIN_ITERATIONS, AUTH_MAX_ITERATIONS, &u->iterations)) {
 		*why = "the iteration count must be a number from 1000 to 100000000";
 		return false;
 	}

@@ -5,7 +5,6 @@
  */
 #include "web_console.h"
 
-#include <errno.h>
 #include <getopt.h>
 #include <pthread.h>
 #include <signal.h>
@@ -17,6 +16,7 @@
 
 #include <openssl/crypto.h>
 
+#include "config.h"
 #include "log.h"
 #include "pgconn.h"
 #include "web_auth.h"
@@ -79,7 +79,6 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 									   {"log-level", required_argument, NULL, 'L'},
 									   {"help", no_argument, NULL, 'h'},
 									   {NULL, 0, NULL, 0}};
-	char *end;
 	int c;
 
 	optind = 0;
@@ -108,10 +107,7 @@ parse_args(int argc, char **argv, struct WebArgs *a)
 			a->hash_name = optarg;
 			break;
 		case 'I':
-			errno = 0;
-			a->iterations = strtol(optarg, &end, 10);
-			if (errno != 0 || *end != '\0' || end == optarg || a->iterations < AUTH_MIN_ITERATIONS ||
-				a->iterations > AUTH_MAX_ITERATIONS) {
+			if (!config_parse_int(optarg, AUTH_MIN_ITERATIONS, AUTH_MAX_ITERATIONS, &a->iterations)) {
 				fprintf(stderr, "pg_relay web: --iterations must be a number from %d to %ld, not \"%s\"\n",
 						AUTH_MIN_ITERATIONS, AUTH_MAX_ITERATIONS, optarg);
 				return 2;

@@ -55,6 +55,59 @@ test_durations(void)
 	}
 }
 
+static void
+test_ints(void)
+{
+	static const struct {
+		const char *text;
+		long min, max;
+		bool ok;
+		long v;
+	} cases[] = {
+		{"4", 1, 64, true, 4},
+		{"64", 1, 64, true, 64},
+		{"1", 1, 64, true, 1},
+		{"007", 1, 64, true, 7},
+		{"65", 1, 64, false, 0},
+		{"0", 1, 64, false, 0},
+		/* white space, signs and what follows the digits: strtol would skip or take them */
+		{" 4", 1, 64, false, 0},
+		{"4 ", 1, 64, false, 0},
+		{"\t4", 1, 64, false, 0},
+		{"4\n", 1, 64, false, 0},
+		{"+4", 1, 64, false, 0},
+		{"-0", 0, 64, false, 0},
+		{"-4", 1, 64, false, 0},
+		{"4x", 1, 64, false, 0},
+		{"0x10", 1, 64, false, 0},
+		{"4.0", 1, 64, false, 0},
+		{"1e3", 1, 100000, false, 0},
+		{"", 1, 64, false, 0},
+		{"-", -5, 5, false, 0},
+		/* a '-' where the range allows negative values */
+		{"-5", -5, 5, true, -5},
+		{"-6", -5, 5, false, 0},
+		{"- 5", -5, 5, false, 0},
+		{"--5", -5, 5, false, 0},
+		/* overflow is an error, not LONG_MAX */
+		{"9223372036854775807", 1, 9223372036854775807L, true, 9223372036854775807L},
+		{"9223372036854775808", 1, 9223372036854775807L, false, 0},
+		{"99999999999999999999", 1, 64, false, 0},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
+		long v = -1;
+		bool ok = config_parse_int(cases[i].text, cases[i].min, cases[i].max, &v);
+
+		if (ok != cases[i].ok || (ok && v != cases[i].v)) {
+			fprintf(stderr, "  int \"%s\" [%ld, %ld]: ok=%d v=%ld\n", cases[i].text, cases[i].min,
+					cases[i].max, ok, v);
+			unit_case_failed = 1;
+		}
+	}
+}
+
 /* load runs config_load on a NULL-terminated argument list. */
 static int
 load(struct Config *cf, char *err, size_t errlen, struct Buf *out, const char **args)
@@ -109,6 +162,13 @@ test_bad_values(void)
 		const char *want;
 	} cases[] = {
 		{"--workers=65", "invalid value \"65\" for --workers: expected an integer from 1 to 64"},
+		{"--workers= 4", "invalid value \" 4\" for --workers: expected an integer from 1 to 64"},
+		{"--workers=+4", "invalid value \"+4\" for --workers: expected an integer from 1 to 64"},
+		{"--batch-size=1000 ",
+		 "invalid value \"1000 \" for --batch-size: expected an integer from 1 to 100000"},
+		{"--events-per-commit=99999999999999999999",
+		 "invalid value \"99999999999999999999\" for --events-per-commit: expected an integer from 1 to "
+		 "1000"},
 		{"--mode=x", "invalid value \"x\" for --mode: expected one of single, multi-node, leader"},
 		{"--poll-interval=0",
 		 "invalid value \"0\" for --poll-interval: expected a duration from 10ms to 3600s"},
@@ -329,6 +389,7 @@ int
 main(void)
 {
 	RUN(test_durations);
+	RUN(test_ints);
 	RUN(test_defaults);
 	RUN(test_flags);
 	RUN(test_bad_values);
