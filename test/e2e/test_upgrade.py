@@ -162,6 +162,34 @@ def test_events_queued_before_the_upgrade_are_done_after_it(cluster, processors)
         db.close()
 
 
+def test_durations_out_of_range_in_seconds_are_set_to_their_bounds(cluster):
+    """pg_relay 1.3 bounded a channel's durations as intervals compare only: '1 year -359 days' was
+    a timeout of 1 day to it, and of 6.25 days to the Processor. The upgrade sets such a duration
+    to its bound in seconds, says so, and the table's constraints then refuse it."""
+    db = testlib.Database(cluster, extensions=())
+    try:
+        db.sql("CREATE EXTENSION pg_relay VERSION '1.3'")
+        db.sql("""CREATE FUNCTION public.h(p text) RETURNS void SECURITY DEFINER SET search_path = pg_catalog
+                  LANGUAGE sql AS 'SELECT NULL'""")
+        db.sql("SELECT pgrelay.register('odd', 'sql', handler => 'public.h(text)', timeout => '1 year -359 days',"
+               " backoff_max => '10 years -3599 days')")
+        db.sql("SELECT pgrelay.register('plain', 'sql', handler => 'public.h(text)', timeout => '5 minutes',"
+               " backoff_max => '1 month')")
+        notices = []
+        db.conn.add_notice_handler(lambda d: notices.append(d.message_primary))
+        db.sql("ALTER EXTENSION pg_relay UPDATE")
+        assert notices == ['channel "odd": timeout 1 year -359 days, backoff_base 00:00:10 and backoff_max'
+                           ' 10 years -3599 days are out of range in seconds; set to their bounds'], notices
+        assert db.sql("SELECT channel, extract(epoch FROM timeout)::int, extract(epoch FROM backoff_base)::int,"
+                      " extract(epoch FROM backoff_max)::int FROM pgrelay.channels ORDER BY 1") == \
+            [("odd", 86400, 10, 2592000), ("plain", 300, 10, 2592000)]
+        assert db.scalar("SELECT backoff_max::text FROM pgrelay.channels WHERE channel = 'plain'") == "1 mon"
+        with pytest.raises(Exception, match="channels_timeout_check"):
+            db.sql("UPDATE pgrelay.channels SET timeout = '1 year -359 days' WHERE channel = 'odd'")
+    finally:
+        db.close()
+
+
 def test_a_watch_of_1_2_is_kept_by_the_upgrade(cluster):
     """A table watched under pg_relay 1.2 (a trigger, no record of who watches) is recorded by the
     upgrade with the table's owner as the watcher, and its changes keep being queued."""

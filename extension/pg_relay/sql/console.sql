@@ -58,6 +58,9 @@ SELECT * FROM pgrelay.throughput(now(), now());
 SELECT * FROM pgrelay.throughput(now(), now() - interval '1 hour');
 SELECT * FROM pgrelay.throughput(now() - interval '25 hours');
 SELECT * FROM pgrelay.throughput('-infinity');
+-- a bucket is bounded in seconds too, the measure it is used with ('1 year -359 days' compares
+-- as 1 day and is 6.25 days)
+SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '1 year -359 days');
 SELECT * FROM pgrelay.throughput(now() - interval '1 hour', 'infinity');
 SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '30 seconds');
 SELECT * FROM pgrelay.throughput(now() - interval '1 hour', now(), '90 seconds');

@@ -37,6 +37,8 @@ SELECT pgrelay._dead_after(NULL);
 SET pg_relay.dead_after = 'soon';
 SELECT pgrelay._dead_after(NULL);
 SELECT pgrelay._dead_after('1 millisecond');
+-- in seconds too: this one compares as 60 s and is 5.25 days and 60 s
+SELECT pgrelay._dead_after('1 year -359 days -23 hours -59 minutes');
 SET pg_relay.dead_after = '100ms';
 
 -- _startup_queue_check(): rows of owners that are not configured come here, restricted or not

@@ -211,6 +211,18 @@ SELECT pgrelay.notify('j_one', 'nap soon') AS s3 \gset
 SELECT outcome, error FROM pgrelay.process_one(:s3);
 SELECT pgrelay.notify('j_one', 'snooze 31 days') AS s4 \gset
 SELECT outcome, error FROM pgrelay.process_one(:s4);
+-- the bound is on the time the delay makes, not on the interval: '10000 years -3599999 days'
+-- compares as 1 day and is 143 years from now; '1 year -359 days' is 6 or 7 days from now, and
+-- '-1 day 25 hours' an hour
+SELECT pgrelay.notify('j_one', 'snooze 10000 years -3599999 days') AS s7 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s7);
+SELECT pgrelay.notify('j_one', 'snooze 1 year -359 days') AS s8 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s8);
+SELECT pgrelay.notify('j_one', 'snooze -1 day 25 hours') AS s9 \gset
+SELECT outcome, retry_at - now() BETWEEN interval '59 minutes' AND interval '61 minutes' AS in_an_hour
+FROM pgrelay.process_one(:s9);
+SELECT pgrelay.notify('j_one', 'snooze 100000000 years') AS s10 \gset
+SELECT outcome, error FROM pgrelay.process_one(:s10);
 SELECT pgrelay.notify('j_one', 'snooze 0') AS s5 \gset
 SELECT outcome, error FROM pgrelay.process_one(:s5);
 -- the bound: after 100 snoozes the next is an error of the attempt

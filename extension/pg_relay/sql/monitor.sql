@@ -112,6 +112,7 @@ SELECT pgrelay._processor_report(NULL, 1, '9.9.9', 1, 0, now(), '10 seconds');
 SELECT pgrelay._processor_report('', 1, '9.9.9', 1, 0, now(), '10 seconds');
 SELECT pgrelay._processor_report(E'host\n' || repeat('x', 300), 1, '9.9.9', 1, 0, now(), '10 seconds');
 SELECT pgrelay._processor_report(repeat('h', 101), 1, '9.9.9', 1, 0, now(), '10 seconds');
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '1 year -359 days');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 0, 0, now(), '10 seconds');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 3, now(), '10 seconds');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, 'infinity', '10 seconds');

@@ -210,6 +210,29 @@ SELECT pgrelay.register('s_sec', timeout => '0.4 ms');
 SELECT timeout FROM pgrelay.register('s_sec', timeout => '1 ms');
 SELECT pgrelay.purge_log('0');
 SELECT pgrelay.purge_log('1000000 years');
+-- a duration whose parts have opposite signs is bounded by what it is used as, not by how
+-- intervals compare: '1 year -359 days' compares as 1 day and is 6.25 days in seconds, the
+-- Processor's measure of a timeout or a backoff (error)
+SELECT pgrelay.register('s_sec', timeout => '1 year -359 days');
+SELECT pgrelay.register('s_sec', backoff_base => '1 year -359 days');
+SELECT pgrelay.register('s_sec', backoff_max => '10000 years -3599999 days');
+SELECT pgrelay.register('s_sec', backoff_base => '1 day', backoff_max => '-1 year 366 days');
+SELECT timeout, backoff_base, backoff_max, extract(epoch FROM backoff_max) / 86400 AS backoff_max_days
+FROM pgrelay.register('s_sec', timeout => '1 day -1 hour', backoff_base => '1 day', backoff_max => '1 month');
+-- the table says the same
+\set VERBOSITY terse
+UPDATE pgrelay.channels SET timeout = '1 year -359 days' WHERE channel = 's_sec';
+UPDATE pgrelay.channels SET backoff_max = '10 years -3599 days' WHERE channel = 's_sec';
+\set VERBOSITY default
+-- purge_log(): the bound is on the cut-off it makes, before now and at most 1000 years back:
+-- '-10000 years 3600001 days' compares as 1 day and is a cut-off in 2170, which would delete the
+-- whole log; '10000 years -3599999 days' would be one before the year 1 (error)
+SELECT count(*) > 0 AS logged FROM pgrelay.log;
+SELECT pgrelay.purge_log('-10000 years 3600001 days');
+SELECT pgrelay.purge_log('10000 years -3599999 days');
+SELECT pgrelay.purge_log('1000 years 1 day');
+SELECT count(*) > 0 AS still_logged FROM pgrelay.log;
+SELECT pgrelay.purge_log('1 day -1 hour') >= 0 AS purged;
 DELETE FROM pgrelay.queue;
 
 -- What a handler prepares in the session is dropped once the handlers ran, with a warning each:

@@ -130,19 +130,20 @@ BEGIN
         RAISE EXCEPTION 'max_payload_bytes must be between 1 and 104857600 (100 MB), not %', ch.max_payload_bytes
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF ch.timeout < '1 millisecond' OR ch.timeout > '24 hours' THEN
+    -- Durations by both measures (_duration_ok): the Processor reads them in milliseconds.
+    IF NOT pgrelay._duration_ok(ch.timeout, '1 millisecond', '24 hours') THEN
         RAISE EXCEPTION 'timeout must be between 1 millisecond and 24 hours, not %', ch.timeout
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF ch.backoff_base < '1 millisecond' OR ch.backoff_base > '1 day' THEN
+    IF NOT pgrelay._duration_ok(ch.backoff_base, '1 millisecond', '1 day') THEN
         RAISE EXCEPTION 'backoff_base must be between 1 millisecond and 1 day, not %', ch.backoff_base
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF ch.backoff_max < ch.backoff_base THEN
+    IF ch.backoff_max < ch.backoff_base OR extract(epoch FROM ch.backoff_max) < extract(epoch FROM ch.backoff_base) THEN
         RAISE EXCEPTION 'backoff_max (%) must not be less than backoff_base (%)', ch.backoff_max, ch.backoff_base
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF ch.backoff_max > '30 days' THEN
+    IF NOT pgrelay._duration_ok(ch.backoff_max, '0', '30 days') THEN
         RAISE EXCEPTION 'backoff_max must be at most 30 days, not %', ch.backoff_max
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
@@ -525,15 +526,23 @@ CREATE OR REPLACE FUNCTION pgrelay.purge_log(older_than interval) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     n bigint;
+    cutoff timestamptz;
 BEGIN
-    -- 0 would delete the whole log; more than 1000 years would not even make a timestamp.
-    IF older_than IS NULL OR older_than <= '0' OR older_than > '1000 years' THEN
+    -- 0 would delete the whole log; more than 1000 years would not even make a timestamp. The
+    -- bound is on the time it makes, the cut-off: an interval of parts of opposite signs
+    -- ('2 months -59 days') compares as positive and may still be no time at all before now.
+    BEGIN
+        cutoff := now() - older_than;
+    EXCEPTION WHEN datetime_field_overflow THEN
+        cutoff := NULL;
+    END;
+    IF cutoff IS NULL OR cutoff >= now() OR cutoff < now() - interval '1000 years' THEN
         RAISE EXCEPTION 'older_than must be a positive interval of at most 1000 years, not %',
                         COALESCE(older_than::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     -- Log ids start with their creation time, so the primary key is the retention index.
-    DELETE FROM pgrelay.log l WHERE l.id < pgrelay._id_floor(now() - older_than);
+    DELETE FROM pgrelay.log l WHERE l.id < pgrelay._id_floor(cutoff);
     GET DIAGNOSTICS n = ROW_COUNT;
     RETURN n;
 END

@@ -26,13 +26,17 @@ CREATE TABLE pgrelay.channels (
     node_restricted  boolean NOT NULL DEFAULT false,
     max_attempts     integer NOT NULL DEFAULT 5 CHECK (max_attempts BETWEEN 1 AND 1000),
     -- Durations are bounded so that every one of them makes a valid timestamp and a timer: a
-    -- timeout under a millisecond would round to "no timeout" (0) in statement_timeout.
+    -- timeout under a millisecond would round to "no timeout" (0) in statement_timeout. Bounded
+    -- as intervals compare and in seconds, as the Processor reads them (_duration_ok()).
     timeout          interval NOT NULL DEFAULT '30 seconds'
-                     CHECK (timeout >= '1 millisecond' AND timeout <= '24 hours'),
+                     CHECK (timeout >= '1 millisecond' AND timeout <= '24 hours'
+                            AND extract(epoch FROM timeout) BETWEEN 0.001 AND 86400),
     backoff_base     interval NOT NULL DEFAULT '10 seconds'
-                     CHECK (backoff_base >= '1 millisecond' AND backoff_base <= '1 day'),
+                     CHECK (backoff_base >= '1 millisecond' AND backoff_base <= '1 day'
+                            AND extract(epoch FROM backoff_base) BETWEEN 0.001 AND 86400),
     backoff_max      interval NOT NULL DEFAULT '1 hour'
-                     CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'),
+                     CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'
+                            AND extract(epoch FROM backoff_max) BETWEEN extract(epoch FROM backoff_base) AND 2592000),
     description      text,
     registered_by    name NOT NULL DEFAULT session_user,
     registered_at    timestamptz NOT NULL DEFAULT now(),

@@ -40,7 +40,7 @@ BEGIN
         RAISE EXCEPTION 'since and until must be finite times, since before until, at most 1 day apart'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF bucket < '1 minute' OR bucket > '1 day' OR date_part('epoch', bucket)::numeric % 60 <> 0 THEN
+    IF NOT pgrelay._duration_ok(bucket, '1 minute', '1 day') OR extract(epoch FROM bucket) % 60 <> 0 THEN
         RAISE EXCEPTION 'bucket must be a whole number of minutes from 1 minute to 1 day, not %', bucket
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

@@ -424,11 +424,14 @@ LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Internal (process_one, process_batch): the delay a handler asked for when it raised SQLSTATE
  * PGSNZ: its DETAIL if it has one, else its message, read as seconds ('30', '2.5') or as an
- * interval ('5 minutes', '1 hour 30 minutes'). NULL when it is neither, or outside 1 ms to 30 days.
+ * interval ('5 minutes', '1 hour 30 minutes'). NULL when it is neither, or when the time it makes
+ * is not 1 ms to 30 days from now: the bound is on that time, the one the event is queued for, not
+ * on the interval ('10000 years -3599999 days' compares as 1 day, and is 143 years from now).
  */
 DECLARE
     t text := btrim(COALESCE(NULLIF(btrim(detail), ''), message));
     d interval;
+    at timestamptz := clock_timestamp();
 BEGIN
     IF t ~ '^[0-9]{1,9}(\.[0-9]{1,6})?$' THEN
         d := make_interval(secs => t::double precision);
@@ -439,9 +442,13 @@ BEGIN
             RETURN NULL;
         END;
     END IF;
-    IF d < interval '1 millisecond' OR d > interval '30 days' THEN
-        RETURN NULL;
-    END IF;
+    BEGIN
+        IF at + d < at + interval '1 millisecond' OR at + d > at + interval '30 days' THEN
+            RETURN NULL;
+        END IF;
+    EXCEPTION WHEN datetime_field_overflow THEN
+        RETURN NULL; -- not even a time
+    END;
     RETURN d;
 END
 $$;

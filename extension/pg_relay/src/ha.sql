@@ -46,7 +46,7 @@ BEGIN
                       DETAIL = 'A duration between 100 milliseconds and 1 day, such as 60s.';
         END;
     END IF;
-    IF dead_after < interval '100 milliseconds' OR dead_after > interval '1 day' THEN
+    IF NOT pgrelay._duration_ok(dead_after, '100 milliseconds', '1 day') THEN
         RAISE EXCEPTION 'dead_after must be between 100 milliseconds and 1 day, not %', dead_after
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

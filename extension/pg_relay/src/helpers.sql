@@ -23,6 +23,23 @@ $$;
 COMMENT ON FUNCTION pgrelay._show(text) IS
     'Text a caller gave, for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
+-- pgrelay._duration_ok()
+CREATE OR REPLACE FUNCTION pgrelay._duration_ok(d interval, lo interval, hi interval) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal: is d a duration from lo to hi by both measures a duration is used with: as
+    -- PostgreSQL compares intervals (a month is 30 days, a year 360) and in seconds (extract
+    -- epoch, which timers and backoffs read: a year is 365.25 days). An interval whose parts
+    -- have opposite signs weighs differently by each: '1 year -359 days' is 1 day compared and
+    -- 6.25 days in seconds, '10000 years -3599999 days' 1 day and 143 years. A duration added to
+    -- a time is bounded by the time it makes, where it is added (_snooze_delay, purge_log).
+    -- Inlined into its callers (no SET clause), so every operator is qualified.
+    SELECT d OPERATOR(pg_catalog.>=) lo AND d OPERATOR(pg_catalog.<=) hi
+       AND pg_catalog.extract('epoch', d) OPERATOR(pg_catalog.>=) pg_catalog.extract('epoch', lo)
+       AND pg_catalog.extract('epoch', d) OPERATOR(pg_catalog.<=) pg_catalog.extract('epoch', hi)
+$$;
+COMMENT ON FUNCTION pgrelay._duration_ok(interval, interval, interval) IS
+    'Internal: is the interval from lo to hi both as intervals compare and in seconds?';
+
 -- pgrelay._has_control()
 CREATE OR REPLACE FUNCTION pgrelay._has_control(s text) RETURNS boolean
 LANGUAGE sql IMMUTABLE AS $$

@@ -40,7 +40,7 @@ BEGIN
         RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF report_every <= '0' OR report_every > '1 day' THEN
+    IF NOT pgrelay._duration_ok(report_every, '1 microsecond', '1 day') THEN
         RAISE EXCEPTION 'report_every must be more than 0 and at most 1 day, not %', report_every
             USING ERRCODE = 'invalid_parameter_value';
     END IF;

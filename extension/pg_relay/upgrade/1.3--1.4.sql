@@ -3,3 +3,44 @@
 -- _enqueue() takes any_payload (the table-change trigger's): the old signature goes, so that a call
 -- with four arguments is not ambiguous
 DROP FUNCTION IF EXISTS pgrelay._enqueue(text, text, timestamptz, bigint);
+
+-- A channel's durations are bounded in seconds too (as the Processor reads them), not only as
+-- intervals compare: '1 year -359 days' compared as 1 day and was a timeout of 6.25 days. A
+-- duration the new bounds refuse (only one whose parts have opposite signs can be) is set to the
+-- nearest bound in seconds, with a warning, before the constraints change.
+DO $$
+DECLARE
+    c record;
+BEGIN
+    FOR c IN
+        SELECT x.channel, x.timeout, x.backoff_base, x.backoff_max,
+               make_interval(secs => LEAST(GREATEST(extract(epoch FROM x.timeout), 0.001), 86400)::double precision) AS t,
+               make_interval(secs => LEAST(GREATEST(extract(epoch FROM x.backoff_base), 0.001), 86400)::double precision) AS b
+        FROM pgrelay.channels x
+        WHERE extract(epoch FROM x.timeout) NOT BETWEEN 0.001 AND 86400
+           OR extract(epoch FROM x.backoff_base) NOT BETWEEN 0.001 AND 86400
+           OR extract(epoch FROM x.backoff_max) NOT BETWEEN extract(epoch FROM x.backoff_base) AND 2592000
+    LOOP
+        UPDATE pgrelay.channels x
+        SET timeout = c.t, backoff_base = c.b,
+            backoff_max = make_interval(secs => LEAST(GREATEST(extract(epoch FROM c.backoff_max),
+                                                               extract(epoch FROM c.b)), 2592000)::double precision)
+        WHERE x.channel = c.channel;
+        RAISE WARNING 'channel "%": timeout %, backoff_base % and backoff_max % are out of range in seconds; set to their bounds',
+                      c.channel, c.timeout, c.backoff_base, c.backoff_max;
+    END LOOP;
+END
+$$;
+ALTER TABLE pgrelay.channels
+    DROP CONSTRAINT channels_timeout_check,
+    DROP CONSTRAINT channels_backoff_base_check,
+    DROP CONSTRAINT channels_check,
+    ADD CONSTRAINT channels_timeout_check
+        CHECK (timeout >= '1 millisecond' AND timeout <= '24 hours'
+               AND extract(epoch FROM timeout) BETWEEN 0.001 AND 86400),
+    ADD CONSTRAINT channels_backoff_base_check
+        CHECK (backoff_base >= '1 millisecond' AND backoff_base <= '1 day'
+               AND extract(epoch FROM backoff_base) BETWEEN 0.001 AND 86400),
+    ADD CONSTRAINT channels_check
+        CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'
+               AND extract(epoch FROM backoff_max) BETWEEN extract(epoch FROM backoff_base) AND 2592000);

@@ -145,6 +145,9 @@ SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', from_a
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', from_name => E'App\r\nBcc: x@example.com');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', connect_timeout => '0');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', timeout => '25 hours');
+-- bounded in seconds too, as the Processor reads them: '1 year -359 days' compares as 1 day (error)
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', timeout => '1 year -359 days');
+SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', connect_timeout => '1 year -360 days 5 minutes');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', connect_timeout => '2 minutes', timeout => '1 minute');
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', rate_limit_per_minute => 0);
 SELECT pgrelay_notifier.create_profile('p_x', host => 'smtp.example.com', max_message_bytes => 100);

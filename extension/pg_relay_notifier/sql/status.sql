@@ -94,6 +94,10 @@ SELECT pgrelay_notifier.purge(NULL);
 SELECT pgrelay_notifier.purge('0');
 SELECT pgrelay_notifier.purge('1001 years');
 SELECT pgrelay_notifier.purge('1000000 years');
+-- the bound is on the cut-off: '-10000 years 3600001 days' compares as 1 day and is a cut-off in
+-- 2170, which would purge every finished notification (error)
+SELECT pgrelay_notifier.purge('-10000 years 3600001 days');
+SELECT count(*) > 0 AS kept FROM pgrelay_notifier.notifications;
 
 -- a channel that is gone cannot be requeued to (error)
 SELECT pgrelay_notifier.cancel(notification_id) FROM pgrelay_notifier.notifications WHERE status IN ('queued', 'retrying');

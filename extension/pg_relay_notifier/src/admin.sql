@@ -117,13 +117,18 @@ DECLARE
     cutoff timestamptz;
 BEGIN
     -- 0 would delete every finished notification; more than 1000 years would not even make a
-    -- timestamp (pg_relay's purge_log() draws the same bounds).
-    IF older_than IS NULL OR older_than <= '0' OR older_than > '1000 years' THEN
+    -- timestamp (pg_relay's purge_log() draws the same bounds). The bound is on the cut-off, the
+    -- time it makes: '2 months -59 days' compares as positive and may be no time before now.
+    BEGIN
+        cutoff := now() - older_than;
+    EXCEPTION WHEN datetime_field_overflow THEN
+        cutoff := NULL;
+    END;
+    IF cutoff IS NULL OR cutoff >= now() OR cutoff < now() - interval '1000 years' THEN
         RAISE EXCEPTION 'older_than must be a positive interval of at most 1000 years, not %',
                         COALESCE(older_than::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    cutoff := now() - older_than;
     WITH old AS (
         SELECT x.notification_id FROM pgrelay_notifier.notifications x
         WHERE x.finished_at < cutoff AND x.status IN ('sent', 'partially_sent', 'failed', 'cancelled')

@@ -28,6 +28,20 @@ $$;
 COMMENT ON FUNCTION pgrelay_notifier._show(text) IS
     'User input made safe for an error message: control and invisible formatting characters as ?, at most 100 characters';
 
+-- pgrelay_notifier._duration_ok()
+CREATE OR REPLACE FUNCTION pgrelay_notifier._duration_ok(d interval, lo interval, hi interval) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    -- Is d a duration from lo to hi both as intervals compare (a month is 30 days, a year 360)
+    -- and in seconds, which the Processor reads (_ms: a year is 365.25 days)? An interval of parts
+    -- of opposite signs weighs differently by each: '1 year -359 days' is 1 day compared and 6.25
+    -- days in seconds. pg_relay's _duration_ok() is the same. Inlined: operators qualified.
+    SELECT d OPERATOR(pg_catalog.>=) lo AND d OPERATOR(pg_catalog.<=) hi
+       AND pg_catalog.extract('epoch', d) OPERATOR(pg_catalog.>=) pg_catalog.extract('epoch', lo)
+       AND pg_catalog.extract('epoch', d) OPERATOR(pg_catalog.<=) pg_catalog.extract('epoch', hi)
+$$;
+COMMENT ON FUNCTION pgrelay_notifier._duration_ok(interval, interval, interval) IS
+    'Is the interval from lo to hi both as intervals compare and in seconds?';
+
 -- pgrelay_notifier._ms()
 CREATE OR REPLACE FUNCTION pgrelay_notifier._ms(i interval) RETURNS bigint
 LANGUAGE sql IMMUTABLE STRICT AS $$

@@ -220,17 +220,17 @@ BEGIN
         RAISE EXCEPTION 'profile "%": from_name must be at most 256 characters without control characters', p.name
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p.connect_timeout IS NULL OR p.connect_timeout < '1 millisecond' OR p.connect_timeout > '10 minutes' THEN
+    IF p.connect_timeout IS NULL OR NOT pgrelay_notifier._duration_ok(p.connect_timeout, '1 millisecond', '10 minutes') THEN
         RAISE EXCEPTION 'profile "%": connect_timeout must be between 1 millisecond and 10 minutes, not %',
                         p.name, COALESCE(p.connect_timeout::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p.timeout IS NULL OR p.timeout < '1 millisecond' OR p.timeout > '24 hours' THEN
+    IF p.timeout IS NULL OR NOT pgrelay_notifier._duration_ok(p.timeout, '1 millisecond', '24 hours') THEN
         RAISE EXCEPTION 'profile "%": timeout must be between 1 millisecond and 24 hours, not %',
                         p.name, COALESCE(p.timeout::text, 'NULL')
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF p.connect_timeout > p.timeout THEN
+    IF p.connect_timeout > p.timeout OR pgrelay_notifier._ms(p.connect_timeout) > pgrelay_notifier._ms(p.timeout) THEN
         RAISE EXCEPTION 'profile "%": connect_timeout (%) must not exceed timeout (%)', p.name,
                         p.connect_timeout, p.timeout
             USING ERRCODE = 'invalid_parameter_value';
