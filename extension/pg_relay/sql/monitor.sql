@@ -14,6 +14,17 @@ SELECT c.relname, c.relkind, has_table_privilege('pgrelay_monitor', c.oid, 'SELE
 FROM pg_class c
 WHERE c.relnamespace = 'pgrelay'::regnamespace AND c.relkind IN ('r', 'v', 'm', 'p')
 ORDER BY c.relkind DESC, c.relname;
+-- What producers wrote that it reads: the payload of an event that failed for good
+-- (pgrelay.failed, for troubleshooting: it may hold personal data), the error texts of attempts
+-- and failures (a handler may quote its payload in them), and of a schedule the size of its
+-- payload; no payload of the log or the queue (pgrelay.attempts has none), no key (from the
+-- catalog: a column that brings more into a view it reads changes this output)
+SELECT c.relname, a.attname
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = 'pgrelay'::regnamespace
+  AND has_column_privilege('pgrelay_monitor', c.oid, a.attnum, 'SELECT')
+  AND a.attname ~ '^(error|last_error|last_reason|detail|key|headers|url)$|payload'
+ORDER BY 1, 2;
 -- and the only functions it may call are pure ones the views use
 SELECT p.oid::regprocedure AS executable_by_monitor
 FROM pg_proc p

@@ -126,7 +126,8 @@ COMMENT ON VIEW pgrelay.watched_tables IS
     'Each watch of watch_table(): its table, channel and watcher, and state: active, or why its changes queue nothing now';
 
 -- ---- Recurring events: the schedules, with their last and next runs (no payload: the monitor
--- role reads this view, and sees no payload anywhere; its size says whether there is one).
+-- role reads this view, and reads no payload but those of failed events; its size says whether
+-- there is one).
 CREATE OR REPLACE VIEW pgrelay.schedules AS
 SELECT e.name, e.channel, e.cron, e.timezone, e.catch_up, e.active,
        e.last_run_at, e.last_outcome, e.last_event_id, e.last_fired_at, e.last_reason,

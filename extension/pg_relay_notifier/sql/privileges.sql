@@ -12,16 +12,24 @@ GRANT EXECUTE ON FUNCTION regress_error(text) TO PUBLIC;
 -- what each role may execute and read, from the catalog
 SELECT r.rolname, string_agg(p.proname, ', ' ORDER BY p.proname) AS may_execute
 FROM pg_roles r CROSS JOIN pg_proc p
-WHERE r.rolname IN ('pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin', 'regress_nobody')
+WHERE r.rolname IN ('pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin', 'pgrelay_monitor', 'regress_nobody')
   AND p.pronamespace = 'pgrelay_notifier'::regnamespace
   AND has_function_privilege(r.oid, p.oid, 'EXECUTE')
 GROUP BY r.rolname ORDER BY r.rolname;
 SELECT r.rolname, string_agg(c.relname, ', ' ORDER BY c.relname) AS may_select
 FROM pg_roles r CROSS JOIN pg_class c
-WHERE r.rolname IN ('pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin', 'regress_nobody')
+WHERE r.rolname IN ('pgrelay_producer', 'pgrelay_processor', 'pgrelay_admin', 'pgrelay_monitor', 'regress_nobody')
   AND c.relnamespace = 'pgrelay_notifier'::regnamespace AND c.relkind IN ('r', 'v')
   AND has_table_privilege(r.oid, c.oid, 'SELECT')
 GROUP BY r.rolname ORDER BY r.rolname;
+-- the monitor's columns: counts, statuses and errors of notifications, never a subject, body or
+-- address (an error text may quote what a server said about one), and of secrets only how each
+-- is given (a reference, or "(literal)"), never a value
+SELECT c.relname, string_agg(a.attname, ', ' ORDER BY a.attnum) AS monitor_reads
+FROM pg_class c JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum > 0 AND NOT a.attisdropped
+WHERE c.relnamespace = 'pgrelay_notifier'::regnamespace
+  AND has_column_privilege('pgrelay_monitor', c.oid, a.attnum, 'SELECT')
+GROUP BY c.relname ORDER BY c.relname;
 -- nobody may write a table directly
 SELECT c.relname, r.rolname
 FROM pg_roles r CROSS JOIN pg_class c
