@@ -87,6 +87,10 @@ case(N, "producer", "SELECT pgrelay.notify('c_off', 'x', key => 'k')", (), err("
 case(N, "producer", "SELECT pgrelay.notify('c_tiny', %s, key => 'k')", ("x" * 11,), err("54000", "larger than the 10 bytes"))
 case(N, "producer", "SELECT pgrelay.notify('c_sql', 'x', 'infinity', key => 'k')", (), err("22023", "run_at must be a finite time"))
 case(N, "producer", "SELECT pgrelay.notify('c_sql', NULL, key => 'k')", (), err("22004", "payload must not be NULL"))
+# a key is its producer's: another producer's call with it is refused in every mode, naming no payload
+for mode in ("keep", "replace", "debounce"):
+    case(N, "producer2", "SELECT pgrelay.notify('c_sql', 'x', '9999-12-31', key => 'held', key_mode => %s)", (mode,),
+         err("42501", 'key "held" of channel "c_sql" is held by an event another role queued'))
 # an email channel's payload is a notification id: 1 to 19 digits within bigint, nothing else
 for p in ("not-a-number", "", " 42", "42 ", "-1", "+1", "1e3", "9223372036854775808", "1" * 20, "４２",
           "1); ALTER ROLE prod SUPERUSER; SELECT (1", "42" + CONTROLS["LF"]):
@@ -119,6 +123,8 @@ case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x', 'y'], keys 
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], keys => ARRAY['k'], key_mode => 'merge')", (),
      err("22023", "key_mode must be keep, replace or debounce"))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_sql', 'x')", (), err("22P02", "malformed array literal"))
+case(NM, "producer2", "SELECT pgrelay.notify_many('c_sql', ARRAY['x'], keys => ARRAY['held'])", (),
+     err("42501", 'key "held" of channel "c_sql" is held by an event another role queued'))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'not-a-number'])", (),
      err("22023", 'payload 2 of channel "c_mail" must be a notification id'))
 case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'x'], keys => ARRAY['a', 'b'])", (),
@@ -175,17 +181,20 @@ for v in (0, -1, 1001, 2147483647):
          err("22023", "max_attempts must be between 1 and 1000"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', max_attempts => 'many')", (), err("22P02", "invalid input syntax"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', max_attempts => 99999999999)", (), err("42883", "does not exist"))
-for v in ("0", "0.4 ms", "-1 second", "25 hours", "1000 years"):
+for v in ("0", "0.4 ms", "-1 second", "25 hours", "1000 years", "1 year -359 days"):
     case(R, "admin", "SELECT pgrelay.register('c_sql', timeout => %s)", (v,),
          err("22023", "timeout must be between 1 millisecond and 24 hours"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', timeout => 'forever')", (), err("22007", "invalid input syntax"))
-for v in ("0", "-5 s", "2 days"):
+for v in ("0", "-5 s", "2 days", "1 year -359 days"):
     case(R, "admin", "SELECT pgrelay.register('c_sql', backoff_base => %s)", (v,),
          err("22023", "backoff_base must be between 1 millisecond and 1 day"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', backoff_base => '1 minute', backoff_max => '1 second')", (),
      err("22023", "must not be less than backoff_base"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', backoff_max => '31 days')", (),
      err("22023", "backoff_max must be at most 30 days"))
+case(R, "admin", "SELECT pgrelay.register('c_sql', backoff_max => '10000 years -3599999 days')", (),
+     err("22023", "backoff_max must be at most 30 days"))
+case(R, "admin", "SELECT pgrelay.register('c_sql', shared_keys => 'sometimes')", (), err("22P02", "invalid input syntax"))
 for v in (0, -1, 104857601):
     case(R, "admin", "SELECT pgrelay.register('c_sql', max_payload_bytes => %s)", (v,),
          err("22023", "max_payload_bytes must be between 1 and 104857600"))
@@ -1198,6 +1207,7 @@ def bench(cluster):
         p = conns["producer"]
         ids["q_busy"] = p.execute("SELECT pgrelay.notify('c_busy', 'waiting')").fetchone()[0]
         ids["q_future"] = p.execute("SELECT pgrelay.notify('c_sql', 'later', now() + interval '1 day')").fetchone()[0]
+        ids["q_held"] = p.execute("SELECT pgrelay.notify('c_sql', 'held', now() + interval '1 day', key => 'held')").fetchone()[0]
         ids["q_off"] = p.execute("SELECT pgrelay.notify('c_off', 'held')").fetchone()[0]
         ids["q_hook_future"] = p.execute("SELECT pgrelay.notify('c_hook', '{}', now() + interval '1 day')").fetchone()[0]
         d.sql("SELECT pgrelay.register('c_off', active => false)")

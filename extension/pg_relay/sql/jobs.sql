@@ -43,13 +43,50 @@ SELECT channel, queued, keyed FROM pgrelay.queue_depth WHERE channel LIKE 'j_%' 
 -- once it has run, the key is free again: the next call queues a new event
 SELECT outcome FROM pgrelay.process_one(:k1);
 SELECT pgrelay.notify('j_one', 'after', key => 'k1') <> :k1 AS new_event;
--- a retry keeps its key, and a later call finds it
+-- a retry keeps its key but has no owner: on a channel that does not share its keys a later call
+-- does not find it and queues beside it; on one that does, it finds it
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.notify('j_one', 'fail', key => 'kf') AS kf \gset
+SELECT key_owner = session_user AS owned FROM pgrelay.queue;
 SELECT outcome FROM pgrelay.process_one(:kf);
-SELECT attempt, key, payload FROM pgrelay.queue;
+SELECT attempt, key, key_owner, payload FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') <> :kf AS new_event;
+SELECT attempt, key, key_owner IS NOT NULL AS owned, payload FROM pgrelay.queue ORDER BY id;
+DELETE FROM pgrelay.queue WHERE payload = 'ok now';
+SELECT shared_keys FROM pgrelay.register('j_one', shared_keys => true);
 SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') = :kf AS same_event;
 SELECT attempt, key, payload FROM pgrelay.queue;
+SELECT shared_keys FROM pgrelay.register('j_one', shared_keys => false);
+-- a key is its producer's (the login role, session_user): another role's call that finds its
+-- event is refused, whatever the key_mode, and changes nothing (error)
+DELETE FROM pgrelay.queue;
+CREATE ROLE regress_prod IN ROLE pgrelay_producer;
+CREATE ROLE regress_prod2 IN ROLE pgrelay_producer;
+SET SESSION AUTHORIZATION regress_prod;
+SELECT pgrelay.notify('j_two', 'A', now() + interval '5 minutes', key => 'user:7') AS p1 \gset
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_prod2;
+SELECT pgrelay.notify('j_two', 'B', '9999-12-31', key => 'user:7', key_mode => 'debounce');
+SELECT pgrelay.notify('j_two', 'B', key => 'user:7', key_mode => 'replace');
+SELECT pgrelay.notify('j_two', 'B', key => 'user:7');
+SELECT pgrelay.notify_many('j_two', ARRAY['B', 'C'], keys => ARRAY['user:9', 'user:7']);
+SELECT pgrelay.notify('j_two', 'B', key => 'user:8') AS p2 \gset
+RESET SESSION AUTHORIZATION;
+-- ... and the other way round: a key taken first is the taker's
+SET SESSION AUTHORIZATION regress_prod;
+SELECT pgrelay.notify('j_two', 'A', key => 'user:8');
+SELECT pgrelay.notify('j_two', 'A2', key => 'user:7', key_mode => 'replace') = :p1 AS own_event;
+RESET SESSION AUTHORIZATION;
+SELECT payload, key, key_owner, run_at < now() + interval '1 hour' AS soon FROM pgrelay.queue ORDER BY id;
+-- a channel with shared keys: every producer's call finds the waiting event, as keys did before
+SELECT shared_keys FROM pgrelay.register('j_two', shared_keys => true);
+SET SESSION AUTHORIZATION regress_prod2;
+SELECT pgrelay.notify('j_two', 'B2', key => 'user:7', key_mode => 'replace') = :p1 AS same_event;
+RESET SESSION AUTHORIZATION;
+SELECT payload, key, key_owner FROM pgrelay.queue ORDER BY id;
+SELECT shared_keys FROM pgrelay.register('j_two', shared_keys => false);
+DELETE FROM pgrelay.queue;
+DROP ROLE regress_prod, regress_prod2;
 -- a key has 1 to 512 bytes, whatever its characters: a multi-byte one counts its bytes
 SELECT octet_length(k) AS bytes, length(k) AS characters, pgrelay.notify('j_two', 'len', key => k) > 0 AS queued
 FROM unnest(ARRAY['k', repeat('k', 100), repeat('k', 101), repeat('k', 511) || 'x', repeat('é', 256),

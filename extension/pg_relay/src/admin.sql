@@ -175,6 +175,7 @@ BEGIN
     ch.retry_policy := 'all';
     ch.paused := false;
     ch.batch := false;
+    ch.shared_keys := false;
     ch.registered_by := session_user;
     ch.registered_at := now();
     RETURN ch;
@@ -230,7 +231,8 @@ CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAU
                                  description text DEFAULT NULL,
                                  max_payload_bytes integer DEFAULT NULL,
                                  retry_policy text DEFAULT NULL,
-                                 batch boolean DEFAULT NULL)
+                                 batch boolean DEFAULT NULL,
+                                 shared_keys boolean DEFAULT NULL)
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -293,6 +295,7 @@ BEGIN
         ch.batch := false;
     END IF;
     ch.active := COALESCE(register.active, ch.active);
+    ch.shared_keys := COALESCE(register.shared_keys, ch.shared_keys);
     ch.description := COALESCE(register.description, ch.description);
     ch.updated_at := now();
     PERFORM pgrelay._check_channel(ch);
@@ -309,7 +312,8 @@ BEGIN
             max_attempts = ch.max_attempts, timeout = ch.timeout,
             backoff_base = ch.backoff_base, backoff_max = ch.backoff_max,
             description = ch.description, updated_at = ch.updated_at,
-            max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy, batch = ch.batch
+            max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy, batch = ch.batch,
+            shared_keys = ch.shared_keys
         WHERE x.channel = register.channel;
     END IF;
     PERFORM pgrelay.request_reload();
@@ -317,7 +321,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval,
-                                     interval, boolean, text, integer, text, boolean) IS
+                                     interval, boolean, text, integer, text, boolean, boolean) IS
     'Creates or updates a channel (named arguments; NULL keeps the current value) and asks the Processors to reload';
 
 -- pgrelay.unregister()

@@ -46,7 +46,9 @@ CREATE TABLE pgrelay.channels (
                       CHECK (max_payload_bytes BETWEEN 1 AND 104857600),
     retry_policy     text NOT NULL DEFAULT 'all' CHECK (retry_policy IN ('all', 'strict')),
     paused           boolean NOT NULL DEFAULT false,
-    batch            boolean NOT NULL DEFAULT false
+    batch            boolean NOT NULL DEFAULT false,
+    -- since 1.4
+    shared_keys      boolean NOT NULL DEFAULT false
 );
 COMMENT ON TABLE pgrelay.channels IS 'Named event channels; change them with pgrelay.register()';
 COMMENT ON COLUMN pgrelay.channels.handler IS
@@ -59,6 +61,9 @@ COMMENT ON COLUMN pgrelay.channels.paused IS
 COMMENT ON COLUMN pgrelay.channels.batch IS
     'sql channels: the Processor may finish several of its events in one transaction, each handler in '
     'its own subtransaction (register() turns it on for sql channels; notify and webhook channels never batch)';
+COMMENT ON COLUMN pgrelay.channels.shared_keys IS
+    'notify(key => ...): false: a waiting event''s key is its producer''s (queue.key_owner), another role''s call '
+    'with it is refused; true: any producer''s call with the key keeps, replaces or debounces it';
 COMMENT ON COLUMN pgrelay.channels.retry_policy IS
     'all: every handler error is retried until max_attempts (SQLSTATE PGSTP stops at once); '
     'strict: only errors that can pass by themselves are retried';
@@ -78,12 +83,19 @@ CREATE TABLE pgrelay.queue (
     last_error      text,
     -- since 1.3
     key             text,
-    snoozes         integer NOT NULL DEFAULT 0
+    snoozes         integer NOT NULL DEFAULT 0,
+    -- since 1.4: the role that queued the event of a key (NULL without a key: no width for the
+    -- others); a role name, not an oid, since the row replicates and may be adopted by a node whose
+    -- oids differ
+    key_owner       text
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
 COMMENT ON COLUMN pgrelay.queue.key IS
     'notify(key => ...): at most one event of a channel and key waits to start on a node (docs/sql-api.md)';
+COMMENT ON COLUMN pgrelay.queue.key_owner IS
+    'The login role (session_user) whose notify(key => ...) queued the event; only its calls with the key find it '
+    'unless the channel shares its keys; NULL for an event without a key, and for a retry or a snooze';
 COMMENT ON COLUMN pgrelay.queue.snoozes IS
     'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
 -- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered

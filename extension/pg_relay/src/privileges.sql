@@ -55,7 +55,7 @@ TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
-                     integer, text, boolean),
+                     integer, text, boolean, boolean),
     pgrelay.unregister(text),
     pgrelay.pause(text),
     pgrelay.resume(text),

@@ -145,6 +145,14 @@ LANGUAGE plpgsql VOLATILE AS $$
  *   debounce  its payload and its run_at become this call's (run_at NULL: now)
  * Without a waiting event, a new one is queued with the given id. Returns the id of the event that
  * now stands (its event id). The checks of a new event apply to a replacement too.
+ *
+ * A key is its producer's: the event records the login role that queued it (key_owner,
+ * session_user: notify() runs as the extension's owner), and a call by another role that finds
+ * it is refused, in every key_mode, so that no producer replaces, moves or learns the id of
+ * another's event. A channel registered with shared_keys lets every producer's calls find it. An
+ * event of a key without an owner (a retry or a snooze, which the finish path queues again
+ * without one, or one queued before 1.4) is nobody's to find on a channel that does not share its
+ * keys: a call then queues a new event beside it, as beside a running one.
  */
 DECLARE
     pending record;
@@ -166,10 +174,19 @@ BEGIN
         RETURN pgrelay._enqueue_refused(_enqueue_keyed.channel, _enqueue_keyed.payload, _enqueue_keyed.run_at);
     END IF;
     PERFORM pgrelay._key_lock(c.channel, _enqueue_keyed.key);
-    SELECT q.id, q.event_id INTO pending FROM pgrelay.queue q
+    SELECT q.id, q.event_id, q.key_owner INTO pending FROM pgrelay.queue q
     WHERE q.owner_node = pgrelay._node_id() AND q.channel = c.channel AND q.key = _enqueue_keyed.key
+      AND (c.shared_keys OR q.key_owner IS NOT NULL)
     ORDER BY q.id LIMIT 1
     FOR UPDATE SKIP LOCKED;
+    IF FOUND AND NOT c.shared_keys AND pending.key_owner <> session_user THEN
+        RAISE EXCEPTION 'key "%" of channel "%" is held by an event another role queued', pgrelay._show(_enqueue_keyed.key),
+                        c.channel
+            USING ERRCODE = 'insufficient_privilege',
+                  DETAIL = 'A key belongs to the role that queued its waiting event.',
+                  HINT = 'Give each producer keys of its own, or have an admin share the channel''s keys: '
+                         'pgrelay.register(channel, shared_keys => true).';
+    END IF;
     IF FOUND THEN
         IF key_mode = 'replace' THEN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload WHERE q.id = pending.id;
@@ -181,10 +198,10 @@ BEGIN
         RETURN pending.event_id;
     END IF;
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                               run_at, queued_at, key)
+                               run_at, queued_at, key, key_owner)
     VALUES (_enqueue_keyed.id, _enqueue_keyed.id, c.channel, c.action_type, _enqueue_keyed.payload,
             pgrelay._node_id(), c.node_restricted, pgrelay._run_at(_enqueue_keyed.run_at),
-            pg_catalog.now(), _enqueue_keyed.key);
+            pg_catalog.now(), _enqueue_keyed.key, session_user);
     RETURN _enqueue_keyed.id;
 END
 $$;

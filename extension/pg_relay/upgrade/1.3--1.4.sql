@@ -44,3 +44,17 @@ ALTER TABLE pgrelay.channels
     ADD CONSTRAINT channels_check
         CHECK (backoff_max >= backoff_base AND backoff_max <= '30 days'
                AND extract(epoch FROM backoff_max) BETWEEN extract(epoch FROM backoff_base) AND 2592000);
+
+-- Keys belong to the role that queued their event (notify(key => ...)), unless the channel shares
+-- them. The events of a key queued before 1.4 have no owner: calls with the key queue beside them.
+ALTER TABLE pgrelay.channels ADD COLUMN shared_keys boolean NOT NULL DEFAULT false;
+COMMENT ON COLUMN pgrelay.channels.shared_keys IS
+    'notify(key => ...): false: a waiting event''s key is its producer''s (queue.key_owner), another role''s call '
+    'with it is refused; true: any producer''s call with the key keeps, replaces or debounces it';
+ALTER TABLE pgrelay.queue ADD COLUMN key_owner text;
+COMMENT ON COLUMN pgrelay.queue.key_owner IS
+    'The login role (session_user) whose notify(key => ...) queued the event; only its calls with the key find it '
+    'unless the channel shares its keys; NULL for an event without a key, and for a retry or a snooze';
+-- register() takes shared_keys: the old signature goes
+DROP FUNCTION IF EXISTS pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval,
+                                         boolean, text, integer, text, boolean);
