@@ -43,15 +43,25 @@ SELECT channel, queued, keyed FROM pgrelay.queue_depth WHERE channel LIKE 'j_%' 
 -- once it has run, the key is free again: the next call queues a new event
 SELECT outcome FROM pgrelay.process_one(:k1);
 SELECT pgrelay.notify('j_one', 'after', key => 'k1') <> :k1 AS new_event;
--- a retry keeps its key but has no owner: on a channel that does not share its keys a later call
--- does not find it and queues beside it; on one that does, it finds it
+-- a retry keeps its key and its owner: a later call of the owner finds it (a key without an
+-- owner, as 1.3 queued, is found only on a channel that shares its keys)
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.notify('j_one', 'fail', key => 'kf') AS kf \gset
 SELECT key_owner = session_user AS owned FROM pgrelay.queue;
 SELECT outcome FROM pgrelay.process_one(:kf);
-SELECT attempt, key, key_owner, payload FROM pgrelay.queue;
+SELECT attempt, key, key_owner = session_user AS owned, payload FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') = :kf AS same_event;
+SELECT attempt, key, key_owner = session_user AS owned, payload FROM pgrelay.queue ORDER BY id;
+-- so does a retry of a batch
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'fail', key => 'kb') AS kb \gset
+SELECT outcome FROM pgrelay.process_batch(ARRAY[:kb]::bigint[]);
+SELECT attempt, key, key_owner = session_user AS owned FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'fail', key => 'kb', key_mode => 'replace') = :kb AS same_event;
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.notify('j_one', 'fail', key => 'kf') AS kf \gset
+UPDATE pgrelay.queue SET key_owner = NULL, payload = 'fail';
 SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') <> :kf AS new_event;
-SELECT attempt, key, key_owner IS NOT NULL AS owned, payload FROM pgrelay.queue ORDER BY id;
 DELETE FROM pgrelay.queue WHERE payload = 'ok now';
 SELECT shared_keys FROM pgrelay.register('j_one', shared_keys => true);
 SELECT pgrelay.notify('j_one', 'ok now', key => 'kf', key_mode => 'replace') = :kf AS same_event;

@@ -259,9 +259,10 @@ BEGIN
     IF l.outcome IN ('retry', 'timeout') THEN
         v := pgrelay._next_id();
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
         VALUES (v, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, pgrelay._run_at(l.retry_at), q.queued_at, l.error, q.key, q.snoozes);
+                q.node_restricted, q.attempt + 1, pgrelay._run_at(l.retry_at), q.queued_at, l.error, q.key,
+                q.key_owner, q.snoozes);
         RETURN v;
     ELSIF l.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
@@ -367,7 +368,7 @@ BEGIN
     END IF;
     DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id
     RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-              x.attempt, x.queued_at, x.key, x.snoozes
+              x.attempt, x.queued_at, x.key, x.key_owner, x.snoozes
     INTO q;
     IF NOT FOUND THEN
         -- The DELETE waits for a row another transaction holds, so a row it did not find is gone:
@@ -400,9 +401,10 @@ BEGIN
     IF r.outcome IN ('retry', 'timeout') THEN
         r.retry_id := pgrelay._next_id();
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
         VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, pgrelay._run_at(r.retry_at), q.queued_at, _complete.error, q.key, q.snoozes);
+                q.node_restricted, q.attempt + 1, pgrelay._run_at(r.retry_at), q.queued_at, _complete.error, q.key,
+                q.key_owner, q.snoozes);
     ELSIF r.outcome = 'failed' THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
                                                 error, sqlstate, log_id, node_id, queued_at, failed_at)
@@ -502,9 +504,9 @@ BEGIN
             _snooze.message, 'PGSNZ', pgrelay._node_id(), q.queued_at, COALESCE(_snooze.started_at, finished),
             finished, r.retry_at);
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                               attempt, run_at, queued_at, last_error, key, snoozes)
+                               attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
     VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-            q.attempt, pgrelay._run_at(r.retry_at), q.queued_at, q.last_error, q.key, q.snoozes + 1);
+            q.attempt, pgrelay._run_at(r.retry_at), q.queued_at, q.last_error, q.key, q.key_owner, q.snoozes + 1);
     RETURN r;
 END
 $$;
@@ -882,7 +884,7 @@ BEGIN
         DELETE FROM pgrelay.queue x USING pgrelay.channels c
         WHERE x.id = ANY (_complete_events.ids) AND c.channel = x.channel
         RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-                  x.attempt, x.queued_at, x.key, x.snoozes, c.max_attempts, c.retry_policy, c.backoff_base,
+                  x.attempt, x.queued_at, x.key, x.key_owner, x.snoozes, c.max_attempts, c.retry_policy, c.backoff_base,
                   c.backoff_max
     ), o AS MATERIALIZED (
         SELECT d.*, r.error, r.sqlstate, r.started_at, r.finished_at, e.outcome, pgrelay._next_id() AS log_id,
@@ -901,9 +903,10 @@ BEGIN
         FROM o
     ), q AS (
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, snoozes)
+                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
         SELECT o.retry_id, o.event_id, o.channel, o.action_type, o.payload, o.owner_node,
-               o.node_restricted, o.attempt + 1, pgrelay._run_at(o.retry_at), o.queued_at, o.error, o.key, o.snoozes
+               o.node_restricted, o.attempt + 1, pgrelay._run_at(o.retry_at), o.queued_at, o.error, o.key,
+               o.key_owner, o.snoozes
         FROM o WHERE o.retry_id IS NOT NULL
     ), f AS (
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,

@@ -149,10 +149,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  * A key is its producer's: the event records the login role that queued it (key_owner,
  * session_user: notify() runs as the extension's owner), and a call by another role that finds
  * it is refused, in every key_mode, so that no producer replaces, moves or learns the id of
- * another's event. A channel registered with shared_keys lets every producer's calls find it. An
- * event of a key without an owner (a retry or a snooze, which the finish path queues again
- * without one, or one queued before 1.4) is nobody's to find on a channel that does not share its
- * keys: a call then queues a new event beside it, as beside a running one.
+ * another's event. A channel registered with shared_keys lets every producer's calls find it. A
+ * retry or a snooze keeps its event's key and owner. An event of a key without an owner (one
+ * queued before 1.4) is nobody's to find on a channel that does not share its keys: a call then
+ * queues a new event beside it, as beside a running one.
  */
 DECLARE
     pending record;
