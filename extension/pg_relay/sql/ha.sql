@@ -293,8 +293,31 @@ SELECT node_id, link_up, link FROM pgrelay.cluster_nodes();
 UPDATE pgrelay.heartbeats SET links = '{}' WHERE node_id = 2;
 SELECT node_id, link_up, link FROM pgrelay.cluster_nodes();
 
--- The dead-node rule: sp2 and sp3 are both silent for dead_after, but only sp3's link is down.
+-- dead_after is never less than twice the time the engine leaves a link down after the peer's
+-- server restarted: Spock's spock.restart_delay_default (5 s unless set, milliseconds in the file,
+-- with a unit as SHOW gives it), so a restarted peer is heard again before it can be found dead
+SELECT * FROM pgrelay._engine_reconnect();
+SELECT pgrelay._dead_after('100ms'), pgrelay._dead_after('1 min');
+SET spock.restart_delay_default = 7000;
+SELECT * FROM pgrelay._engine_reconnect();
+SELECT pgrelay._dead_after('100ms');
+SET spock.restart_delay_default = '2s';
+SELECT pgrelay._dead_after('100ms');
+SET spock.restart_delay_default = 'soon';
+SELECT pgrelay._dead_after('100ms');
+-- the first tick of a Processor says so when the setting is raised
 SET pg_relay.mode = 'multi-node';
+SET pg_relay.dead_after = '1s';
+SET spock.restart_delay_default = 5000;
+SELECT dispatch FROM pgrelay._ha_tick(NULL, true, true, false);
+SELECT dispatch FROM pgrelay._ha_tick(NULL, true, false, false);
+RESET pg_relay.dead_after;
+DELETE FROM pgrelay.heartbeats;
+DELETE FROM pgrelay.peer_observations;
+-- (a stand-in with no delay, for the rule's tests below)
+SET spock.restart_delay_default = 0;
+
+-- The dead-node rule: sp2 and sp3 are both silent for dead_after, but only sp3's link is down.
 INSERT INTO pgrelay.queue (event_id, channel, action_type, payload, owner_node, node_restricted) VALUES
     (0, 'ha_free', 'sql', 'free of 2', 2, false),
     (0, 'ha_free', 'sql', 'free of 3', 3, false),
@@ -313,6 +336,7 @@ SELECT payload, owner_node FROM pgrelay.queue ORDER BY payload;
 -- every configured node is known: nothing to re-home
 SELECT * FROM pgrelay._startup_queue_check();
 RESET pg_relay.mode;
+RESET spock.restart_delay_default;
 DELETE FROM pgrelay.queue;
 DELETE FROM pgrelay.heartbeats;
 DELETE FROM pgrelay.peer_observations;

@@ -23,12 +23,12 @@
 -- (plan_cache_mode = force_generic_plan) instead of planning again on every call, which made most of
 -- a tick's cost.
 
--- pgrelay._dead_after()
-CREATE OR REPLACE FUNCTION pgrelay._dead_after(dead_after interval DEFAULT NULL) RETURNS interval
+-- pgrelay._dead_after_setting()
+CREATE OR REPLACE FUNCTION pgrelay._dead_after_setting(dead_after interval DEFAULT NULL) RETURNS interval
 LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * The argument, else the setting pg_relay.dead_after, else 60 seconds; checked to lie between
- * 100 milliseconds and 1 day.
+ * Internal (_dead_after): the argument, else the setting pg_relay.dead_after, else 60 seconds;
+ * checked to lie between 100 milliseconds and 1 day.
  */
 DECLARE
     v text;
@@ -53,8 +53,55 @@ BEGIN
     RETURN dead_after;
 END
 $$;
+COMMENT ON FUNCTION pgrelay._dead_after_setting(interval) IS
+    'dead_after as set: the argument, else the setting pg_relay.dead_after, else 60 s (100 ms to 1 day)';
+
+-- pgrelay._engine_reconnect()
+CREATE OR REPLACE FUNCTION pgrelay._engine_reconnect(OUT delay interval, OUT setting text)
+LANGUAGE plpgsql STABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (_dead_after): how long the replication engine leaves the link from a peer down after
+ * that peer's server restarted, before this node's apply worker for it tries again. Spock waits
+ * spock.restart_delay_default (5 s unless set) before it relaunches a crashed apply worker;
+ * pglogical holds one back for 5 s (a fixed delay). NULL without an engine. setting names what
+ * says so, for messages.
+ */
+DECLARE
+    eng text := pgrelay._engine();
+    v text;
+BEGIN
+    IF eng = 'spock' THEN
+        -- an integer of milliseconds, as set in the file, or with a unit, as SHOW gives it
+        v := NULLIF(btrim(current_setting('spock.restart_delay_default', true)), '');
+        BEGIN
+            delay := CASE WHEN v IS NULL THEN interval '5 s'
+                          WHEN v ~ '^[0-9]{1,9}$' THEN v::bigint * interval '1 ms'
+                          ELSE v::interval END;
+        EXCEPTION WHEN invalid_datetime_format OR datetime_field_overflow OR interval_field_overflow THEN
+            delay := interval '5 s';
+        END;
+        setting := format('spock.restart_delay_default (%s)', COALESCE(v, 'not set: 5s'));
+    ELSIF eng = 'pglogical' THEN
+        delay := interval '5 s';
+        setting := 'pglogical''s delay before it relaunches a crashed apply worker (5s)';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._engine_reconnect() IS
+    'Internal: how long the replication engine leaves a link down after the peer restarted (and which setting says so)';
+
+-- pgrelay._dead_after()
+CREATE OR REPLACE FUNCTION pgrelay._dead_after(dead_after interval DEFAULT NULL) RETURNS interval
+LANGUAGE sql STABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- dead_after as used: as set (_dead_after_setting), but never below twice the time the
+    -- engine leaves the link from a restarted peer down (_engine_reconnect). A node whose server
+    -- restarted is back at once, but its peers hear from it again only once their apply worker for
+    -- it is back; found dead before that, its events whose finish had not reached them yet would
+    -- run again. _ha_tick warns when the setting is raised.
+    SELECT GREATEST(pgrelay._dead_after_setting(dead_after), 2 * (SELECT r.delay FROM pgrelay._engine_reconnect() r))
+$$;
 COMMENT ON FUNCTION pgrelay._dead_after(interval) IS
-    'dead_after to use: the argument, else the setting pg_relay.dead_after, else 60 s (100 ms to 1 day)';
+    'dead_after to use: as set (argument, pg_relay.dead_after, 60 s), raised to twice the engine''s reconnect delay';
 
 -- pgrelay._schema_trusted()
 CREATE OR REPLACE FUNCTION pgrelay._schema_trusted(schema name) RETURNS boolean
@@ -380,7 +427,8 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_m
 /*
  * Internal: the rule applied to what this node has observed (nothing is written here).
  *   silent_for  how long, by this node's clock, the peer's beat has not moved (counted from when
- *               this node armed its observation if it has not seen one since); never negative
+ *               this node armed its observation if it has not seen one since); never negative;
+ *               NULL (unknown) while this node has no observation of the peer
  *   fresh       its beat moved within dead_after / 2; undecided: not yet seen to move, and armed
  *               less than dead_after / 2 ago
  *   dead        silent for dead_after and the engine does not report its link up
@@ -394,7 +442,8 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp SET plan_cache_m
  *               unheard) and it is not dead
  *   leader      its heartbeat says it leads, and it is a candidate: a dead or stopped node leads
  *               nothing
- *   acked       its heartbeat acknowledges a beat this node wrote within dead_after / 2
+ *   acked       its heartbeat acknowledges a beat this node wrote within dead_after / 2, and after
+ *               this node last armed its observation
  *   waiting     a candidate this node hears from (or may soon) that has not acknowledged it
  * PL/pgSQL so that the plan is made once per session: it runs every tick. The clock is read inside
  * the statement, after its snapshot: an observation another session committed before it can then
@@ -413,10 +462,15 @@ BEGIN
         SELECT COALESCE((SELECT o.since FROM pgrelay.peer_observations o WHERE o.node_id = me), k.t) AS armed
         FROM k
     ), v AS (
+        -- acknowledged: a beat of this node written within dead_after / 2, and since it armed its
+        -- observation (a Processor that started, or whose server restarted, counts only beats
+        -- its peers saw from it after that: an acknowledgement of a beat from before says nothing
+        -- of whether they hear it now)
         SELECT c.*, h.mode AS h_mode, h.leader AS h_leader, h.beat_at AS h_beat_at,
                h.stopped_at AS h_stopped_at, h.node_id IS NOT NULL AS has_beat,
-               COALESCE((h.heard ->> me::text)::bigint, 0) >= k.ack_floor AS h_acked,
-               o.heard_at AS o_heard_at, k.t,
+               COALESCE((h.heard ->> me::text)::bigint, 0)
+                   >= GREATEST(k.ack_floor, floor(date_part('epoch', a.armed) * 1000)::bigint) AS h_acked,
+               o.heard_at AS o_heard_at, o.node_id IS NOT NULL AS observed, k.t,
                CASE WHEN c.is_local THEN interval '0'
                     ELSE GREATEST(k.t - COALESCE(o.since, a.armed), interval '0') END AS silent
         FROM pgrelay.cluster_nodes() c
@@ -440,7 +494,10 @@ BEGIN
     )
     SELECT y.node_id, y.node_name, y.engine, y.is_local, y.link_up, y.link, y.h_mode,
            COALESCE(y.h_leader, false) AND y.h_stopped_at IS NULL AND (y.is_local OR y.runs_live),
-           y.h_beat_at, y.h_stopped_at, y.o_heard_at, y.silent, y.is_fresh, y.is_dead,
+           y.h_beat_at, y.h_stopped_at, y.o_heard_at,
+           -- unknown, not none, while this node watches nothing of the peer (its Processor has not
+           -- ticked since the server started: the observations are unlogged)
+           CASE WHEN y.is_local OR y.observed THEN y.silent END, y.is_fresh, y.is_dead,
            y.is_local OR y.runs_live,
            y.is_local OR y.h_acked,
            NOT y.is_local AND y.runs_live AND (y.is_fresh OR y.is_undecided) AND NOT y.h_acked,
@@ -681,6 +738,13 @@ BEGIN
         PERFORM set_config('pg_relay.is_leader', 'off', false);
     ELSIF beat THEN
         da := pgrelay._dead_after(NULL);
+        IF first AND da > pgrelay._dead_after_setting(NULL) THEN
+            RAISE WARNING 'pg_relay.dead_after (%s) is below twice %: %s is used',
+                          trim_scale(extract(epoch FROM pgrelay._dead_after_setting(NULL))),
+                          (SELECT r.setting FROM pgrelay._engine_reconnect() r), trim_scale(extract(epoch FROM da))
+                USING DETAIL = 'After a node''s server restarts, the engine leaves the link from it down that long, and a node found dead meanwhile would have its events run again here before their finish arrived.',
+                      HINT = format('Set pg_relay.dead_after to %ss or more.', trim_scale(extract(epoch FROM da)));
+        END IF;
         PERFORM set_config('synchronous_commit', 'off', true);
         PERFORM pgrelay._heartbeat(first, holding, da);
         SELECT * INTO st FROM pgrelay._ha_observe(da);

@@ -304,6 +304,22 @@ can_fetch(void)
 	return c.queued == 0 && c.idle > 0;
 }
 
+/*
+ * control_lost: the control connection was lost. It is reopened at the next turn of the loop; in
+ * leader mode this node stops leading at once (its workers publish it before their next event),
+ * since the decision rests on a session that is gone, maybe with its server.
+ */
+static void
+control_lost(void)
+{
+	tick_lost(&ticker);
+	if (ha_enabled(cf.mode)) {
+		ha_lost(&ha);
+		if (cf.mode == MODE_LEADER && pool_set_leader(false) > 0)
+			log_debug("queue_dropped", LOG_STR("reason", "control_lost"));
+	}
+}
+
 /* probe runs the mode's probe: single's, or the multi-node/leader tick (with its heartbeat if beat). */
 static bool
 probe(bool beat, struct ProbeResult *r)
@@ -408,7 +424,7 @@ run_tick(bool beat)
 
 failed:
 	if (ticker.pg.lost) {
-		tick_lost(&ticker);
+		control_lost();
 	} else {
 		log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate), LOG_STR("error", ticker.pg.error));
 	}
@@ -428,12 +444,12 @@ after_tick(bool ticked)
 	metrics_busy(c.in_flight);
 	if (ticked && pgconn_is_up(&ticker.pg) &&
 		!presence_tick(&presence, &ticker, cf.workers, c.in_flight, cf.poll_interval_ms)) {
-		tick_lost(&ticker);
+		control_lost();
 		return;
 	}
 	if (metrics_queue_wanted() && pgconn_is_up(&ticker.pg) && !tick_queue_stats(&ticker)) {
 		if (ticker.pg.lost)
-			tick_lost(&ticker);
+			control_lost();
 		else
 			log_warn_c(&ticker.pg, "queue_stats_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
 					   LOG_STR("error", ticker.pg.error));

@@ -125,6 +125,7 @@ connect_once(struct PgConn *c)
 	c->conn = conn;
 	metrics_conn_opened(is_worker(c));
 	c->sessions++;
+	c->opened_us = now_us();
 	c->timeout_ms = -1;
 	c->prepared = 0;
 	c->distrust_prepared = false;

@@ -29,6 +29,7 @@ struct PgConn {
 	uint64_t prepared;         /* statements prepared on this session (bit per enum StmtId) */
 	bool distrust_prepared;    /* a handler may have replaced them: drop all before the next one */
 	unsigned long sessions;    /* sessions opened so far: a new one starts from the server's defaults */
+	long long opened_us;       /* when the current session was opened (now_us) */
 	/* What to connect to, set once by pgconn_init. */
 	const char *conninfo;    /* connection string, NULL: the PG* environment; outlives c */
 	char mode[16];           /* pg_relay.mode of every session */

@@ -190,6 +190,34 @@ apply(struct Ha *h, bool beat, const struct HaAnswer *a)
 		log_adopted(h, a->adopted);
 }
 
+void
+ha_lost(struct Ha *h)
+{
+	if (h->mode == MODE_LEADER && h->leader == 1)
+		log_info("leader_yielded", LOG_STR("mode", "leader"), LOG_INT("node", h->node),
+				 LOG_STR("reason", "the control connection was lost"));
+	if (h->leader == 1)
+		h->leader = 0;
+	snprintf(h->why, sizeof h->why, "%s", "");
+	h->first = true;
+}
+
+/*
+ * new_session: the control connection is a new session (the first, or one opened after the last
+ * was lost, whatever the gap: the server may have restarted). The Processor starts over as at its
+ * start: the next beat re-arms the observation of the peers, and this node leads and dispatches
+ * its own rows again only once they acknowledged a beat written since (_verdicts), never on an
+ * acknowledgement from before.
+ */
+static void
+new_session(struct Ha *h, const struct Ticker *t)
+{
+	if (h->session != 0)
+		ha_lost(h);
+	h->session = t->pg.sessions;
+	h->first = true;
+}
+
 bool
 ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeResult *r)
 {
@@ -197,6 +225,9 @@ ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeR
 	const char *params[5];
 	struct HaAnswer a;
 	PGresult *res;
+
+	if (t->pg.sessions != h->session)
+		new_session(h, t);
 
 	/* Everything started while leading has finished: the heartbeat may stop saying it leads. */
 	if (h->leader != 1 && in_flight == 0)

@@ -14,16 +14,17 @@
 
 /* What the Processor knows of its node's place in the cluster, between ticks. */
 struct Ha {
-	enum Mode mode;    /* MODE_MULTI_NODE or MODE_LEADER */
-	bool first;        /* no heartbeat of this run written yet: the next one re-arms the watch */
-	int leader;        /* leader mode: -1 not decided yet, 0 not leading, 1 leading */
-	bool holding;      /* the heartbeat says this node leads: it does, or events it began as leader run */
-	int contact;       /* -1 not decided yet, 0 waiting for peers to hear from it, 1 in contact */
-	int standby;       /* -1 unknown, 0 a writable node, 1 in recovery */
-	bool dispatch;     /* the gate as last decided (a drain round keeps it) */
-	int node;          /* this node's pg_relay node id, as the database reported it */
-	char waiting[128]; /* the peers last reported as not having heard from this node */
-	char why[200];     /* leader mode: why it did not lead, as last logged ("" when it leads) */
+	enum Mode mode;        /* MODE_MULTI_NODE or MODE_LEADER */
+	bool first;            /* no heartbeat of this run written yet: the next one re-arms the watch */
+	int leader;            /* leader mode: -1 not decided yet, 0 not leading, 1 leading */
+	bool holding;          /* the heartbeat says this node leads: it does, or events it began as leader run */
+	int contact;           /* -1 not decided yet, 0 waiting for peers to hear from it, 1 in contact */
+	int standby;           /* -1 unknown, 0 a writable node, 1 in recovery */
+	bool dispatch;         /* the gate as last decided (a drain round keeps it) */
+	int node;              /* this node's pg_relay node id, as the database reported it */
+	char waiting[128];     /* the peers last reported as not having heard from this node */
+	char why[200];         /* leader mode: why it did not lead, as last logged ("" when it leads) */
+	unsigned long session; /* the control session (pgconn sessions) the decisions above were made on */
 };
 
 /* One "node:rows" of a tick's answer: the rows this node adopted from a dead node. */
@@ -57,6 +58,13 @@ bool ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct P
  * whose rows moved here. Returns false when the statement failed (t->pg says why).
  */
 bool ha_rehome(struct Ha *h, struct Ticker *t) MUSTCHECK;
+
+/*
+ * ha_lost: the control connection was lost. Whatever this node decided rests on a session that is
+ * gone (its server may have restarted): it leads nothing from now on, and the next session starts
+ * as a new Processor does (ha_probe re-arms it).
+ */
+void ha_lost(struct Ha *h);
 
 /*
  * ha_stop tells the cluster that this Processor stopped cleanly with nothing left running, so that

@@ -48,7 +48,8 @@ static struct {
 	int n;
 	char *conninfo;
 	struct WorkerSettings settings;
-	int leader; /* leader mode: 1 this node leads, 0 it does not; -1 in the other modes */
+	int leader;             /* leader mode: 1 this node leads, 0 it does not; -1 in the other modes */
+	long long leader_at_us; /* when the control connection last decided it (now_us) */
 } pool = {PTHREAD_MUTEX_INITIALIZER,
 		  PTHREAD_COND_INITIALIZER,
 		  NULL,
@@ -65,7 +66,8 @@ static struct {
 		  0,
 		  NULL,
 		  {{0}, {0}, 0, 0, 0, 0},
-		  -1};
+		  -1,
+		  0};
 
 static bool stopping(void);
 static void *slot_main(void *arg);
@@ -227,17 +229,24 @@ pool_set_leader(bool leader)
 	if (pool.leader == 1 && !leader)
 		n = drop_queued();
 	pool.leader = leader ? 1 : 0;
+	pool.leader_at_us = now_us();
 	pthread_mutex_unlock(&pool.mu);
 	return n;
 }
 
 int
-pool_leader(void)
+pool_leader(long long since_us)
 {
 	int v;
 
 	pthread_mutex_lock(&pool.mu);
 	v = pool.leader;
+	/*
+	 * A decision taken before the session opened rests on a control session that may be gone with
+	 * the server that the worker's session found restarted: not leading until the next one.
+	 */
+	if (v == 1 && pool.leader_at_us < since_us)
+		v = 0;
 	pthread_mutex_unlock(&pool.mu);
 	return v;
 }

@@ -34,8 +34,13 @@ int pool_drop_queued(void);
  * how many were dropped.
  */
 int pool_set_leader(bool leader);
-/* pool_leader: 1 leading, 0 not leading, -1 not in leader mode (nothing to publish). */
-int pool_leader(void);
+/*
+ * pool_leader: 1 leading, 0 not leading, -1 not in leader mode (nothing to publish), for a worker
+ * whose session opened at since_us (now_us): it leads only by a decision taken after that, so that
+ * a worker that reconnected to a restarted server never claims as leader on the strength of a
+ * decision made before the restart.
+ */
+int pool_leader(long long since_us);
 /* pool_collect returns the finished jobs, oldest first; the caller frees them (job_free). */
 struct Job *pool_collect(void);
 

@@ -283,12 +283,13 @@ unknown_action_first_time(const char *action_type)
  * setting pg_relay.is_leader, which _queue_claim() checks. It is published between events, never
  * during one (process_one() puts the value it began with back after each handler), on the first
  * event of each new session and after every change; the value is read now, not when the event
- * was fetched, so an event fetched as leader is claimed as what this node is at claim time.
+ * was fetched, so an event fetched as leader is claimed as what this node is at claim time; and on
+ * a session opened after the last decision it is off until the next one (pool_leader).
  */
 static bool
 publish_leader(struct Worker *w)
 {
-	int leader = w->link.leader();
+	int leader = w->link.leader(w->pg.opened_us);
 	const char *value[1];
 
 	if (leader < 0 || (w->pg.sessions == w->leader_session && leader == w->leader_published))

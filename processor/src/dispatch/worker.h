@@ -26,8 +26,8 @@ enum WorkerState {
 /* What the pool lends a worker for its life. */
 struct WorkerLink {
 	atomic_int *state; /* enum WorkerState in the pool's slot: the worker writes, the main thread reads */
-	bool (*stopping)(void); /* is the pool stopping (a cancel is then the Processor's own)? */
-	int (*leader)(void);    /* this node's leadership, read before each event (pool_leader) */
+	bool (*stopping)(void);            /* is the pool stopping (a cancel is then the Processor's own)? */
+	int (*leader)(long long since_us); /* this node's leadership, read before each event (pool_leader) */
 };
 
 struct Worker;

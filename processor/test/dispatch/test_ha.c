@@ -4,6 +4,7 @@
  */
 #include <stdlib.h>
 
+#include "clock.h"
 #include "ha.h"
 #include "pool.h"
 #include "unit.h"
@@ -63,13 +64,19 @@ test_gate_drops_queued_jobs(void)
 {
 	struct PoolCounts c;
 
-	CHECK(pool_leader() == -1); /* not in leader mode until told */
+	long long before;
+
+	CHECK(pool_leader(0) == -1); /* not in leader mode until told */
 	CHECK(pool_submit(jobs(3)) == 3);
+	before = now_us();
 	CHECK(pool_set_leader(true) == 0); /* acquiring drops nothing */
-	CHECK(pool_leader() == 1);
+	CHECK(pool_leader(before) == 1);
+	/* a worker whose session opened after the decision does not lead until the next one */
+	CHECK(pool_leader(now_us() + 1) == 0);
 	CHECK(pool_set_leader(true) == 0);
+	CHECK(pool_leader(before) == 1);
 	CHECK(pool_set_leader(false) == 3); /* yielding drops what was fetched as leader */
-	CHECK(pool_leader() == 0);
+	CHECK(pool_leader(before) == 0);
 	pool_counts(&c);
 	CHECK(c.queued == 0);
 	CHECK(pool_set_leader(false) == 0);
