@@ -10,6 +10,8 @@ mode and in multi-node mode, with pg_relay.dead_after below the engine's delay (
 raises, with a warning naming both settings) and at its default.
 """
 import os
+import re
+import subprocess
 
 import pytest
 
@@ -134,3 +136,30 @@ def test_a_restarted_nodes_events_run_once(pgl, processors, mode, dead_after):
     for p in procs:
         assert p.stop() == 0
 
+
+def status(node, user=None):
+    dsn = node.dsn if user is None else node.dsn + " user=%s" % user
+    return subprocess.run([testlib.PROCESSOR, "status", "-d", dsn], capture_output=True, text=True, timeout=60)
+
+
+def test_status_after_a_crash_tells_the_truth(pgl, processors):
+    """Node 1 leads; its Processor and its server are killed, and the server is started again with
+    no Processor: pg_relay status there shows that Processor not alive and not leading (its
+    session is gone with the server), and node 2's silence as unknown (what node 1 observed was
+    lost with the crash), not as a leader and a silence of 0 s."""
+    n1, n2 = pgl.nodes
+    procs = [processors("-d", n.dsn, "--mode=leader", "--poll-interval=100ms", "--workers=1") for n in pgl.nodes]
+    procs[0].wait_log(r" leader_acquired mode=leader node=1")
+    testlib.wait_for(lambda: re.search(r"^  +\S+ +%d .* yes +\S+ +\S+ ago$" % procs[0].proc.pid,
+                                       status(n1).stdout, re.M), "node 1's Processor shown leading")
+    procs[0].kill()
+    pgl.kill(1)
+    pgl.start(1)
+    out = status(n1)
+    assert out.returncode == 0, out.stderr
+    row = [l for l in out.stdout.splitlines() if re.match(r"^  +\S+ +%d " % procs[0].proc.pid, l)]
+    assert len(row) == 1 and " yes " not in row[0] and row[0].endswith("NOT ALIVE"), out.stdout
+    assert re.search(r"^Processors: +NONE alive", out.stdout, re.M), out.stdout
+    peer = [l for l in out.stdout.splitlines() if re.match(r"^ +2 n2 ", l)]
+    assert len(peer) == 1 and " unknown " in peer[0], out.stdout
+    assert procs[1].stop() == 0

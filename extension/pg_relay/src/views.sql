@@ -91,16 +91,23 @@ SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy,
        -- every tick), not from the report (every 10 s): the two never disagree. A Processor that
        -- is not alive leads nothing.
        CASE WHEN r.mode = 'leader'
-            THEN r.last_tick_at > now() - 3 * r.report_every
-                 AND COALESCE((SELECT h.leader AND h.stopped_at IS NULL FROM pgrelay.heartbeats h
-                               WHERE h.node_id = r.node_id), false)
+            THEN a.alive AND COALESCE((SELECT h.leader AND h.stopped_at IS NULL FROM pgrelay.heartbeats h
+                                       WHERE h.node_id = r.node_id), false)
        END AS leader,
        r.started_at, r.last_tick_at,
        GREATEST(now() - r.last_tick_at, interval '0') AS silent_for,
-       -- A running Processor reports every report_every: three missed reports and it is not alive.
-       r.last_tick_at > now() - 3 * r.report_every AS alive,
+       a.alive,
        r.backend_pid
-FROM pgrelay.processor_reports r;
+FROM pgrelay.processor_reports r
+-- A running Processor reports every report_every: three missed reports and it is not alive. Nor is
+-- one whose reporting session is gone: its backend no longer runs, or the server started after
+-- its last report (a crash: the Processor, if it still runs, reports again from a new session).
+CROSS JOIN LATERAL (
+    SELECT r.last_tick_at > pg_catalog.now() - 3 * r.report_every
+           AND r.last_tick_at >= pg_catalog.pg_postmaster_start_time()
+           AND (r.backend_pid IS NULL
+                OR EXISTS (SELECT 1 FROM pg_catalog.pg_stat_activity s WHERE s.pid = r.backend_pid)) AS alive
+) a;
 COMMENT ON VIEW pgrelay.processors IS
     'The Processors running against this database (this node), as they report themselves: alive while '
     'their reports keep coming (every 10 s); a clean stop removes the row, a crashed one stays, not alive';

@@ -120,6 +120,32 @@ print_dispatch(struct PgConn *c, const struct InstallState *st)
 	return true;
 }
 
+/*
+ * may_read: may the role read every view the status reads? Asked of the catalog first, so that a
+ * role that may not gets one message naming what it lacks, not a failure half-way through the
+ * output. False (said) when not, or when the question failed.
+ */
+static bool
+may_read(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_RIGHTS, NULL);
+	bool ok;
+
+	if (res == NULL) {
+		fprintf(stderr, "pg_relay status: %s\n", c->error);
+		return false;
+	}
+	ok = pgconn_value(res, 0, 1) == NULL;
+	if (!ok)
+		fprintf(
+			stderr,
+			"pg_relay status: %s may not read %s\n"
+			"hint: GRANT pgrelay_monitor TO %s; (the views pg_relay status reads are the monitor role's)\n",
+			value(res, 0, 0), value(res, 0, 1), value(res, 0, 0));
+	pgconn_clear(res);
+	return ok;
+}
+
 static bool
 print_processors(struct PgConn *c)
 {
@@ -169,7 +195,11 @@ print_cluster(struct PgConn *c)
 			   "LINK", "SILENT", "STATE");
 	}
 	for (i = 0; i < n; i++) {
-		/* a clean stop is known at once; dead is the rule's verdict (silent for dead_after, link down) */
+		/*
+		 * a clean stop is known at once; dead is the rule's verdict (silent for dead_after, link
+		 * down); a silence is unknown while this node watches nothing of the peer (no Processor has
+		 * ticked since the server started)
+		 */
 		if (flag(res, i, 3))
 			state = "this node";
 		else if (flag(res, i, 8))
@@ -180,7 +210,7 @@ print_cluster(struct PgConn *c)
 			   fit(value(res, i, 1), 16, name, sizeof name), value(res, i, 2), value(res, i, 5),
 			   pgconn_value(res, i, 6) == NULL ? "-" : (flag(res, i, 6) ? "yes" : "no"),
 			   pgconn_value(res, i, 4) == NULL ? "-" : (flag(res, i, 4) ? "up" : "DOWN"),
-			   age(res, i, 7, silent, sizeof silent), state);
+			   pgconn_value(res, i, 7) == NULL ? "unknown" : age(res, i, 7, silent, sizeof silent), state);
 	}
 	pgconn_clear(res);
 	return true;
@@ -369,12 +399,14 @@ status_main(int argc, char **argv)
 	}
 	if (install_state_ignored(&st, err, sizeof err, why_hint, sizeof why_hint))
 		fprintf(stderr, "pg_relay status: warning: %s\nhint: %s\n", err, why_hint);
+	if (!may_read(&c)) {
+		pgconn_destroy(&c);
+		return 1;
+	}
 	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c) ||
 		!print_schedules(&c)) {
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
-		fprintf(stderr, "hint: the role needs pgrelay_monitor (GRANT pgrelay_monitor TO ...) and pg_relay at "
-						"this version (ALTER EXTENSION pg_relay UPDATE)\n");
 		rc = 1;
 	}
 	pgconn_destroy(&c);

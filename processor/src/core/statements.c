@@ -158,6 +158,16 @@ static const struct Statement statements[] = {
 	[STMT_PROCESSOR_STOP] = {"pgrelay_processor_stop", "SELECT pgrelay._processor_stop($1, $2::integer)", 2,
 							 false},
 	/* pg_relay status: only the views pgrelay_monitor may read, times as seconds from now. */
+	/* the views pg_relay status reads that the role may not (NULL: none), from the catalog */
+	[STMT_STATUS_RIGHTS] =
+		{"pgrelay_status_rights",
+		 "SELECT current_user, pg_catalog.string_agg(v, ', ' ORDER BY n)"
+		 " FROM pg_catalog.unnest(ARRAY['pgrelay.dispatch_state', 'pgrelay.processors', "
+		 "'pgrelay.cluster_status',"
+		 " 'pgrelay.queue_depth', 'pgrelay.channel_stats', 'pgrelay.schedules']) WITH ORDINALITY u(v, n)"
+		 " WHERE NOT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
+		 " OR NOT COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass(v), 'SELECT'), false)",
+		 0, false},
 	[STMT_STATUS_DISPATCH] = {"pgrelay_status_dispatch",
 							  "SELECT current_database(), current_user, d.paused,"
 							  " COALESCE(extract(epoch FROM now() - d.paused_at)::bigint, -1), d.in_recovery,"
@@ -174,7 +184,7 @@ static const struct Statement statements[] = {
 	[STMT_STATUS_CLUSTER] =
 		{"pgrelay_status_cluster",
 		 "SELECT node_id, node_name, COALESCE(engine, '-'), is_local, link_up, COALESCE(mode, '-'),"
-		 " leader, COALESCE(extract(epoch FROM silent_for)::bigint, -1), dead, stopped_at IS NOT NULL"
+		 " leader, extract(epoch FROM silent_for)::bigint, dead, stopped_at IS NOT NULL"
 		 " FROM pgrelay.cluster_status WHERE beat_at IS NOT NULL OR NOT is_local"
 		 " ORDER BY node_id LIMIT 16",
 		 0, false},

@@ -54,7 +54,8 @@ enum StmtId {
 	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
 	STMT_SCHEDULE_FIRE,     /* a tick whose probe says a schedule is due: _schedule_fire() */
 	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
-	STMT_STATUS_DISPATCH,   /* pg_relay status: pause, standby, node */
+	STMT_STATUS_RIGHTS,     /* pg_relay status: the views it reads that this role may not */
+	STMT_STATUS_DISPATCH,   /* ... pause, standby, node */
 	STMT_STATUS_PROCESSORS, /* ... the Processors */
 	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
 	STMT_STATUS_CHANNELS,   /* ... the channels */

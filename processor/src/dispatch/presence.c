@@ -33,7 +33,8 @@ presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, 
 	long every_ms = poll_interval_ms > PRESENCE_EVERY_MS ? poll_interval_ms : PRESENCE_EVERY_MS;
 	long long now = now_us();
 
-	if (now < p->next_us)
+	/* a new session reports at once: a report of the old one says a backend that is gone */
+	if (now < p->next_us && t->pg.sessions == p->session)
 		return true;
 	p->next_us = now + (long long) every_ms * 1000;
 	snprintf(pid, sizeof pid, "%d", p->pid);
@@ -42,6 +43,7 @@ presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, 
 	snprintf(busy, sizeof busy, "%d", in_flight < workers ? in_flight : workers);
 	snprintf(every, sizeof every, "%ld", every_ms);
 	if (pgconn_exec(&t->pg, STMT_PROCESSOR_REPORT, values)) {
+		p->session = t->pg.sessions;
 		p->reported = true;
 		p->warned = false;
 		return true;

@@ -15,12 +15,13 @@
 #define PRESENCE_EVERY_MS 10000
 
 struct Presence {
-	char host[256];      /* gethostname() */
-	int pid;             /* getpid() */
-	char started_at[32]; /* when this Processor started (UTC, ISO 8601) */
-	long long next_us;   /* when the next report is due (now_us); 0: at the next tick */
-	bool reported;       /* a report went through: there is a row to remove at stop */
-	bool warned;         /* a failed report was logged; the next one is logged again only once it works */
+	char host[256];        /* gethostname() */
+	int pid;               /* getpid() */
+	char started_at[32];   /* when this Processor started (UTC, ISO 8601) */
+	long long next_us;     /* when the next report is due (now_us); 0: at the next tick */
+	bool reported;         /* a report went through: there is a row to remove at stop */
+	bool warned;           /* a failed report was logged; the next one is logged again only once it works */
+	unsigned long session; /* the control session the last report went through (pgconn sessions) */
 };
 
 void presence_init(struct Presence *p);
