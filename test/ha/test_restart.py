@@ -92,7 +92,7 @@ def runs(node, payloads):
     return out
 
 
-@pytest.mark.parametrize("mode,dead_after", [("leader", "4s"), ("multi-node", "4s"), ("leader", None)])
+@pytest.mark.parametrize("mode,dead_after", [("leader", "4s"), ("multi-node", "4s"), ("leader", None), ("multi-node", None)])
 def test_a_restarted_nodes_events_run_once(pgl, processors, mode, dead_after):
     """Node 1's server restarts while its Processor (the leader, in leader mode) drains: node 1's
     Processor starts over as a new one (it re-arms and waits to be heard), node 2 does not find it
