@@ -236,12 +236,17 @@ SELECT pgrelay.purge_log('1 day -1 hour') >= 0 AS purged;
 DELETE FROM pgrelay.queue;
 
 -- What a handler prepares in the session is dropped once the handlers ran, with a warning each:
--- the Processor runs its own statements by name in that session
-PREPARE regress_stmt_a AS SELECT 1;
-PREPARE "Regress Stmt B"(int) AS SELECT $1;
+-- the Processor runs its own statements by name in that session. What the session prepared before
+-- the statement that calls it is left alone.
+PREPARE regress_before AS SELECT 1;
+DO $$ BEGIN
+    EXECUTE 'PREPARE regress_stmt_a AS SELECT 1';
+    EXECUTE 'PREPARE "Regress Stmt B"(int) AS SELECT $1';
+    PERFORM pgrelay._forget_sql_statements();
+END $$;
+SELECT name FROM pg_prepared_statements WHERE from_sql ORDER BY name;
 SELECT pgrelay._forget_sql_statements();
-SELECT count(*) FROM pg_prepared_statements WHERE from_sql;
-SELECT pgrelay._forget_sql_statements();
+DEALLOCATE regress_before;
 
 DELETE FROM pgrelay.log WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.failed_events WHERE channel IN ('s_sec', 's_invoker');

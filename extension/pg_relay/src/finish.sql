@@ -598,16 +598,19 @@ CREATE OR REPLACE FUNCTION pgrelay._forget_sql_statements() RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Internal (process_one, process_batch), once the handlers have run: drops every prepared
- * statement that SQL made (PREPARE) in the session, with a warning. The Processor prepares its
- * statements by name and runs them again and again in the session the handlers run in; a handler
- * that replaced one (DEALLOCATE and PREPARE, which no rollback and no RESET ALL undo) would have
- * its own statement run by the Processor, with the Processor's rights. The Processor never uses
- * PREPARE, so every statement PREPARE made is a handler's. (About 15 us a call, once per batch.)
+ * statement that SQL made (PREPARE) in the session since the caller's statement began, with a
+ * warning. The Processor prepares its statements by name and runs them again and again in the
+ * session the handlers run in; a handler that replaced one (DEALLOCATE and PREPARE, which no
+ * rollback and no RESET ALL undo) would have its own statement run by the Processor, with the
+ * Processor's rights. Nothing but the handlers runs SQL in that statement, so every statement
+ * PREPARE made during it is a handler's; those of a session that calls process_one() from its own
+ * prepared statement (PREPARE made before) are left alone. (About 15 us a call, once per batch.)
  */
 DECLARE
     n text;
 BEGIN
-    FOR n IN SELECT p.name FROM pg_prepared_statements p WHERE p.from_sql ORDER BY p.name LOOP
+    FOR n IN SELECT p.name FROM pg_prepared_statements p
+             WHERE p.from_sql AND p.prepare_time >= statement_timestamp() ORDER BY p.name LOOP
         EXECUTE format('DEALLOCATE %I', n);
         RAISE WARNING 'a handler left the prepared statement % in the Processor''s session: dropped', quote_ident(n)
             USING HINT = 'A handler must not PREPARE statements: the Processor''s session is not its own.';
