@@ -329,6 +329,85 @@ def say(msg):
     print(msg, file=sys.stderr, flush=True)
 
 
+# ---- instructions per statement, counted by callgrind (also test/guard/test_instructions.py) -----
+
+INSTR_STATEMENTS = (
+    # name, PREPARE, EXECUTE (format with the i-th queued id), what the run must leave behind
+    ("select1", "PREPARE p AS SELECT 1", "EXECUTE p", None),
+    ("plain", "PREPARE p AS " + PLAIN_SQL.strip().rstrip(";"), "EXECUTE p", None),
+    ("notify", "PREPARE p AS " + NOTIFY_SQL.strip().rstrip(";"), "EXECUTE p", None),
+    ("floor", "PREPARE p AS " + " ".join(FLOOR_SQL.split()).rstrip(";"), "EXECUTE p", "log"),
+    ("process_one", "PREPARE p(bigint) AS SELECT outcome FROM pgrelay.process_one($1)", "EXECUTE p(%d)", "log"),
+    # a batch of DEFAULT_BATCH events per statement (%s: the batch's ids), reported per event
+    ("limit", "PREPARE p AS " + " ".join(LIMIT_SQL.split()).rstrip(";"), "EXECUTE p", "batch"),
+    ("process_batch", "PREPARE p(bigint[]) AS SELECT count(*) FROM pgrelay.process_batch($1)", "EXECUTE p('{%s}')",
+     "batch"),
+)
+
+
+def _pgcluster(*args):
+    return subprocess.run([PGCLUSTER] + list(args), check=True, stdout=subprocess.PIPE, text=True).stdout.strip()
+
+
+def _instructions_run(work, base, name, prepare, execute, n, ids):
+    """Instructions of a single-user server on a copy of the stopped cluster in base that runs
+    PREPARE and then n EXECUTEs, each its own transaction; and how many events it logged."""
+    run = os.path.join(work, "instr-run")
+    shutil.rmtree(run, ignore_errors=True)
+    subprocess.run(["cp", "-a", base, run], check=True)
+    if "%s" in execute:    # a batch: the i-th DEFAULT_BATCH ids
+        lines = [prepare] + [execute % ",".join(str(x) for x in ids[i * DEFAULT_BATCH:(i + 1) * DEFAULT_BATCH])
+                             for i in range(n)]
+    else:
+        lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
+    lines.append("SELECT count(*) AS logged FROM pgrelay.log")
+    script = "".join(line + ";\n\n" for line in lines)   # -j: a statement ends with ;<blank line>
+    out = subprocess.run([PGCLUSTER, "single", run, "bench", VALGRIND, "--tool=callgrind",
+                          "--callgrind-out-file=/dev/null"],
+                         input=script, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    shutil.rmtree(run, ignore_errors=True)
+    total = re.search(r"Collected : (\d+)", out.stderr)
+    logged = re.findall(r'logged = "(\d+)"', out.stdout)
+    if out.returncode != 0 or not total or not logged or "ERROR" in out.stdout + out.stderr:
+        raise RuntimeError("single-user run of %s failed:\n%s%s" % (name, out.stdout[-2000:], out.stderr[-2000:]))
+    return int(total.group(1)), int(logged[-1])
+
+
+def instructions(work, names=None, runs=INSTR_RUNS, batch_runs=INSTR_BATCH_RUNS):
+    """{name: instructions per statement (per event for a batch)} of INSTR_STATEMENTS (or those
+    named), each run runs times (batch_runs for a batch) in a single-user server
+    under callgrind on a cluster made in work (PGRELAY_PG_PREFIX must hold the prefix): the
+    difference of two run lengths, so that start-up and shut-down cancel out. Deterministic for
+    a given build and server: the same counts on every run, whatever the machine does."""
+    base = os.path.join(work, "instr")
+    _pgcluster("init", base)
+    port = int(_pgcluster("start", base))
+    try:
+        with psycopg.connect("host=%s port=%d dbname=postgres user=postgres" % (base, port), autocommit=True) as c:
+            c.execute("CREATE DATABASE bench")
+        with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
+            c.execute(SETUP_SQL)
+            c.execute(PLAIN_TABLE_SQL)
+            ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
+                                            " FROM generate_series(1, %s) g",
+                                            (max(runs[1], batch_runs[1] * DEFAULT_BATCH),)).fetchall()]
+            c.execute("VACUUM ANALYZE")
+    finally:
+        _pgcluster("stop", base)
+    per = {}
+    for name, prepare, execute, check in INSTR_STATEMENTS:
+        if names is not None and name not in names:
+            continue
+        n, events = (batch_runs, DEFAULT_BATCH) if check == "batch" else (runs, 1)
+        (t0, log0), (t1, log1) = [_instructions_run(work, base, name, prepare, execute, k, ids) for k in n]
+        if check in ("log", "batch") and (log0, log1) != (n[0] * events, n[1] * events):
+            raise RuntimeError("%s logged %d and %d events, not %d and %d"
+                               % (name, log0, log1, n[0] * events, n[1] * events))
+        per[name] = (t1 - t0) / float((n[1] - n[0]) * events)
+    shutil.rmtree(base, ignore_errors=True)
+    return per
+
+
 class Bench:
     def __init__(self):
         base = tempfile.mkdtemp(prefix="pgrelay-bench.", dir="/tmp")
@@ -1450,72 +1529,14 @@ class Bench:
 
     # ---- 9: instructions per statement, counted by callgrind ----------------------------------
 
-    INSTR_STATEMENTS = (
-        # name, PREPARE, EXECUTE (format with the i-th queued id), what the run must leave behind
-        ("select1", "PREPARE p AS SELECT 1", "EXECUTE p", None),
-        ("plain", "PREPARE p AS " + PLAIN_SQL.strip().rstrip(";"), "EXECUTE p", None),
-        ("notify", "PREPARE p AS " + NOTIFY_SQL.strip().rstrip(";"), "EXECUTE p", None),
-        ("floor", "PREPARE p AS " + " ".join(FLOOR_SQL.split()).rstrip(";"), "EXECUTE p", "log"),
-        ("process_one", "PREPARE p(bigint) AS SELECT outcome FROM pgrelay.process_one($1)", "EXECUTE p(%d)", "log"),
-        # a batch of DEFAULT_BATCH events per statement (%s: the batch's ids), reported per event
-        ("limit", "PREPARE p AS " + " ".join(LIMIT_SQL.split()).rstrip(";"), "EXECUTE p", "batch"),
-        ("process_batch", "PREPARE p(bigint[]) AS SELECT count(*) FROM pgrelay.process_batch($1)", "EXECUTE p('{%s}')",
-         "batch"),
-    )
-
-    def instructions_run(self, base, name, prepare, execute, n, ids):
-        """Instructions of a single-user server on a copy of the stopped cluster in base that runs
-        PREPARE and then n EXECUTEs, each its own transaction; and how many events it logged."""
-        run = os.path.join(self.work, "instr-run")
-        shutil.rmtree(run, ignore_errors=True)
-        subprocess.run(["cp", "-a", base, run], check=True)
-        if "%s" in execute:    # a batch: the i-th DEFAULT_BATCH ids
-            lines = [prepare] + [execute % ",".join(str(x) for x in ids[i * DEFAULT_BATCH:(i + 1) * DEFAULT_BATCH])
-                                 for i in range(n)]
-        else:
-            lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
-        lines.append("SELECT count(*) AS logged FROM pgrelay.log")
-        script = "".join(line + ";\n\n" for line in lines)   # -j: a statement ends with ;<blank line>
-        out = subprocess.run([PGCLUSTER, "single", run, "bench", VALGRIND, "--tool=callgrind",
-                              "--callgrind-out-file=/dev/null"],
-                             input=script, text=True, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        shutil.rmtree(run, ignore_errors=True)
-        total = re.search(r"Collected : (\d+)", out.stderr)
-        logged = re.findall(r'logged = "(\d+)"', out.stdout)
-        if out.returncode != 0 or not total or not logged or "ERROR" in out.stdout + out.stderr:
-            raise RuntimeError("single-user run of %s failed:\n%s%s" % (name, out.stdout[-2000:], out.stderr[-2000:]))
-        return int(total.group(1)), int(logged[-1])
-
     def run_instructions(self):
         if shutil.which(VALGRIND) is None:
             say("instructions: %s not found, skipped" % VALGRIND)
             return
-        n0, n1 = INSTR_RUNS
         say("instructions: each statement %d and %d times in a single-user server under callgrind,"
-            " one transaction each" % (n0, n1))
-        base = os.path.join(self.work, "instr")
-        self.pgcluster("init", base)
-        port = int(self.pgcluster("start", base))
-        try:   # the cleanup at the end stops the bench's own cluster only
-            with psycopg.connect("host=%s port=%d dbname=postgres user=postgres" % (base, port), autocommit=True) as c:
-                c.execute("CREATE DATABASE bench")
-            with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
-                c.execute(SETUP_SQL)
-                c.execute(PLAIN_TABLE_SQL)
-                ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
-                                                " FROM generate_series(1, %s) g",
-                                                (max(n1, INSTR_BATCH_RUNS[1] * DEFAULT_BATCH),)).fetchall()]
-                c.execute("VACUUM ANALYZE")
-        finally:
-            self.pgcluster("stop", base)
-        per = {}
-        for name, prepare, execute, check in self.INSTR_STATEMENTS:
-            runs, events = (INSTR_BATCH_RUNS, DEFAULT_BATCH) if check == "batch" else (INSTR_RUNS, 1)
-            (t0, log0), (t1, log1) = [self.instructions_run(base, name, prepare, execute, n, ids) for n in runs]
-            if check in ("log", "batch") and (log0, log1) != (runs[0] * events, runs[1] * events):
-                raise RuntimeError("%s logged %d and %d events, not %d and %d"
-                                   % (name, log0, log1, runs[0] * events, runs[1] * events))
-            per[name] = (t1 - t0) / float((runs[1] - runs[0]) * events)
+            " one transaction each" % INSTR_RUNS)
+        per = instructions(self.work)
+        for name, _, _, check in INSTR_STATEMENTS:
             say("  %s: %.0f instructions per %s" % (name, per[name], "event" if check == "batch" else "statement"))
         self.results["instructions"] = per
 

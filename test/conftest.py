@@ -3,7 +3,7 @@ Processor as a child process, the throwaway certificates, the scripted SMTP serv
 Microsoft token endpoint + Graph (graphd) and the webhook receiver (hookd).
 
 Run from the repository root after `make -C processor all asan`:
-    /usr/bin/python3 -m pytest test/e2e test/smtp test/ha test/graph -q
+    /usr/bin/python3 -m pytest test/e2e test/smtp test/ha test/graph test/guard -q
 """
 import json
 import os
