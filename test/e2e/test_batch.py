@@ -3,7 +3,9 @@ setting batch), each handler in its own subtransaction: failures and timeouts st
 own, a rollback or a crash finishes none of them and loses none, and what cannot be decided in a
 batch is decided one event per transaction."""
 import signal
+import urllib.request
 
+import promtext
 import testlib
 
 SETUP = """
@@ -180,3 +182,58 @@ def test_64_events_per_commit_or_more_is_warned_at_start_and_on_reload(db, proce
     p = processors("-d", db.dsn, "--once", "--events-per-commit=1000")
     assert p.wait_exit() == 0
     assert "events_per_commit=1000 " in p.lines("batch_subtransactions")[0]
+
+
+
+FLAKY = """
+CREATE TABLE seen (xid bigint);
+CREATE TABLE killing (active boolean);
+INSERT INTO killing VALUES (true);
+CREATE SEQUENCE kills;
+-- While killing.active, a handler that finds itself the 11th event of its transaction terminates
+-- its own session (as pg_terminate_backend() by an admin would) before it records its payload:
+-- every batch of more than 10 events is lost with its connection, whatever the machine's speed.
+CREATE FUNCTION flaky(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO seen VALUES (txid_current());
+    IF (SELECT active FROM killing) AND (SELECT count(*) FROM seen WHERE xid = txid_current()) > 10 THEN
+        PERFORM nextval('kills');
+        PERFORM pg_terminate_backend(pg_backend_pid());
+        PERFORM pg_sleep(60);   -- the termination ends the session here
+    END IF;
+    INSERT INTO done (p) VALUES (p);
+END $$;
+SELECT pgrelay.register('flaky', 'sql', handler => 'flaky(text)');
+"""
+
+
+def test_batches_shrink_while_their_sessions_are_killed_and_the_drain_goes_on(db, processors):
+    """Every batch of more than 10 events loses its session mid-statement. With the same 50
+    events each time, the Processor would finish none of 2,000; instead a batch lost with its
+    connection halves its worker's batch size (25, 12, 6: a batch that commits) and each batch of
+    that size that commits raises it by one, so most events are finished while the sessions keep
+    being killed (counted: the wait only bounds a broken test), and every event runs once."""
+    channel(db)   # the table done
+    db.conn.execute(FLAKY)
+    db.sql("SELECT count(pgrelay.notify('flaky', n::text)) FROM generate_series(1, 2000) n")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms", "--metrics=127.0.0.1:0")
+    addr = p.wait_log(r" metrics_listening address=(\S+)").group(1)
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") >= 1500,
+                     "most events done while batches of more than 10 are killed", timeout=120)
+    # the worker's batches are smaller, and the sessions were killed again and again
+    with urllib.request.urlopen("http://%s/metrics" % addr, timeout=10) as r:
+        size = promtext.parse(r.read().decode())["pgrelay_events_per_commit"].value(worker="1")
+    assert 5 <= size <= 11
+    assert db.scalar("SELECT last_value FROM kills") >= 10
+    db.sql("UPDATE killing SET active = false")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM done") == 2000, "the rest")
+    assert p.stop() == 0
+    assert db.sql("SELECT count(*), count(DISTINCT p) FROM done") == [(2000, 2000)]
+    assert db.scalar("SELECT count(*) FROM pgrelay.log WHERE outcome = 'ok'") == 2000
+    assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+    lost = [l for l in p.lines("reconnecting") if "reason=connection_lost step=process_batch" in l]
+    assert len(lost) >= 10
+    sizes = [l.split(" events_per_commit=")[1] for l in p.lines("batch_size")]
+    # 50 is lost, 25 is lost, 12 is lost, 6 commits and grows one by one until 11 is lost: 5 ...
+    assert sizes[:4] == ["25 reason=connection_lost", "12 reason=connection_lost",
+                         "6 reason=connection_lost", "5 reason=connection_lost"]

@@ -209,6 +209,7 @@ reload(const char *source)
 		settings_generation++;
 		worker_settings(&cf, &ws);
 		pool_update_settings(&ws);
+		metrics_events_per_commit(cf.events_per_commit);
 		log_info("reloaded", LOG_STR("source", source),
 				 LOG_STR("needs_restart", restart.len ? restart.data : "none"));
 		warn_settings(&cf);
@@ -580,6 +581,7 @@ start_metrics(void)
 	char bound[128], err[512];
 
 	metrics_init(PGRELAY_VERSION, config_mode_name(cf.mode), cf.workers, pool_wake);
+	metrics_events_per_commit(cf.events_per_commit);
 	if (cf.metrics == NULL)
 		return true;
 	if (!metrics_http_start(cf.metrics, bound, sizeof bound, err, sizeof err)) {

@@ -18,6 +18,32 @@ batch_limit(int max, int queued, int idle)
 	return share < max ? share : max;
 }
 
+int
+batch_cap_max(int cap, int max)
+{
+	return cap > 0 && cap < max ? cap : max;
+}
+
+int
+batch_cap_lost(int cap, int max)
+{
+	int size = batch_cap_max(cap, max);
+
+	if (size <= 1)
+		return max > 1 ? 1 : 0; /* with --events-per-commit=1 there is nothing to cap */
+	return size / 2;
+}
+
+int
+batch_cap_done(int cap, int max, int n)
+{
+	if (cap <= 0 || cap >= max)
+		return 0; /* no cap, or one that no longer binds (a reload lowered max) */
+	if (n < cap)
+		return cap; /* a run smaller than the cap says nothing about a batch of its size */
+	return cap + 1 < max ? cap + 1 : 0;
+}
+
 /* batches_with: may job j join a batch that starts with head? */
 static bool
 batches_with(const struct Job *head, const struct Job *j)

@@ -29,6 +29,22 @@
 int batch_limit(int max, int queued, int idle);
 
 /*
+ * A worker's cap on its batches after a lost connection, 0 for none (then --events-per-commit,
+ * max, applies). A batch lost with its connection rolled back the work of all its events, and
+ * while sessions are being dropped (a flaky network, a proxy, an admin ending sessions) the next
+ * batch as large is likely to go the same way: so each run lost with its connection halves the
+ * cap, down to one event, and each run of the cap's size that commits raises it by one, until it
+ * reaches max and is gone. While connections hold it stays 0, and nothing changes.
+ *
+ * batch_cap_max: the most events a worker with that cap takes (the max of batch_limit).
+ * batch_cap_lost: the cap after a run whose events were lost with the connection.
+ * batch_cap_done: the cap after a run of n events that kept its connection.
+ */
+int batch_cap_max(int cap, int max);
+int batch_cap_lost(int cap, int max);
+int batch_cap_done(int cap, int max, int n);
+
+/*
  * batch_take unlinks the jobs one worker takes from the queue *head..*tail: the head, and when
  * the head may batch, up to limit - 1 later jobs that may batch with it (sql events of channels
  * with the same timeout: a batch has one statement timeout). Jobs it passes over stay queued in

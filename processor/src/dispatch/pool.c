@@ -310,7 +310,8 @@ take(struct Slot *s)
 	while (!pool.stopping && pool.head == NULL)
 		pthread_cond_wait(&pool.cv, &pool.mu);
 	if (!pool.stopping) {
-		int limit = batch_limit(pool.settings.events_per_commit, pool.queued, pool.idle);
+		int max = worker_batch_max(s->worker, pool.settings.events_per_commit);
+		int limit = batch_limit(max, pool.queued, pool.idle);
 
 		j = batch_take(&pool.head, &pool.tail, limit, &n);
 		pool.queued -= n;

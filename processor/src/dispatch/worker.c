@@ -15,6 +15,7 @@
 #include "clock.h"
 #include "held.h"
 #include "log.h"
+#include "metrics.h"
 #include "notify.h"
 #include "pgconn.h"
 #include "transport.h"
@@ -23,6 +24,9 @@
 
 struct Worker {
 	struct PgConn pg;
+	int no;                            /* 1..workers */
+	int cap;                           /* its cap on batches after lost connections (batch.h), 0: none */
+	bool dropped;                      /* the run under way lost events with its connection */
 	struct WorkerLink link;            /* the pool's: the slot's state, stopping, leadership */
 	const struct WorkerSettings *ws;   /* the settings taken with the events under way */
 	struct TransportCache *transports; /* transport sessions; made by the first notify or webhook event */
@@ -40,6 +44,7 @@ worker_new(int no, const char *conninfo, const char *mode, struct WorkerLink lin
 		return NULL;
 	snprintf(label, sizeof label, "worker-%d", no);
 	pgconn_init(&w->pg, label, conninfo, mode);
+	w->no = no;
 	w->link = link;
 	return w;
 }
@@ -57,6 +62,12 @@ bool
 worker_is_up(const struct Worker *w)
 {
 	return pgconn_is_up(&w->pg);
+}
+
+int
+worker_batch_max(const struct Worker *w, int events_per_commit)
+{
+	return batch_cap_max(w->cap, events_per_commit);
 }
 
 bool
@@ -96,6 +107,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
+		w->dropped = true;
 		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
@@ -378,6 +390,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
+		w->dropped = true;
 		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
@@ -493,14 +506,45 @@ fresh_session(struct Worker *w)
 		atomic_store(w->link.state, W_DOWN); /* the event then fails as lost and is offered again */
 }
 
+/*
+ * adapt_cap: a run whose events were lost with the connection halves the worker's cap on its
+ * batches, and a run of the cap's size that kept it raises the cap by one (batch.h). A change of
+ * the batch size is logged (batch_size: down, and back to --events-per-commit, at info; each step
+ * up in between at debug) and shown by the metric pgrelay_events_per_commit.
+ */
+static void
+adapt_cap(struct Worker *w, const struct Job *jobs, int max)
+{
+	int was, cap, size;
+
+	if (w->cap == 0 && !w->dropped)
+		return; /* the connection holds and nothing is capped: batches stay as they are */
+	was = batch_cap_max(w->cap, max);
+	cap = w->dropped ? batch_cap_lost(w->cap, max) : batch_cap_done(w->cap, max, job_count(jobs));
+	size = batch_cap_max(cap, max);
+	if (cap != w->cap)
+		metrics_batch_cap(w->no, cap);
+	w->cap = cap;
+	if (size == was)
+		return;
+	if (w->dropped)
+		log_info_c(&w->pg, "batch_size", LOG_INT("events_per_commit", size),
+				   LOG_STR("reason", "connection_lost"));
+	else
+		LOG_AT(cap == 0 ? LL_INFO : LL_DEBUG, pgconn_label(&w->pg), "batch_size",
+			   LOG_INT("events_per_commit", size), LOG_STR("reason", cap == 0 ? "recovered" : "committed"));
+}
+
 void
 worker_run(struct Worker *w, struct Job *jobs, const struct WorkerSettings *ws)
 {
 	w->ws = ws;
+	w->dropped = false;
 	fresh_session(w);
 	if (jobs->next == NULL)
 		run_job(w, jobs);
 	else
 		run_batch(w, jobs);
+	adapt_cap(w, jobs, ws->events_per_commit);
 	w->ws = NULL;
 }

@@ -45,6 +45,11 @@ void worker_free(struct Worker *w);
  * due (pgconn_session, with reconnect_max_ms). False with *wait_ms until the next attempt.
  */
 bool worker_session(struct Worker *w, long reconnect_max_ms, long *wait_ms);
+/*
+ * worker_batch_max: the most events the worker takes at once, events_per_commit unless a batch
+ * lost with its connection lowered its cap (batch.h). Only the worker's own thread may ask.
+ */
+int worker_batch_max(const struct Worker *w, int events_per_commit);
 /* worker_is_up: has the worker a session (no round trip)? */
 bool worker_is_up(const struct Worker *w);
 

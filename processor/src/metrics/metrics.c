@@ -85,7 +85,8 @@ static struct {
 	void (*wake)(void);
 } m = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-static atomic_int connected, dispatch_allowed, paused, leader = -1, busy;
+static atomic_int connected, dispatch_allowed, paused, leader = -1, busy, events_per_commit;
+static atomic_int batch_cap[METRICS_MAX_WORKERS]; /* by worker - 1; 0: none */
 static atomic_llong conn_open[2], conn_failures[2], reconnects[2];
 
 void
@@ -126,6 +127,9 @@ metrics_reset(void)
 	atomic_store(&paused, 0);
 	atomic_store(&leader, -1);
 	atomic_store(&busy, 0);
+	atomic_store(&events_per_commit, 0);
+	for (i = 0; i < METRICS_MAX_WORKERS; i++)
+		atomic_store(&batch_cap[i], 0);
 	for (i = 0; i < 2; i++) {
 		atomic_store(&conn_open[i], 0);
 		atomic_store(&conn_failures[i], 0);
@@ -221,6 +225,19 @@ void
 metrics_busy(int in_flight)
 {
 	atomic_store(&busy, in_flight);
+}
+
+void
+metrics_events_per_commit(int n)
+{
+	atomic_store(&events_per_commit, n);
+}
+
+void
+metrics_batch_cap(int worker, int cap)
+{
+	if (worker >= 1 && worker <= METRICS_MAX_WORKERS)
+		atomic_store(&batch_cap[worker - 1], cap);
 }
 
 void
@@ -455,6 +472,23 @@ take_snapshot(struct Snapshot *s)
 	pthread_mutex_unlock(&m.mu);
 }
 
+/* render_batch_sizes: each worker's batch size now, --events-per-commit unless capped. */
+static void
+render_batch_sizes(struct Buf *out, int workers)
+{
+	int i, max = atomic_load(&events_per_commit);
+
+	family(out, "pgrelay_events_per_commit", "gauge",
+		   "The most SQL events each worker takes in one transaction now: --events-per-commit, less "
+		   "after a batch was lost with its connection.");
+	for (i = 0; i < workers && i < METRICS_MAX_WORKERS; i++) {
+		int cap = atomic_load(&batch_cap[i]);
+
+		buf_printf(out, "pgrelay_events_per_commit{worker=\"%d\"} %d\n", i + 1,
+				   cap > 0 && cap < max ? cap : max);
+	}
+}
+
 static void
 render_process(struct Buf *out, const struct Snapshot *s)
 {
@@ -471,6 +505,7 @@ render_process(struct Buf *out, const struct Snapshot *s)
 	buf_printf(out, "pgrelay_workers %d\n", s->workers);
 	family(out, "pgrelay_workers_busy", "gauge", "Events running on a worker now.");
 	buf_printf(out, "pgrelay_workers_busy %d\n", atomic_load(&busy));
+	render_batch_sizes(out, s->workers);
 	family(out, "pgrelay_database_connected", "gauge", "1 while the control connection is up.");
 	buf_printf(out, "pgrelay_database_connected %d\n", atomic_load(&connected));
 	family(out, "pgrelay_dispatch_allowed", "gauge",

@@ -15,6 +15,8 @@
 
 /* Channels and profiles tracked by name; the ones after these share the label "(other)". */
 #define METRICS_MAX_CHANNELS 1000
+/* Workers with a series of their own (--workers allows no more). */
+#define METRICS_MAX_WORKERS 64
 
 /* One channel's row of pgrelay.queue_depth, as the scrape reports it. */
 struct QueueStat {
@@ -52,6 +54,14 @@ void metrics_state(bool connected, bool dispatch, bool paused, int leader);
 
 /* metrics_busy records how many events are in flight (the main loop, each pass). */
 void metrics_busy(int in_flight);
+
+/* metrics_events_per_commit records --events-per-commit (at start and after each reload). */
+void metrics_events_per_commit(int n);
+/*
+ * metrics_batch_cap records worker no's (1..workers) cap on its batches after lost connections
+ * (batch.h; 0: none, --events-per-commit applies).
+ */
+void metrics_batch_cap(int worker, int cap);
 
 /* Connections: opened, closed, a failed attempt, and a session back after a loss or failures. */
 void metrics_conn_opened(bool worker);

@@ -96,6 +96,39 @@ test_limit(void)
 	CHECK(batch_limit(0, 10, 1) == 1);
 }
 
+/* The cap after lost connections: halved by each loss, one more per run of its size that commits. */
+static void
+test_cap(void)
+{
+	int cap = 0, n = 0;
+
+	CHECK(batch_cap_max(0, 50) == 50); /* no cap: --events-per-commit */
+	CHECK(batch_cap_done(0, 50, 50) == 0);
+	/* losses: 50, 25, 12, 6, 3, 1, and no lower */
+	cap = batch_cap_lost(cap, 50);
+	CHECK(cap == 25 && batch_cap_max(cap, 50) == 25);
+	cap = batch_cap_lost(cap, 50);
+	CHECK(cap == 12);
+	cap = batch_cap_lost(batch_cap_lost(batch_cap_lost(cap, 50), 50), 50);
+	CHECK(cap == 1);
+	CHECK(batch_cap_lost(cap, 50) == 1);
+	/* runs that commit: one more each, when the run was as large as the cap */
+	cap = batch_cap_done(cap, 50, 1);
+	CHECK(cap == 2);
+	CHECK(batch_cap_done(cap, 50, 1) == 2); /* a run smaller than the cap says nothing */
+	while (cap != 0 && n++ < 100)
+		cap = batch_cap_done(cap, 50, cap);
+	CHECK(cap == 0 && n == 48); /* 2 .. 49, then back to --events-per-commit */
+	CHECK(batch_cap_done(49, 50, 49) == 0);
+	/* a reload that lowered --events-per-commit below the cap: the cap no longer binds */
+	CHECK(batch_cap_max(30, 10) == 10);
+	CHECK(batch_cap_done(30, 10, 10) == 0);
+	CHECK(batch_cap_lost(30, 10) == 5);
+	/* --events-per-commit=1: nothing to cap */
+	CHECK(batch_cap_lost(0, 1) == 0);
+	CHECK(batch_cap_lost(0, 2) == 1);
+}
+
 static void
 test_timeout(void)
 {
@@ -123,6 +156,7 @@ main(void)
 {
 	RUN(test_take);
 	RUN(test_limit);
+	RUN(test_cap);
 	RUN(test_timeout);
 	RUN(test_ids);
 	printf("# %d passed, %d failed\n", unit_passed, unit_failed);

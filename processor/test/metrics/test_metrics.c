@@ -42,6 +42,9 @@ test_families_and_counters(void)
 	metrics_init("9.9.9", "leader", 4, NULL);
 	metrics_state(true, true, false, 1);
 	metrics_busy(3);
+	metrics_events_per_commit(50);
+	metrics_batch_cap(2, 12);
+	metrics_batch_cap(3, 60); /* above --events-per-commit (a reload lowered it): no cap */
 	metrics_conn_opened(false);
 	metrics_conn_opened(true);
 	metrics_conn_opened(true);
@@ -57,6 +60,13 @@ test_families_and_counters(void)
 	CHECK(has(t, "pgrelay_processor_info{version=\"9.9.9\",mode=\"leader\"} 1"));
 	CHECK(has(t, "pgrelay_workers 4"));
 	CHECK(has(t, "pgrelay_workers_busy 3"));
+	/* each worker's batch size: --events-per-commit unless a lost connection capped it */
+	CHECK(has(t, "# TYPE pgrelay_events_per_commit gauge"));
+	CHECK(has(t, "pgrelay_events_per_commit{worker=\"1\"} 50"));
+	CHECK(has(t, "pgrelay_events_per_commit{worker=\"2\"} 12"));
+	CHECK(has(t, "pgrelay_events_per_commit{worker=\"3\"} 50"));
+	CHECK(has(t, "pgrelay_events_per_commit{worker=\"4\"} 50"));
+	CHECK(strstr(t, "pgrelay_events_per_commit{worker=\"5\"}") == NULL);
 	CHECK(has(t, "pgrelay_leader 1"));
 	CHECK(has(t, "pgrelay_connections_open{conn=\"control\"} 1"));
 	CHECK(has(t, "pgrelay_connections_open{conn=\"worker\"} 1"));
