@@ -5,6 +5,9 @@ import os
 import signal
 import subprocess
 
+import psycopg
+import pytest
+
 import testlib
 
 SLOW = """
@@ -32,6 +35,62 @@ def sleeping_handlers(db, pid=False):
                         WHERE datname = current_database() AND state = 'active'
                           AND query LIKE '%%%%process_one%%%%' AND wait_event = 'PgSleep'"""
                      % ("min(pid)" if pid else "count(*)"))
+
+
+@pytest.fixture
+def few_slots():
+    """A cluster of the test's own with 10 connection slots, 3 of them reserved for superusers,
+    pg_relay, the handler nap(text) and its channel, and a login role relay in pgrelay_processor;
+    yields the cluster and an admin (superuser) session, opened before any slot is taken."""
+    c = testlib.Cluster(os.path.join(testlib.work_dir("slots-"), "c"),
+                        conf=("max_connections = 10", "superuser_reserved_connections = 3"))
+    c.start()
+    admin = c.connect()
+    admin.execute("CREATE EXTENSION pg_relay")
+    admin.execute(SLOW)
+    admin.execute("SELECT pgrelay.register('nap', 'sql', handler => 'nap(text)')")
+    admin.execute("CREATE ROLE relay LOGIN IN ROLE pgrelay_processor")
+    yield c, admin
+    admin.close()
+    c.stop("immediate")
+
+
+def take_slots(c, user="relay"):
+    """Sessions of user in every slot a role that is not a superuser may take (the others are
+    reserved): a list to close(), one at a time to make room."""
+    hogs = []
+    while True:
+        try:
+            hogs.append(psycopg.connect(c.dsn().replace("user=postgres", "user=" + user), autocommit=True))
+        except psycopg.OperationalError as e:
+            assert "remaining connection slots are reserved" in str(e), e
+            return hogs
+
+
+def test_a_server_out_of_connection_slots_is_hinted_and_waited_for(few_slots, processors):
+    """Other sessions hold every connection slot the Processor's role may take (SQLSTATE 53300):
+    its lines say what is full, how many connections it needs and which setting to raise; it
+    retries, and drains once slots are free."""
+    c, admin = few_slots
+    admin.execute("SELECT pgrelay.notify('nap', '0:' || n) FROM generate_series(1, 20) n")
+    hogs = take_slots(c)
+    dsn = c.dsn().replace("user=postgres", "user=relay")
+    hint = ('hint="the slots left are reserved (superuser_reserved_connections, reserved_connections); this'
+            ' Processor needs 3 connections (--workers=2 and its control connection): raise max_connections'
+            ' (a server restart), end idle sessions, or lower --workers"')
+    p = processors("-d", dsn, "--once", "--workers=2")
+    assert p.wait_exit() == 1
+    [line] = p.lines("startup_failed")
+    assert "remaining connection slots are reserved" in line and line.endswith(hint)
+    p = processors("-d", dsn, "--workers=2", "--poll-interval=50ms", "--reconnect-max=200ms")
+    line = p.wait_log(r" warn reconnecting conn=control attempt=2 ").string
+    assert line.endswith(hint)
+    for h in hogs:
+        h.close()
+    testlib.wait_for(lambda: admin.execute("SELECT count(*) FROM done").fetchone()[0] == 20, "the drain")
+    assert p.stop() == 0
+    assert admin.execute("SELECT count(*), count(DISTINCT p) FROM done").fetchone() == (20, 20)
+    assert p.lines("reconnected")
 
 
 def test_sighup_reloads_the_config_file(db, processors, tmp_path):

@@ -639,6 +639,7 @@ main(int argc, char **argv)
 	setup_signals();
 	service_init();
 	/* libcurl is set up by the first mail delivery (transport_global_init), not here. */
+	pgconn_hint_workers(cf.workers);
 	tick_init(&ticker, &cf);
 	ha_init(&ha, cf.mode);
 	presence_init(&presence);

@@ -172,6 +172,54 @@ pgconn_alive(struct PgConn *c)
 	return pfd.fd >= 0; /* still talking after four reads: alive, the statement will tell */
 }
 
+/*
+ * The connections this process holds (pgconn_hint_workers), which the hint of a server out of
+ * connection slots names: "" until the Processor says, before its first connection.
+ */
+static char slots_needed[96];
+
+void
+pgconn_hint_workers(int workers)
+{
+	snprintf(slots_needed, sizeof slots_needed,
+			 "; this Processor needs %d connections (--workers=%d and its control connection)", workers + 1,
+			 workers);
+}
+
+/*
+ * slots_hint: the hint for a connection the server refused for want of a slot (SQLSTATE 53300),
+ * which ends when other sessions do: what is full, what this Processor needs, and what to raise.
+ */
+static const char *
+slots_hint(const char *error)
+{
+	static const struct {
+		const char *says;
+		const char *what;
+		const char *fix;
+	} full[] = {
+		/* before the generic entries below, which would read these as a missing role or database */
+		{"too many connections for role", "the role's CONNECTION LIMIT is reached",
+		 "raise it (ALTER ROLE ... CONNECTION LIMIT n, -1 for none), or end the role's other sessions"},
+		{"too many connections for database", "the database's CONNECTION LIMIT is reached",
+		 "raise it (ALTER DATABASE ... CONNECTION LIMIT n, -1 for none), or end its other sessions"},
+		{"too many clients already", "the server has no connection slot left",
+		 "raise max_connections (a server restart), end idle sessions, or lower --workers"},
+		{"remaining connection slots are reserved",
+		 "the slots left are reserved (superuser_reserved_connections, reserved_connections)",
+		 "raise max_connections (a server restart), end idle sessions, or lower --workers"},
+	};
+	static _Thread_local char hint[512];
+	size_t i;
+
+	for (i = 0; i < sizeof full / sizeof full[0]; i++)
+		if (strstr(error, full[i].says) != NULL) {
+			snprintf(hint, sizeof hint, "%s%s: %s", full[i].what, slots_needed, full[i].fix);
+			return hint;
+		}
+	return NULL;
+}
+
 const char *
 pgconn_connect_hint(const char *error, bool *config)
 {
@@ -202,9 +250,12 @@ pgconn_connect_hint(const char *error, bool *config)
 		{"the database system is starting up", false, "the server is starting: wait"},
 		{"the database system is shutting down", false, "the server is stopping"},
 	};
+	const char *slots = error != NULL ? slots_hint(error) : NULL;
 	size_t i;
 
 	*config = false;
+	if (slots != NULL)
+		return slots; /* it may pass by itself, as other sessions end */
 	for (i = 0; error != NULL && i < sizeof known / sizeof known[0]; i++)
 		if (strstr(error, known[i].says) != NULL) {
 			*config = known[i].config;

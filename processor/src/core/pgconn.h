@@ -100,9 +100,16 @@ bool pgconn_alive(struct PgConn *c);
 /*
  * pgconn_connect_hint says what to check after a failed connection attempt, from libpq's message
  * (NULL when it does not know); *config is true when the failure lasts until someone changes the
- * set-up (a password, a role, a database, pg_hba.conf), false when it may pass by itself.
+ * set-up (a password, a role, a database, pg_hba.conf), false when it may pass by itself (the
+ * server out of connection slots, say). The text may be the calling thread's own buffer: use it
+ * before the thread's next call.
  */
 const char *pgconn_connect_hint(const char *error, bool *config);
+/*
+ * pgconn_hint_workers: the Processor runs workers worker connections and its control connection,
+ * which the hint of a server out of connection slots names. Call before any connection is made.
+ */
+void pgconn_hint_workers(int workers);
 
 /*
  * pgconn_query runs one statement of the table (statements.c) with its values as text

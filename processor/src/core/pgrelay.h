@@ -7,6 +7,8 @@
  *   main.c       the main loop's state, the control connection, the argv a reload parses again
  *   pool.c       the worker pool: its threads, queues and counts
  *   worker.c     the action types already reported as unknown (warned about once)
+ *   pgconn.c     what the hint of a server out of connection slots says the Processor needs (set
+ *                once, before any connection)
  *   log.c        the level and format of the log, set at start and on reload (log_threshold is
  *                extern: the log macros read it before they build a line)
  *   metrics.c    the counters, histograms and queue figures; metrics_http.c its HTTP daemon

@@ -91,6 +91,45 @@ test_connect_hints(void)
 	CHECK(pgconn_connect_hint("something else", &config) == NULL && !config);
 }
 
+/*
+ * A server out of connection slots (SQLSTATE 53300) may have room later: a warning whose hint says
+ * what is full, what the Processor needs, and what to raise; never read as a missing role or
+ * database.
+ */
+static void
+test_slot_hints(void)
+{
+	bool config = true;
+	const char *h;
+
+	h = pgconn_connect_hint("connection to server on socket \"/tmp/.s.PGSQL.5432\" failed: FATAL: sorry, too "
+							"many clients already",
+							&config);
+	CHECK(!config && h != NULL);
+	CHECK_STR(h, "the server has no connection slot left: raise max_connections (a server restart), end "
+				 "idle sessions, or lower --workers");
+	pgconn_hint_workers(4);
+	h = pgconn_connect_hint("FATAL: sorry, too many clients already", &config);
+	CHECK(!config && h != NULL);
+	CHECK_STR(h, "the server has no connection slot left; this Processor needs 5 connections (--workers=4 "
+				 "and its control connection): raise max_connections (a server restart), end idle "
+				 "sessions, or lower --workers");
+	/* PostgreSQL 15, and 16 and later */
+	h = pgconn_connect_hint("FATAL: remaining connection slots are reserved for non-replication superuser "
+							"connections",
+							&config);
+	CHECK(!config && h != NULL && strstr(h, "reserved") != NULL && strstr(h, "max_connections") != NULL);
+	h = pgconn_connect_hint("FATAL: remaining connection slots are reserved for roles with the SUPERUSER "
+							"attribute",
+							&config);
+	CHECK(!config && h != NULL && strstr(h, "needs 5 connections") != NULL);
+	h = pgconn_connect_hint("FATAL: too many connections for role \"relay\"", &config);
+	CHECK(!config && h != NULL && strstr(h, "ALTER ROLE ... CONNECTION LIMIT") != NULL);
+	CHECK(strstr(h, "create the login role") == NULL);
+	h = pgconn_connect_hint("FATAL: too many connections for database \"app\"", &config);
+	CHECK(!config && h != NULL && strstr(h, "ALTER DATABASE ... CONNECTION LIMIT") != NULL);
+}
+
 int
 main(void)
 {
@@ -98,5 +137,6 @@ main(void)
 	RUN(test_one_attempt_is_not_logged);
 	RUN(test_lost_session_reconnects_at_once);
 	RUN(test_connect_hints);
+	RUN(test_slot_hints);
 	return UNIT_DONE();
 }
