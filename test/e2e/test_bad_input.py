@@ -763,6 +763,11 @@ report(5, "yesterday-ish", err("22007", "invalid input syntax"))
 for every in ("0", "-1 s", "2 days", "1000 years"):
     report(6, every, err("22023", "report_every must be more than 0 and at most 1 day"))
 report(6, "soon", err("22007", "invalid input syntax"))
+# how many of its workers are connected comes in the setting pg_relay.workers_connected
+for v in ("5", "-1", "four", "99999999999", "1e2", " 3", "\u0663"):
+    with_settings(PR, "processor", {"pg_relay.workers_connected": v},
+                  "pgrelay._processor_report('host-a', 42, '1.2.3', 4, 0, now(), '10 seconds')",
+                  err("22023", "pg_relay.workers_connected must be between 0 and workers (4), not"))
 PS = "pgrelay._processor_stop"
 case(PS, "processor", "SELECT pgrelay._processor_stop(NULL, 1)", (), err("22004", "host and pid must not be NULL"))
 case(PS, "processor", "SELECT pgrelay._processor_stop('h', NULL)", (), err("22004", "host and pid must not be NULL"))

@@ -4,10 +4,12 @@ import json
 import os
 import signal
 import subprocess
+import urllib.request
 
 import psycopg
 import pytest
 
+import promtext
 import testlib
 
 SLOW = """
@@ -91,6 +93,50 @@ def test_a_server_out_of_connection_slots_is_hinted_and_waited_for(few_slots, pr
     assert p.stop() == 0
     assert admin.execute("SELECT count(*), count(DISTINCT p) FROM done").fetchone() == (20, 20)
     assert p.lines("reconnected")
+
+
+def test_workers_that_cannot_connect_leave_the_events_to_the_others(few_slots, processors):
+    """Room for the control connection and one worker of three: the Processor runs the events on
+    that one rather than wait for all, and says so in its log, in pg_relay status and in its
+    metrics; once the others get in, it says that too. Every event runs once."""
+    c, admin = few_slots
+    admin.execute("SELECT pgrelay.notify('nap', '0:' || n) FROM generate_series(1, 30) n")
+    hogs = take_slots(c)
+    hogs.pop().close()
+    hogs.pop().close()
+    p = processors("-d", c.dsn().replace("user=postgres", "user=relay"), "--workers=3", "--poll-interval=50ms",
+                   "--reconnect-max=200ms", "--metrics=127.0.0.1:0")
+    addr = p.wait_log(r" metrics_listening address=(\S+)").group(1)
+
+    def status():
+        r = subprocess.run([testlib.PROCESSOR, "status", "-d", c.dsn()], stdout=subprocess.PIPE,
+                           stderr=subprocess.PIPE, text=True, timeout=60)
+        assert r.returncode == 0, r.stderr
+        return r.stdout
+
+    def connected():
+        with urllib.request.urlopen("http://%s/metrics" % addr, timeout=10) as r:
+            return promtext.parse(r.read().decode())["pgrelay_workers_connected"].value()
+
+    line = p.wait_log(r" warn workers_missing ").string
+    assert " connected=1 workers=3 hint=" in line
+    testlib.wait_for(lambda: admin.execute("SELECT count(*) FROM done").fetchone()[0] == 30,
+                     "the events, run by the one worker")
+    assert connected() == 1
+    assert any("needs 4 connections" in l for l in p.lines("reconnecting") if "conn=worker-" in l)
+    row = testlib.wait_for(lambda: [l for l in status().splitlines() if "WORKERS NOT CONNECTED" in l],
+                           "the Processor's row of pg_relay status")[0]
+    assert row.split()[5] == "1/3" and row.endswith(" 2 WORKERS NOT CONNECTED"), row
+    for h in hogs:
+        h.close()
+    line = p.wait_log(r" info workers_connected ").string
+    assert line.endswith(" connected=3 workers=3")
+    assert connected() == 3
+    testlib.wait_for(lambda: "WORKERS NOT CONNECTED" not in status(), "the row with every worker")
+    assert [l.split()[5] for l in status().splitlines() if l.startswith("  ") and " single " in l] == ["3"]
+    assert p.stop() == 0
+    assert admin.execute("SELECT count(*), count(DISTINCT p) FROM done").fetchone() == (30, 30)
+    assert len(p.lines("workers_missing")) == 1
 
 
 def test_sighup_reloads_the_config_file(db, processors, tmp_path):

@@ -84,8 +84,11 @@ SET pg_relay.is_leader = on;
 SELECT pgrelay._processor_report('host-b', 7, '9.9.9', 2, 0, '2026-03-01 11:00:00+00', '1 minute') AS reported;
 RESET pg_relay.is_leader;
 RESET pg_relay.mode;
--- a second report of the same Processor updates its row
-SELECT pgrelay._processor_report('host-a', 4242, '9.9.9', 4, 3, '2026-03-01 10:00:00+00', '10 seconds') AS reported;
+-- a second report of the same Processor updates its row; how many of its workers have a
+-- connection comes from the session, set by the statement as the Processor's own does (host-b
+-- did not say: NULL)
+SELECT pgrelay._processor_report('host-a', 4242, '9.9.9', 4, 3, '2026-03-01 10:00:00+00', '10 seconds') AS reported
+FROM pg_catalog.set_config('pg_relay.workers_connected', '3', true);
 -- but it cannot read the table, nor change it otherwise (error)
 SELECT count(*) FROM pgrelay.processor_reports;
 DELETE FROM pgrelay.processor_reports;
@@ -94,7 +97,7 @@ RESET ROLE;
 -- heartbeat: none yet, so it does not lead (whatever its report said)
 SET ROLE regress_monitor;
 SELECT host, pid, node_id, version, mode, workers, busy, leader, started_at, silent_for < '1 minute' AS recent,
-       alive, backend_pid = pg_backend_pid() AS this_session
+       alive, backend_pid = pg_backend_pid() AS this_session, connected
 FROM pgrelay.processors ORDER BY host;
 RESET ROLE;
 INSERT INTO pgrelay.heartbeats (node_id, beat, beat_at, mode, leader, heard, links, started_at)
@@ -129,6 +132,13 @@ SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 3, now(), '10 seconds'
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, 'infinity', '10 seconds');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '0 seconds');
 SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 1, 0, now(), '2 days');
+SET pg_relay.workers_connected = '3';
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 0, now(), '10 seconds');
+SET pg_relay.workers_connected = '-1';
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 0, now(), '10 seconds');
+SET pg_relay.workers_connected = 'two';
+SELECT pgrelay._processor_report('host-c', 1, '9.9.9', 2, 0, now(), '10 seconds');
+RESET pg_relay.workers_connected;
 SELECT pgrelay._processor_stop(NULL, 1);
 RESET ROLE;
 SELECT count(*) AS left FROM pgrelay.processors;

@@ -284,6 +284,7 @@ CREATE TABLE pgrelay.processor_reports (
     last_tick_at timestamptz NOT NULL,
     report_every interval NOT NULL,
     backend_pid  integer NOT NULL,
+    connected    integer,
     PRIMARY KEY (host, pid)
 );
 COMMENT ON TABLE pgrelay.processor_reports IS
@@ -291,6 +292,9 @@ COMMENT ON TABLE pgrelay.processor_reports IS
     '(read pgrelay.processors)';
 COMMENT ON COLUMN pgrelay.processor_reports.last_tick_at IS
     'When the Processor last reported, by this server''s clock: every report_every while it runs';
+COMMENT ON COLUMN pgrelay.processor_reports.connected IS
+    'Workers with a connection at the report (those whose attempts fail are not); NULL when the '
+    'Processor did not say (pg_relay before 1.4)';
 
 -- The results of process_one() and of the two steps it calls for each event. Named row types,
 -- not OUT parameters: the server caches a named type's description, while a record of OUT

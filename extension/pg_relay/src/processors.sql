@@ -8,7 +8,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Function: the Processor (host, pid) reports that it runs: when it starts and then every
  * report_every, after a tick, on its control connection. Its mode and leadership come from the
- * session (pg_relay.mode, pg_relay.is_leader), its node from pg_relay.node_id. Rows silent for a
+ * session (pg_relay.mode, pg_relay.is_leader), its node from pg_relay.node_id, and how many of its
+ * workers have a connection from pg_relay.workers_connected (set by the statement that calls
+ * this; not a parameter, so that the call stays the one of interface version 3, and a Processor
+ * that does not set it reports NULL). Rows silent for a
  * day (a Processor that crashed and never came back) are deleted on the way, and the queue's
  * indexes are rebuilt when a held snapshot or a backlog left them far larger than the queue
  * (_queue_compact: rarely, and then in a few milliseconds).
@@ -19,6 +22,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  */
 DECLARE
     m text := COALESCE(NULLIF(current_setting('pg_relay.mode', true), ''), 'single');
+    c text := NULLIF(current_setting('pg_relay.workers_connected', true), '');
 BEGIN
     IF host IS NULL OR pid IS NULL OR version IS NULL OR workers IS NULL OR busy IS NULL OR started_at IS NULL
        OR report_every IS NULL THEN
@@ -36,6 +40,11 @@ BEGIN
         RAISE EXCEPTION 'workers must be at least 1 and busy between 0 and workers, not % and %', workers, busy
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    IF c IS NOT NULL AND (c !~ '^[0-9]{1,9}$' OR c::integer > workers) THEN
+        RAISE EXCEPTION 'pg_relay.workers_connected must be between 0 and workers (%), not "%"', workers,
+                        pgrelay._show(c)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
     IF NOT isfinite(started_at) THEN
         RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
             USING ERRCODE = 'invalid_parameter_value';
@@ -50,15 +59,16 @@ BEGIN
     PERFORM set_config('synchronous_commit', 'off', true);
     INSERT INTO pgrelay.processor_reports AS r
         (host, pid, node_id, version, mode, workers, busy, leader, started_at, last_tick_at, report_every,
-         backend_pid)
+         backend_pid, connected)
     VALUES (host, pid, pgrelay._this_node(), version, m, workers, busy,
             CASE WHEN m = 'leader' THEN COALESCE(current_setting('pg_relay.is_leader', true), '') = 'on' END,
-            started_at, now(), report_every, pg_backend_pid())
+            started_at, now(), report_every, pg_backend_pid(), c::integer)
     ON CONFLICT ON CONSTRAINT processor_reports_pkey DO UPDATE
     SET node_id = EXCLUDED.node_id, version = EXCLUDED.version, mode = EXCLUDED.mode,
         workers = EXCLUDED.workers, busy = EXCLUDED.busy, leader = EXCLUDED.leader,
         started_at = EXCLUDED.started_at, last_tick_at = EXCLUDED.last_tick_at,
-        report_every = EXCLUDED.report_every, backend_pid = EXCLUDED.backend_pid;
+        report_every = EXCLUDED.report_every, backend_pid = EXCLUDED.backend_pid,
+        connected = EXCLUDED.connected;
     DELETE FROM pgrelay.processor_reports r WHERE r.last_tick_at < now() - interval '1 day';
     -- the upkeep must never cost the report (an event trigger refusing REINDEX, a full disk):
     -- a warning, and the report stands

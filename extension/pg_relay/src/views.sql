@@ -97,7 +97,7 @@ SELECT r.host, r.pid, r.node_id, r.version, r.mode, r.workers, r.busy,
        r.started_at, r.last_tick_at,
        GREATEST(now() - r.last_tick_at, interval '0') AS silent_for,
        a.alive,
-       r.backend_pid
+       r.backend_pid, r.connected
 FROM pgrelay.processor_reports r
 -- A running Processor reports every report_every: three missed reports and it is not alive. Nor is
 -- one whose reporting session is gone: its backend no longer runs, or the server started after

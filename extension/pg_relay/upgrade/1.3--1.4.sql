@@ -58,3 +58,9 @@ COMMENT ON COLUMN pgrelay.queue.key_owner IS
 -- register() takes shared_keys: the old signature goes
 DROP FUNCTION IF EXISTS pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval,
                                          boolean, text, integer, text, boolean);
+
+-- How many of its workers each Processor has connected (pgrelay.processors.connected)
+ALTER TABLE pgrelay.processor_reports ADD COLUMN connected integer;
+COMMENT ON COLUMN pgrelay.processor_reports.connected IS
+    'Workers with a connection at the report (those whose attempts fail are not); NULL when the '
+    'Processor did not say (pg_relay before 1.4)';

@@ -146,12 +146,30 @@ may_read(struct PgConn *c)
 	return ok;
 }
 
+/*
+ * workers_of formats a Processor's workers: "4", or "1/4" when it reported fewer of them connected
+ * (its other workers' connection attempts fail), with *missing set to how many fewer.
+ */
+static const char *
+workers_of(const PGresult *res, int row, char *buf, size_t len, int *missing)
+{
+	const char *connected = pgconn_value(res, row, 11);
+	int workers = atoi(value(res, row, 5));
+
+	*missing = connected != NULL && atoi(connected) < workers ? workers - atoi(connected) : 0;
+	if (*missing > 0)
+		snprintf(buf, len, "%s/%d", connected, workers);
+	else
+		snprintf(buf, len, "%d", workers);
+	return buf;
+}
+
 static bool
 print_processors(struct PgConn *c)
 {
 	PGresult *res = pgconn_query(c, STMT_STATUS_PROCESSORS, NULL);
-	char host[32], up[32], tick[32];
-	int i, n, alive = 0;
+	char host[32], up[32], tick[32], workers[32], note[64];
+	int i, n, alive = 0, missing;
 
 	if (res == NULL)
 		return false;
@@ -167,13 +185,20 @@ print_processors(struct PgConn *c)
 	if (n > 0)
 		printf("  %-24s %7s %4s %-8s %-10s %7s %4s %-6s %-7s %s\n", "HOST", "PID", "NODE", "VERSION", "MODE",
 			   "WORKERS", "BUSY", "LEADER", "UP", "LAST TICK");
-	for (i = 0; i < n; i++)
+	for (i = 0; i < n; i++) {
+		workers_of(res, i, workers, sizeof workers, &missing);
+		if (!flag(res, i, 10))
+			snprintf(note, sizeof note, "  NOT ALIVE");
+		else if (missing > 0)
+			snprintf(note, sizeof note, "  %d WORKER%s NOT CONNECTED", missing, missing > 1 ? "S" : "");
+		else
+			note[0] = '\0';
 		printf("  %-24s %7s %4s %-8s %-10s %7s %4s %-6s %-7s %s ago%s\n",
 			   fit(value(res, i, 0), 24, host, sizeof host), value(res, i, 1), value(res, i, 2),
-			   value(res, i, 3), value(res, i, 4), value(res, i, 5), value(res, i, 6),
+			   value(res, i, 3), value(res, i, 4), workers, value(res, i, 6),
 			   pgconn_value(res, i, 7) == NULL ? "-" : (flag(res, i, 7) ? "yes" : "no"),
-			   age(res, i, 8, up, sizeof up), age(res, i, 9, tick, sizeof tick),
-			   flag(res, i, 10) ? "" : "  NOT ALIVE");
+			   age(res, i, 8, up, sizeof up), age(res, i, 9, tick, sizeof tick), note);
+	}
 	pgconn_clear(res);
 	return true;
 }

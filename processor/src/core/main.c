@@ -70,7 +70,8 @@ static struct {
 	bool batch_active;
 	long long batch_start_us;
 	int rounds, processed, ok, retried, failed, skipped, deferred, lost, replayed;
-} loop;
+	int missing; /* workers missing as last said (note_workers); -1 before the first look */
+} loop = {.missing = -1};
 
 /*
  * handle_signal only records the signal and wakes the loop. A second SIGTERM/SIGINT while
@@ -431,6 +432,35 @@ failed:
 	}
 }
 
+/* A worker whose connection attempts have failed for this long is missing (note_workers). */
+#define WORKER_MISSING_MS 1000
+
+/*
+ * note_workers: workers whose connections fail (the server out of connection slots, say) leave
+ * the events to the others. The Processor runs with the workers it has rather than wait for all
+ * of them, and says so when the number of missing workers changes: workers_missing (warn; each
+ * worker's reconnecting lines say why), workers_connected (info) once all are back, the gauge
+ * pgrelay_workers_connected, and its row of pgrelay.processors, reported at once.
+ */
+static void
+note_workers(void)
+{
+	int missing = pool_workers_missing(WORKER_MISSING_MS);
+
+	if (missing == loop.missing)
+		return;
+	if (missing > 0)
+		log_warn("workers_missing", LOG_INT("connected", cf.workers - missing),
+				 LOG_INT("workers", cf.workers),
+				 LOG_STR("hint", "the events run on the connected workers; the others keep trying to connect "
+								 "(their reconnecting lines say why)"));
+	else if (loop.missing > 0)
+		log_info("workers_connected", LOG_INT("connected", cf.workers), LOG_INT("workers", cf.workers));
+	loop.missing = missing;
+	metrics_workers_connected(cf.workers - missing);
+	presence_soon(&presence);
+}
+
 /*
  * after_tick does what rides on the control connection besides the probe: this Processor's row
  * of pgrelay.processors (every 10 s, after a tick), and the queue figures a scrape of --metrics
@@ -443,8 +473,11 @@ after_tick(bool ticked)
 
 	pool_counts(&c);
 	metrics_busy(c.in_flight);
+	if (ticked)
+		note_workers();
 	if (ticked && pgconn_is_up(&ticker.pg) &&
-		!presence_tick(&presence, &ticker, cf.workers, c.in_flight, cf.poll_interval_ms)) {
+		!presence_tick(&presence, &ticker, cf.workers, cf.workers - loop.missing, c.in_flight,
+					   cf.poll_interval_ms)) {
 		control_lost();
 		return;
 	}

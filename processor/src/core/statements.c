@@ -145,11 +145,17 @@ static const struct Statement statements[] = {
 						  " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused"
 						  " FROM pgrelay.queue_depth ORDER BY channel LIMIT 1000",
 						  0, false},
+	/*
+	 * How many workers are connected goes in the setting pg_relay.workers_connected, for this
+	 * transaction, not as a parameter: the call stays the one of interface version 3, which a
+	 * pg_relay 1.3 answers too (it ignores the setting). The function in FROM runs first.
+	 */
 	[STMT_PROCESSOR_REPORT] =
 		{"pgrelay_processor_report",
 		 "SELECT pgrelay._processor_report($1, $2::integer, $3, $4::integer, $5::integer,"
-		 " $6::timestamptz, make_interval(secs => $7::float8 / 1000))",
-		 7, false},
+		 " $6::timestamptz, make_interval(secs => $7::float8 / 1000))"
+		 " FROM pg_catalog.set_config('pg_relay.workers_connected', $8, true)",
+		 8, false},
 	[STMT_SCHEDULE_FIRE] =
 		{"pgrelay_schedule_fire",
 		 "SELECT schedule, to_char(occurrence AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS\"Z\"'),"
@@ -175,11 +181,13 @@ static const struct Statement statements[] = {
 							  " NULL, pgrelay.interface_version()"
 							  " FROM pgrelay.dispatch_state d",
 							  0, false},
+	/* connected through to_jsonb: pg_relay 1.3's view has no such column (then NULL) */
 	[STMT_STATUS_PROCESSORS] = {"pgrelay_status_processors",
 								"SELECT host, pid, node_id, version, mode, workers, busy, leader,"
 								" extract(epoch FROM now() - started_at)::bigint,"
-								" extract(epoch FROM silent_for)::bigint, alive"
-								" FROM pgrelay.processors ORDER BY alive DESC, node_id, host, pid LIMIT 20",
+								" extract(epoch FROM silent_for)::bigint, alive,"
+								" (pg_catalog.to_jsonb(p) ->> 'connected')::integer"
+								" FROM pgrelay.processors p ORDER BY alive DESC, node_id, host, pid LIMIT 20",
 								0, false},
 	[STMT_STATUS_CLUSTER] =
 		{"pgrelay_status_cluster",

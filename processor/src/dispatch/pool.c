@@ -31,6 +31,7 @@ struct Slot {
 	pthread_t thread;
 	bool started;                   /* the thread exists (join it) */
 	atomic_int state;               /* enum WorkerState: set by the worker, read by the main thread */
+	atomic_llong down_since;        /* when its connection attempts began to fail (now_us); 0: they do not */
 	struct WorkerSettings settings; /* copy taken with the current jobs */
 	struct Job *jobs;               /* the events being run, NULL when none (guarded by the pool lock) */
 	struct Worker *worker;          /* its connection, transports and leadership */
@@ -275,6 +276,24 @@ pool_counts(struct PoolCounts *out)
 	pthread_mutex_unlock(&pool.mu);
 }
 
+int
+pool_workers_missing(long for_ms)
+{
+	long long first = 0;
+	int i, n = 0;
+
+	for (i = 0; i < pool.n; i++) {
+		long long down = atomic_load(&pool.slots[i].down_since);
+
+		if (down == 0)
+			continue;
+		n++;
+		if (first == 0 || down < first)
+			first = down;
+	}
+	return n > 0 && first <= now_us() - for_ms * 1000LL ? n : 0;
+}
+
 /* stopping: has pool_stop begun? (the workers' WorkerLink) */
 static bool
 stopping(void)
@@ -476,10 +495,13 @@ slot_main(void *arg)
 		if (!worker_is_up(s->worker)) {
 			settings(&s->settings); /* the current --reconnect-max */
 			if (!worker_session(s->worker, s->settings.reconnect_max_ms, &wait_ms)) {
+				if (atomic_load(&s->down_since) == 0)
+					atomic_store(&s->down_since, now_us());
 				atomic_store(&s->state, W_DOWN);
 				sleep_ms(wait_ms);
 				continue;
 			}
+			atomic_store(&s->down_since, 0);
 		}
 		j = take(s);
 		if (j == NULL)

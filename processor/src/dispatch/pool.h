@@ -54,6 +54,14 @@ struct PoolCounts {
 
 void pool_counts(struct PoolCounts *out);
 
+/*
+ * pool_workers_missing: how many workers are without a session, their connection attempts failing
+ * (the server out of connection slots, say), once the first of them has been so for for_ms: 0
+ * before. A session lost and opened again at once does not count. The others run the events
+ * meanwhile.
+ */
+int pool_workers_missing(long for_ms);
+
 /* pool_wait sleeps until something happens in the pool, a signal arrives, or timeout_ms. */
 void pool_wait(long timeout_ms);
 /* pool_wake wakes pool_wait; async-signal-safe. */

@@ -1,6 +1,6 @@
 /*
  * presence.c - the Processor reports itself in pgrelay.processors (host, pid, version, mode,
- * workers, busy, started, last tick) through pgrelay._processor_report(). The report is a
+ * workers, connected workers, busy, started, last tick) through pgrelay._processor_report(). The report is a
  * statement of its own every 10 s rather than part of every probe: the probe stays a read, and an
  * idle Processor's single write every 10 s is committed asynchronously (docs/monitoring.md has the
  * measured cost).
@@ -25,11 +25,18 @@ presence_init(struct Presence *p)
 	iso8601_now(p->started_at, sizeof p->started_at);
 }
 
-bool
-presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, long poll_interval_ms)
+void
+presence_soon(struct Presence *p)
 {
-	char pid[16], nworkers[16], busy[16], every[24];
-	const char *values[7] = {p->host, pid, PGRELAY_VERSION, nworkers, busy, p->started_at, every};
+	p->next_us = 0;
+}
+
+bool
+presence_tick(struct Presence *p, struct Ticker *t, int workers, int connected, int in_flight,
+			  long poll_interval_ms)
+{
+	char pid[16], nworkers[16], nconnected[16], busy[16], every[24];
+	const char *values[8] = {p->host, pid, PGRELAY_VERSION, nworkers, busy, p->started_at, every, nconnected};
 	long every_ms = poll_interval_ms > PRESENCE_EVERY_MS ? poll_interval_ms : PRESENCE_EVERY_MS;
 	long long now = now_us();
 
@@ -39,6 +46,7 @@ presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, 
 	p->next_us = now + (long long) every_ms * 1000;
 	snprintf(pid, sizeof pid, "%d", p->pid);
 	snprintf(nworkers, sizeof nworkers, "%d", workers);
+	snprintf(nconnected, sizeof nconnected, "%d", connected);
 	/* in_flight counts events, and a batch is many events on one worker: no more workers are busy */
 	snprintf(busy, sizeof busy, "%d", in_flight < workers ? in_flight : workers);
 	snprintf(every, sizeof every, "%ld", every_ms);

@@ -27,12 +27,16 @@ struct Presence {
 void presence_init(struct Presence *p);
 
 /*
- * presence_tick reports when a report is due: workers and in_flight as they are now, report_every
- * the larger of PRESENCE_EVERY_MS and poll_interval_ms. Call it after a tick. A failure is logged
- * (report_failed, once until a report works again) and changes nothing else; returns false when the
- * control connection was lost (the caller reconnects).
+ * presence_tick reports when a report is due: workers, those of them connected and in_flight as
+ * they are now, report_every the larger of PRESENCE_EVERY_MS and poll_interval_ms. Call it after a
+ * tick. A failure is logged (report_failed, once until a report works again) and changes nothing
+ * else; returns false when the control connection was lost (the caller reconnects).
  */
-bool presence_tick(struct Presence *p, struct Ticker *t, int workers, int in_flight, long poll_interval_ms);
+bool presence_tick(struct Presence *p, struct Ticker *t, int workers, int connected, int in_flight,
+				   long poll_interval_ms);
+
+/* presence_soon: something the report says changed; report after the next tick. */
+void presence_soon(struct Presence *p);
 
 /* presence_stop removes this Processor's row (a clean stop); best effort. */
 void presence_stop(struct Presence *p, struct Ticker *t);

@@ -85,7 +85,8 @@ static struct {
 	void (*wake)(void);
 } m = {.mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER};
 
-static atomic_int connected, dispatch_allowed, paused, leader = -1, busy, events_per_commit;
+static atomic_int connected, dispatch_allowed, paused, leader = -1, busy, workers_connected,
+													   events_per_commit;
 static atomic_int batch_cap[METRICS_MAX_WORKERS]; /* by worker - 1; 0: none */
 static atomic_llong conn_open[2], conn_failures[2], reconnects[2];
 
@@ -127,6 +128,7 @@ metrics_reset(void)
 	atomic_store(&paused, 0);
 	atomic_store(&leader, -1);
 	atomic_store(&busy, 0);
+	atomic_store(&workers_connected, 0);
 	atomic_store(&events_per_commit, 0);
 	for (i = 0; i < METRICS_MAX_WORKERS; i++)
 		atomic_store(&batch_cap[i], 0);
@@ -225,6 +227,12 @@ void
 metrics_busy(int in_flight)
 {
 	atomic_store(&busy, in_flight);
+}
+
+void
+metrics_workers_connected(int n)
+{
+	atomic_store(&workers_connected, n);
 }
 
 void
@@ -505,6 +513,10 @@ render_process(struct Buf *out, const struct Snapshot *s)
 	buf_printf(out, "pgrelay_workers %d\n", s->workers);
 	family(out, "pgrelay_workers_busy", "gauge", "Events running on a worker now.");
 	buf_printf(out, "pgrelay_workers_busy %d\n", atomic_load(&busy));
+	family(out, "pgrelay_workers_connected", "gauge",
+		   "Workers with a database connection (not those whose connection attempts have failed for a "
+		   "second).");
+	buf_printf(out, "pgrelay_workers_connected %d\n", atomic_load(&workers_connected));
 	render_batch_sizes(out, s->workers);
 	family(out, "pgrelay_database_connected", "gauge", "1 while the control connection is up.");
 	buf_printf(out, "pgrelay_database_connected %d\n", atomic_load(&connected));

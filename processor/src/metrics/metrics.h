@@ -55,6 +55,12 @@ void metrics_state(bool connected, bool dispatch, bool paused, int leader);
 /* metrics_busy records how many events are in flight (the main loop, each pass). */
 void metrics_busy(int in_flight);
 
+/*
+ * metrics_workers_connected records how many workers have a connection: --workers less those whose
+ * connection attempts have failed for a second (pool_workers_missing).
+ */
+void metrics_workers_connected(int n);
+
 /* metrics_events_per_commit records --events-per-commit (at start and after each reload). */
 void metrics_events_per_commit(int n);
 /*

@@ -42,6 +42,7 @@ test_families_and_counters(void)
 	metrics_init("9.9.9", "leader", 4, NULL);
 	metrics_state(true, true, false, 1);
 	metrics_busy(3);
+	metrics_workers_connected(2);
 	metrics_events_per_commit(50);
 	metrics_batch_cap(2, 12);
 	metrics_batch_cap(3, 60); /* above --events-per-commit (a reload lowered it): no cap */
@@ -60,6 +61,8 @@ test_families_and_counters(void)
 	CHECK(has(t, "pgrelay_processor_info{version=\"9.9.9\",mode=\"leader\"} 1"));
 	CHECK(has(t, "pgrelay_workers 4"));
 	CHECK(has(t, "pgrelay_workers_busy 3"));
+	CHECK(has(t, "# TYPE pgrelay_workers_connected gauge"));
+	CHECK(has(t, "pgrelay_workers_connected 2"));
 	/* each worker's batch size: --events-per-commit unless a lost connection capped it */
 	CHECK(has(t, "# TYPE pgrelay_events_per_commit gauge"));
 	CHECK(has(t, "pgrelay_events_per_commit{worker=\"1\"} 50"));
