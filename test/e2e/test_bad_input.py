@@ -555,9 +555,9 @@ case(GO, "processor", "SELECT pgrelay._gate_open(%s)", ("c_sql\u202e",), result(
 # statement fails, so none of the others is set either)
 SS = "pgrelay._settings_saved"
 case(SS, "processor", "SELECT pg_catalog.cardinality(pgrelay._settings_saved())", (), result(8))
-FS = "pgrelay._forget_sql_statements"
-case(FS, "processor", "SELECT pgrelay._forget_sql_statements()::text", (), result(""))
-case(FS, "processor", "SELECT pgrelay._forget_sql_statements('all')", (), err("42883", "does not exist"))
+FS = "pgrelay._forget_handler_state"
+case(FS, "processor", "SELECT pgrelay._forget_handler_state()::text", (), result(""))
+case(FS, "processor", "SELECT pgrelay._forget_handler_state('all')", (), err("42883", "does not exist"))
 SR = "pgrelay._settings_restore"
 case(SR, "processor", "SELECT pgrelay._settings_restore(pgrelay._settings_saved())", (), result("pg_catalog, pg_temp"))
 case(SR, "processor", "SELECT pgrelay._settings_restore(ARRAY['', 'soon'])", (),

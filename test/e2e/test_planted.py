@@ -356,6 +356,39 @@ def test_a_handlers_search_path_is_not_used_after_it_returns(relay, processors):
     assert ran(relay) == 0
 
 
+@pytest.mark.parametrize("batch", [True, False])
+def test_a_cursor_a_handler_holds_is_not_run_by_the_processors_commit(relay, processors, batch):
+    """A handler declares a cursor WITH HOLD over her function and leaves it open: the commit of
+    the Processor's transaction would run the rest of its query as the Processor's role. It is
+    closed, with a warning, before the transaction ends; every event runs, her function never."""
+    events = handler_events(relay, "EXECUTE format('DECLARE %I CURSOR WITH HOLD FOR SELECT mh.evil()',"
+                                   " 'held_' || payload);", batch)
+    p = processors("--once", "--workers=1", "-d", dsn(relay, "relay"))
+    assert p.wait_exit() == 0
+    assert outcomes(relay, events) == ["ok"] * 3
+    assert ran(relay) == 0
+    assert "a handler left the cursor held_0 WITH HOLD in the Processor" in p.log()
+
+
+def test_a_handler_leaves_the_processors_session_listening_to_nothing(relay, processors):
+    """A handler listens to a channel in the Processor's session: the Processor reads no
+    notification, so each one sent there would stay in its memory. The next event's handler, in
+    the same session and a later transaction, finds the session listening to nothing."""
+    with psycopg.connect(dsn(relay, "mallory"), autocommit=True) as m:
+        m.execute("CREATE TABLE mh.heard (channels text[]); GRANT INSERT ON mh.heard TO PUBLIC")
+    events = handler_events(relay, """
+        IF payload = '0' THEN
+            EXECUTE 'LISTEN mh_flood';
+        ELSE
+            INSERT INTO mh.heard SELECT ARRAY(SELECT pg_catalog.pg_listening_channels());
+        END IF;""", False, n=2)
+    p = processors("--once", "--workers=1", "-d", dsn(relay, "relay"))
+    assert p.wait_exit() == 0
+    assert outcomes(relay, events) == ["ok"] * 2
+    with psycopg.connect(relay.dsn("app"), autocommit=True) as s:
+        assert s.execute("SELECT channels FROM mh.heard").fetchall() == [([],)]
+
+
 def test_replication_tables_leave_out_a_notifier_schema_of_another_role(relay):
     """The tables a multi-master cluster must replicate leave out those of a schema named
     pgrelay_notifier that mallory made: replication_setup() would add them to the replication set,

@@ -236,17 +236,31 @@ SELECT pgrelay.purge_log('1 day -1 hour') >= 0 AS purged;
 DELETE FROM pgrelay.queue;
 
 -- What a handler prepares in the session is dropped once the handlers ran, with a warning each:
--- the Processor runs its own statements by name in that session. What the session prepared before
--- the statement that calls it is left alone.
+-- the Processor runs its own statements by name in that session; so are the cursors it declared
+-- WITH HOLD (the commit would run the rest of their query as the Processor), and what it listens
+-- to (the Processor reads no notification); a cursor that is not held ends with the transaction.
+-- What the session made before the statement that calls it is left alone.
 PREPARE regress_before AS SELECT 1;
+BEGIN;
+DECLARE regress_kept CURSOR WITH HOLD FOR SELECT 1;
+COMMIT;
+BEGIN;
 DO $$ BEGIN
     EXECUTE 'PREPARE regress_stmt_a AS SELECT 1';
     EXECUTE 'PREPARE "Regress Stmt B"(int) AS SELECT $1';
-    PERFORM pgrelay._forget_sql_statements();
+    EXECUTE 'DECLARE "Regress Held" CURSOR WITH HOLD FOR SELECT 1';
+    EXECUTE 'DECLARE regress_not_held CURSOR FOR SELECT 1';
+    LISTEN "Regress Chan";
+    PERFORM pgrelay._forget_handler_state();
 END $$;
+SELECT name FROM pg_cursors ORDER BY name;
+COMMIT;
 SELECT name FROM pg_prepared_statements WHERE from_sql ORDER BY name;
-SELECT pgrelay._forget_sql_statements();
+SELECT name FROM pg_cursors ORDER BY name;
+SELECT count(*) FROM pg_listening_channels();
+SELECT pgrelay._forget_handler_state();
 DEALLOCATE regress_before;
+CLOSE regress_kept;
 
 DELETE FROM pgrelay.log WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.failed_events WHERE channel IN ('s_sec', 's_invoker');

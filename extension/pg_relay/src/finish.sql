@@ -593,18 +593,25 @@ $$;
 COMMENT ON FUNCTION pgrelay._settings_restore(text[]) IS
     'Internal (process_one, process_batch): after RESET ALL, pins search_path again and puts back the settings _settings_saved() read';
 
--- pgrelay._forget_sql_statements()
-CREATE OR REPLACE FUNCTION pgrelay._forget_sql_statements() RETURNS void
+-- pgrelay._forget_handler_state()
+CREATE OR REPLACE FUNCTION pgrelay._forget_handler_state() RETURNS void
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Internal (process_one, process_batch), once the handlers have run: drops every prepared
- * statement that SQL made (PREPARE) in the session since the caller's statement began, with a
- * warning. The Processor prepares its statements by name and runs them again and again in the
- * session the handlers run in; a handler that replaced one (DEALLOCATE and PREPARE, which no
- * rollback and no RESET ALL undo) would have its own statement run by the Processor, with the
- * Processor's rights. Nothing but the handlers runs SQL in that statement, so every statement
- * PREPARE made during it is a handler's; those of a session that calls process_one() from its own
- * prepared statement (PREPARE made before) are left alone. (About 15 us a call, once per batch.)
+ * Internal (process_one, process_batch), once the handlers have run: takes out of the session what
+ * a handler may have left in it to run, or to pile up, after it returned, with the Processor's
+ * rights and in its memory. Nothing but the handlers runs SQL in the calling statement, so what was
+ * made during it is a handler's (what the session made before, when it calls process_one() from a
+ * prepared statement or a cursor of its own, is left alone):
+ * - the statements SQL prepared (PREPARE), with a warning each: the Processor prepares its own by
+ *   name and runs them again and again in this session, so a handler that replaced one
+ *   (DEALLOCATE and PREPARE, which no rollback and no RESET ALL undo) would have its statement run
+ *   by the Processor;
+ * - the cursors declared WITH HOLD, with a warning each: the commit of the Processor's
+ *   transaction runs the rest of such a cursor's query, as the role that commits;
+ * - what the session listens to (UNLISTEN *, which also undoes a LISTEN of this transaction):
+ *   the Processor reads no notification, and each one sent to a channel the session listens to
+ *   would stay in its memory.
+ * (About 15 us a call, once per batch.)
  */
 DECLARE
     n text;
@@ -615,10 +622,17 @@ BEGIN
         RAISE WARNING 'a handler left the prepared statement % in the Processor''s session: dropped', quote_ident(n)
             USING HINT = 'A handler must not PREPARE statements: the Processor''s session is not its own.';
     END LOOP;
+    FOR n IN SELECT c.name FROM pg_cursors c
+             WHERE c.is_holdable AND c.creation_time >= statement_timestamp() ORDER BY c.name LOOP
+        EXECUTE format('CLOSE %I', n);
+        RAISE WARNING 'a handler left the cursor % WITH HOLD in the Processor''s session: closed', quote_ident(n)
+            USING HINT = 'A handler must not declare cursors WITH HOLD: the Processor''s session is not its own.';
+    END LOOP;
+    UNLISTEN *;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._forget_sql_statements() IS
-    'Internal (process_one, process_batch): drops the prepared statements a handler made in the Processor''s session';
+COMMENT ON FUNCTION pgrelay._forget_handler_state() IS
+    'Internal (process_one, process_batch): drops the prepared statements, cursors WITH HOLD and LISTENs a handler left in the Processor''s session';
 
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
@@ -739,7 +753,7 @@ BEGIN
     -- schema, and so does everything in it (_settings_restore).
     RESET ALL;
     pinned := pgrelay._settings_restore(keep);
-    PERFORM pgrelay._forget_sql_statements();
+    PERFORM pgrelay._forget_handler_state();
 
     IF result = 'snooze' THEN
         r := pgrelay._snooze(c.queue_id, error, snooze, started);
@@ -1111,7 +1125,7 @@ BEGIN
         starts := starts || began;
         ends := ends || clock_timestamp();
     END LOOP;
-    PERFORM pgrelay._forget_sql_statements();
+    PERFORM pgrelay._forget_handler_state();
 
     RETURN QUERY
     SELECT i.id, COALESCE(f.outcome, sn.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),

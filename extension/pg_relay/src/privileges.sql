@@ -21,7 +21,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._gate_open(text),
     pgrelay._settings_saved(),
     pgrelay._settings_restore(text[]),
-    pgrelay._forget_sql_statements(),
+    pgrelay._forget_handler_state(),
     pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]),
     pgrelay._queue_claim(bigint),
     pgrelay._claim_event(bigint),
