@@ -389,6 +389,27 @@ def test_a_handler_leaves_the_processors_session_listening_to_nothing(relay, pro
         assert s.execute("SELECT channels FROM mh.heard").fetchall() == [([],)]
 
 
+def test_a_handler_made_security_invoker_by_one_before_it_in_the_batch_does_not_run(relay, processors):
+    """The first handler of a batch makes itself SECURITY INVOKER (its owner may: ALTER FUNCTION),
+    in the batch's transaction, after the claim checked it: the next events of the batch would run
+    it as the Processor's role. Each handler is checked again before it runs; they fail with the
+    reason, and her function never runs as the Processor."""
+    events = handler_events(relay, """
+        IF current_user = 'mallory' THEN
+            EXECUTE 'ALTER FUNCTION mh.handler(text) SECURITY INVOKER';
+        ELSE
+            PERFORM mh.evil();
+        END IF;""", True)
+    p = processors("--once", "--workers=1", "-d", dsn(relay, "relay"))
+    assert p.wait_exit() == 0
+    assert ran(relay) == 0
+    with psycopg.connect(relay.dsn("app"), autocommit=True) as s:
+        rows = s.execute("SELECT outcome, error, sqlstate FROM pgrelay.log WHERE event_id = ANY(%s) ORDER BY event_id",
+                         (events,)).fetchall()
+    assert rows[0][0] == "ok"
+    assert [r[1:] for r in rows[1:]] == [("handler mh.handler(text) is not SECURITY DEFINER", "42501")] * 2, rows
+
+
 def test_replication_tables_leave_out_a_notifier_schema_of_another_role(relay):
     """The tables a multi-master cluster must replicate leave out those of a schema named
     pgrelay_notifier that mallory made: replication_setup() would add them to the replication set,

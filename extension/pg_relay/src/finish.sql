@@ -1030,6 +1030,7 @@ DECLARE
     replayed_ids pg_catalog.int8[] := '{}';
     replayed_logs pg_catalog.int8[] := '{}';
     snooze pg_catalog.text;
+    handlers_ran pg_catalog.bool := false;  -- a handler ran in this batch: the next one is checked again
     s pgrelay.process_result;
     -- the events whose handler snoozed, finished right away (_snooze): parallel arrays
     sn_ids pg_catalog.int8[] := '{}';
@@ -1067,11 +1068,27 @@ BEGIN
         result := 'ok';
         err := NULL;
         state := NULL;
-        IF c.call IS NULL THEN
+        -- The handler was checked at the claim, before any ran. A handler that ran since, in this
+        -- transaction and with its owner's rights, may have made its owner's handler of this event
+        -- SECURITY INVOKER (ALTER FUNCTION), or dropped it: asked again, as the claim asks, so
+        -- that none runs as the Processor.
+        IF c.call IS NOT NULL AND handlers_ran THEN
+            SELECT CASE WHEN p.oid IS NULL THEN pg_catalog.format('handler %s(text) does not exist', c.call)
+                        WHEN NOT p.prosecdef THEN pg_catalog.format('handler %s(text) is not SECURITY DEFINER', c.call)
+                   END,
+                   CASE WHEN p.oid IS NULL THEN '42883' WHEN NOT p.prosecdef THEN '42501' END
+            INTO err, state
+            FROM (SELECT pg_catalog.parse_ident(c.call) AS ident) h
+            LEFT JOIN pg_catalog.pg_proc p
+                   ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
+                      AND p.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid;
+        END IF;
+        IF c.call IS NULL OR err IS NOT NULL THEN
             result := 'error';
-            err := c.refusal;
-            state := c.refusal_sqlstate;
+            err := COALESCE(err, c.refusal);
+            state := COALESCE(state, c.refusal_sqlstate);
         ELSE
+            handlers_ran := true;
             BEGIN
                 EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
                 -- The handler may have set a search_path for the session: pinned again before
