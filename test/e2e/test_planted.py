@@ -13,6 +13,7 @@ import os
 import subprocess
 
 import psycopg
+import psycopg.sql
 import pytest
 
 import testlib
@@ -253,6 +254,28 @@ def test_a_role_of_ours_that_another_role_may_grant_is_refused(c):
         s.add_notice_handler(lambda d: notices.append(d.message_primary))
         s.execute("CREATE EXTENSION pg_relay")
     assert any("role pgrelay_admin exists already; its members (alice, mallory" in n for n in notices), notices
+
+
+def test_the_hint_that_accepts_a_role_admin_quotes_its_name(c):
+    """The role that may grant pgrelay_admin has a name like a statement (whoever made it chose
+    it): the hint gives the setting that accepts it as one literal, which runs as one statement
+    and lets the install go through; nothing in the name runs. A shell command is not offered for
+    such a name."""
+    bad = "x'; SELECT nextval('witness.ran'); --"
+    with c.connect() as s:
+        s.execute("CREATE ROLE pgrelay_admin NOLOGIN")
+        s.execute(psycopg.sql.SQL("CREATE ROLE {} NOLOGIN").format(psycopg.sql.Identifier(bad)))
+        s.execute(psycopg.sql.SQL("GRANT pgrelay_admin TO {} WITH ADMIN OPTION").format(psycopg.sql.Identifier(bad)))
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may grant it to anyone") as e:
+            s.execute("CREATE EXTENSION pg_relay")
+        hint = e.value.diag.message_hint
+        assert "(pg_relay install: the same setting in PGOPTIONS)" in hint, hint
+        statement = hint.split(" install with ", 1)[1].split(" (pg_relay install", 1)[0]
+        assert statement == "SET pg_relay.accept_role_admins = 'x''; SELECT nextval(''witness.ran''); --'", hint
+        s.execute(statement)
+        s.execute("CREATE EXTENSION pg_relay")
+    assert ran(c) == 0
 
 
 def test_an_update_warns_about_a_role_another_role_may_grant(c):

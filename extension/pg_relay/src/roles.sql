@@ -16,8 +16,10 @@ DO $$
 DECLARE
     fresh boolean := pg_catalog.to_regclass('pgrelay.queue') IS NULL;
     -- the roles the installer accepts as granters of pg_relay's roles, by name
-    accepted text[] := pg_catalog.string_to_array(pg_catalog.replace(
-                           COALESCE(pg_catalog.current_setting('pg_relay.accept_role_admins', true), ''), ' ', ''), ',');
+    -- (names separated by commas, each without the spaces around it: a name that needs quotes in
+    -- SQL is given as it is, not quoted)
+    accepted text[] := ARRAY(SELECT pg_catalog.btrim(a.x) FROM pg_catalog.unnest(pg_catalog.string_to_array(
+                           COALESCE(pg_catalog.current_setting('pg_relay.accept_role_admins', true), ''), ',')) a(x));
     o record;
 BEGIN
     FOR o IN
@@ -32,6 +34,12 @@ BEGIN
                 FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles a ON a.oid = m.member
                 WHERE m.roleid = r.oid AND m.admin_option AND NOT a.rolsuper AND a.rolname <> current_user
                   AND NOT a.rolname::text = ANY (accepted)) AS admins,
+               -- the same, as the value of pg_relay.accept_role_admins (the hint quotes it as a
+               -- literal: a role's name is whatever its creator chose, quotes too)
+               (SELECT pg_catalog.string_agg(a.rolname::text, ',' ORDER BY a.rolname)
+                FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles a ON a.oid = m.member
+                WHERE m.roleid = r.oid AND m.admin_option AND NOT a.rolsuper AND a.rolname <> current_user
+                  AND NOT a.rolname::text = ANY (accepted)) AS admin_names,
                (SELECT pg_catalog.string_agg(DISTINCT pg_catalog.quote_ident(a.rolname), ', ')
                 FROM pg_catalog.pg_auth_members m JOIN pg_catalog.pg_roles a ON a.oid = m.member
                 WHERE m.roleid = r.oid AND a.rolname <> 'pg_monitor') AS members
@@ -54,8 +62,13 @@ BEGIN
             RAISE EXCEPTION 'role % exists already, and % may grant it to anyone', o.rolname, o.admins
                 USING ERRCODE = 'insufficient_privilege',
                       DETAIL = 'The roles of pg_relay are the whole cluster''s: a role granted this one holds its rights in this database too.',
-                      HINT = pg_catalog.format('If %s is to be trusted with this database''s pg_relay too, install with SET pg_relay.accept_role_admins = ''%s'' (pg_relay install: PGOPTIONS=''-c pg_relay.accept_role_admins=%s''); if not, have a superuser take the option back (REVOKE ADMIN OPTION FOR %I FROM %s CASCADE).',
-                                               o.admins, o.admins, o.admins, o.rolname, o.admins);
+                      -- PGOPTIONS is shown only for names that need no quoting there nor in a shell
+                      HINT = pg_catalog.format('If %s is to be trusted with this database''s pg_relay too, install with SET pg_relay.accept_role_admins = %L%s; if not, have a superuser take the option back (REVOKE ADMIN OPTION FOR %I FROM %s CASCADE).',
+                                               o.admins, o.admin_names,
+                                               CASE WHEN o.admin_names ~ '^[a-z_][a-z0-9_]*(,[a-z_][a-z0-9_]*)*$'
+                                                    THEN pg_catalog.format(' (pg_relay install: PGOPTIONS=''-c pg_relay.accept_role_admins=%s'')', o.admin_names)
+                                                    ELSE ' (pg_relay install: the same setting in PGOPTIONS)' END,
+                                               o.rolname, o.admins);
         ELSIF o.admins IS NOT NULL THEN
             RAISE WARNING 'role % may be granted to anyone by %', o.rolname, o.admins
                 USING DETAIL = 'The roles of pg_relay are the whole cluster''s: a role granted this one holds its rights in every database of pg_relay.',
