@@ -433,6 +433,27 @@ def test_a_handler_made_security_invoker_by_one_before_it_in_the_batch_does_not_
     assert [r[1:] for r in rows[1:]] == [("handler mh.handler(text) is not SECURITY DEFINER", "42501")] * 2, rows
 
 
+def test_an_extension_update_says_whose_the_schema_is_before_it_changes_anything(c):
+    """pg_relay 1.3 by CREATE EXTENSION, and its schema's owner let mallory create in it (what the
+    guard refuses); she put there a look-alike of an operator the update's schema changes use (a
+    channel's duration checked in seconds: numeric <= integer). ALTER EXTENSION UPDATE, by a
+    superuser, is refused before those changes run: her operator never runs as the superuser."""
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        s.execute("CREATE EXTENSION pg_relay VERSION '1.3'")
+        s.execute("CREATE FUNCTION public.fine(payload text) RETURNS void LANGUAGE sql SECURITY DEFINER AS ''")
+        s.execute("SELECT pgrelay.register('c', 'sql', 'public.fine(text)')")
+        s.execute("GRANT CREATE ON SCHEMA pgrelay TO mallory")
+    with psycopg.connect(dsn(c, "mallory"), autocommit=True) as m:
+        m.execute("CREATE SCHEMA mh; GRANT USAGE ON SCHEMA mh TO PUBLIC")
+        m.execute("CREATE FUNCTION mh.le(numeric, integer) RETURNS boolean LANGUAGE plpgsql AS $f$"
+                  " BEGIN PERFORM nextval('witness.ran'); RETURN $1 OPERATOR(pg_catalog.<=) $2; END $f$")
+        m.execute("CREATE OPERATOR pgrelay.<= (LEFTARG = numeric, RIGHTARG = integer, FUNCTION = mh.le)")
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        with pytest.raises(psycopg.errors.InsufficientPrivilege, match="may create objects in schema pgrelay"):
+            s.execute("ALTER EXTENSION pg_relay UPDATE")
+    assert ran(c) == 0 and not member(c, "mallory", "postgres")
+
+
 def test_replication_tables_leave_out_a_notifier_schema_of_another_role(relay):
     """The tables a multi-master cluster must replicate leave out those of a schema named
     pgrelay_notifier that mallory made: replication_setup() would add them to the replication set,
