@@ -95,7 +95,7 @@ COMMENT ON COLUMN pgrelay.queue.key IS
     'notify(key => ...): at most one event of a channel and key waits to start on a node (docs/sql-api.md)';
 COMMENT ON COLUMN pgrelay.queue.key_owner IS
     'The login role (session_user) whose notify(key => ...) queued the event; only its calls with the key find it '
-    'unless the channel shares its keys; NULL for an event without a key, and for a retry or a snooze';
+    'unless the channel shares its keys; a retry or a snooze keeps it; NULL for an event without a key, and for one queued before 1.4';
 COMMENT ON COLUMN pgrelay.queue.snoozes IS
     'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
 -- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered

@@ -54,7 +54,7 @@ COMMENT ON COLUMN pgrelay.channels.shared_keys IS
 ALTER TABLE pgrelay.queue ADD COLUMN key_owner text;
 COMMENT ON COLUMN pgrelay.queue.key_owner IS
     'The login role (session_user) whose notify(key => ...) queued the event; only its calls with the key find it '
-    'unless the channel shares its keys; NULL for an event without a key, and for a retry or a snooze';
+    'unless the channel shares its keys; a retry or a snooze keeps it; NULL for an event without a key, and for one queued before 1.4';
 -- register() takes shared_keys: the old signature goes
 DROP FUNCTION IF EXISTS pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval,
                                          boolean, text, integer, text, boolean);
