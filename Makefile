@@ -1,7 +1,8 @@
 # pg_relay - top-level Makefile.
 #
-#   make            build the Processor (processor/build/release/pg_relay) and its systemd unit
-#                   (build/pg_relay.service, made from packaging/pg_relay.service.in for BINDIR)
+#   make            build the Processor (processor/build/release/pg_relay), its systemd unit and its
+#                   config and environment files (build/: made from packaging/*.in for BINDIR,
+#                   SYSCONFDIR and DOCDIR)
 #   make install    install both extensions (PGXS), the Processor, its man page, systemd unit,
 #                   sysusers.d file and documentation, and (when absent) /etc/pg_relay with the
 #                   config file, the environment file and the secrets directory
@@ -47,13 +48,16 @@ DOCS        = README.md $(wildcard docs/*.md)
 # postgres_exporter queries, Prometheus alerting rules, a Grafana dashboard (docs/monitoring.md)
 MONITORING  = monitoring/queries.yaml monitoring/alerts.yaml monitoring/grafana-dashboard.json
 
-all: processor build/pg_relay.service
+# The unit, the config file and the environment file, made for the install directories.
+GENERATED   = build/pg_relay.service build/pg_relay.conf build/environment
+
+all: processor $(GENERATED)
 
 processor:
 	$(MAKE) -C processor all
 
-# The unit names the install directories, so it is made again on every run (it costs a sed).
-build/pg_relay.service: packaging/pg_relay.service.in FORCE
+# They name the install directories, so they are made again on every run (it costs a sed).
+$(GENERATED): build/%: packaging/%.in FORCE
 	@mkdir -p build
 	@sed -e 's|@BINDIR@|$(BINDIR)|g' -e 's|@SYSCONFDIR@|$(SYSCONFDIR)|g' -e 's|@DOCDIR@|$(DOCDIR)|g' \
 		$< >$@.tmp && mv $@.tmp $@
@@ -70,9 +74,9 @@ install: all
 	install -m 0644 $(MONITORING) $(DESTDIR)$(DOCDIR)/monitoring/
 	install -d -m 0750 $(DESTDIR)$(CONFDIR) $(DESTDIR)$(CONFDIR)/secrets
 	test -e $(DESTDIR)$(CONFDIR)/pg_relay.conf || \
-		install -m 0640 packaging/pg_relay.conf $(DESTDIR)$(CONFDIR)/pg_relay.conf
+		install -m 0640 build/pg_relay.conf $(DESTDIR)$(CONFDIR)/pg_relay.conf
 	test -e $(DESTDIR)$(CONFDIR)/environment || \
-		install -m 0640 packaging/environment $(DESTDIR)$(CONFDIR)/environment
+		install -m 0640 build/environment $(DESTDIR)$(CONFDIR)/environment
 	@if [ -z "$(DESTDIR)" ] && [ "$$(id -u)" = 0 ]; then \
 		echo "systemd-sysusers $(SYSUSERSDIR)/pg_relay.conf; chgrp $(SERVICE_USER) $(CONFDIR) ..."; \
 		systemd-sysusers $(SYSUSERSDIR)/pg_relay.conf && \

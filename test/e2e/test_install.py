@@ -1,7 +1,8 @@
 """`make install` and `make uninstall`: what goes where for a PREFIX, the unit made for it, the
 permissions of /etc/pg_relay, a second install that keeps an edited config, an uninstall that
-removes everything but the config and the secrets; as root, the system user and a unit that
-`systemd-analyze verify` accepts and rates at most 2.5."""
+removes everything but the config and the secrets, SYSCONFDIR in every installed file; as root, the
+system user, a Processor run by hand with the installed config, and a unit that `systemd-analyze
+verify` accepts and rates at most 2.5."""
 import grp
 import os
 import pwd
@@ -110,6 +111,24 @@ def test_install_for_prefix_usr_then_uninstall(tmp_path):
                                  "etc/pg_relay/secrets/smtp_password"}
 
 
+def test_sysconfdir_places_every_path_of_the_installed_files(tmp_path):
+    """SYSCONFDIR moves the configuration, and every file installed names it: the config file's
+    secrets-dir, the environment file's password file, the unit's EnvironmentFile= and --config.
+    No installed file of the Processor names /etc/pg_relay then."""
+    dest, etc = str(tmp_path / "dest"), "/opt/relay/etc"
+    make("install", "DESTDIR=" + dest, "PREFIX=/usr", "SYSCONFDIR=" + etc, "EXTENSIONS=")
+    conf = dest + etc + "/pg_relay/pg_relay.conf"
+    env = dest + etc + "/pg_relay/environment"
+    unit = dest + "/usr/lib/systemd/system/pg_relay.service"
+    assert re.search(r"^secrets-dir = '/opt/relay/etc/pg_relay/secrets'$", open(conf).read(), re.M)
+    assert "#PGPASSFILE=/opt/relay/etc/pg_relay/pgpass" in open(env).read()
+    settings = unit_settings(unit)
+    assert settings["ExecStart"] == ["/usr/bin/pg_relay --config=/opt/relay/etc/pg_relay/pg_relay.conf"]
+    assert settings["EnvironmentFile"] == ["-/opt/relay/etc/pg_relay/environment"]
+    named = [(f, line) for f in (conf, env, unit) for line in open(f) if re.search(r"(?<![\w/])/etc/pg_relay", line)]
+    assert not named, named
+
+
 def test_unit_of_the_default_prefix_runs_usr_local_bin(tmp_path):
     make("build/pg_relay.service")
     unit = unit_settings(os.path.join(testlib.ROOT, "build", "pg_relay.service"))
@@ -128,17 +147,17 @@ def security_exposure(unit, *extra):
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="make install without DESTDIR creates a system user: root only")
-def test_install_as_root_makes_the_user_and_a_unit_systemd_accepts(tmp_path):
+def test_install_as_root_makes_the_user_and_a_unit_systemd_accepts(tmp_path, db):
     with machine_lock():
         had_user = user_exists("pg_relay")
         try:
-            install_as_root(tmp_path)
+            install_as_root(tmp_path, db)
         finally:
             if not had_user and user_exists("pg_relay"):
                 remove_user("pg_relay")
 
 
-def install_as_root(tmp_path):
+def install_as_root(tmp_path, db):
     tmp_path.chmod(0o755)
     prefix, etc = str(tmp_path / "usr"), str(tmp_path / "etc")
     # EXTENSIONS= : the extensions' install is covered above, and this must not touch the test prefix
@@ -150,6 +169,13 @@ def install_as_root(tmp_path):
     for f in ("pg_relay", "pg_relay/secrets", "pg_relay/pg_relay.conf", "pg_relay/environment"):
         st = os.stat(os.path.join(etc, f))
         assert (st.st_uid, st.st_gid) == (0, user.pw_gid), f
+
+    # run by hand with the installed config: its secrets directory is the one installed beside it
+    conf = os.path.join(etc, "pg_relay", "pg_relay.conf")
+    assert "secrets-dir = '%s/pg_relay/secrets'" % etc in open(conf).read()
+    r = subprocess.run([os.path.join(prefix, "bin", "pg_relay"), "--config=" + conf, "-d", db.dsn, "--once"],
+                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=60)
+    assert r.returncode == 0 and " started " in r.stdout, r.stdout
 
     unit = os.path.join(prefix, "lib/systemd/system/pg_relay.service")
     r = subprocess.run(["systemd-analyze", "verify", unit], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
