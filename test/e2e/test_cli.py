@@ -177,6 +177,37 @@ def test_missing_database_is_an_error_with_a_hint_while_retrying(db):
         p.stop()
 
 
+def test_peer_authentication_failure_says_to_connect_over_tcp(tmp_path):
+    """Debian's pg_hba.conf: peer on the unix socket, a password over TCP. A password given for
+    the socket is ignored there, so the failure says to connect over TCP (host=127.0.0.1) or map
+    the OS user; and over TCP the same password works, as the README says."""
+    c = testlib.Cluster(os.path.join(testlib.work_dir("peer-"), "c"))
+    with open(os.path.join(c.path, "data", "pg_hba.conf"), "w") as f:
+        f.write("local   all   postgres   trust\n"
+                "local   all   all        peer\n"
+                "host    all   postgres   127.0.0.1/32   trust\n"
+                "host    all   all        127.0.0.1/32   scram-sha-256\n")
+    c.start()
+    try:
+        with c.connect() as conn:
+            conn.execute("CREATE EXTENSION pg_relay")
+            conn.execute("CREATE ROLE relay LOGIN PASSWORD 'change-me' IN ROLE pgrelay_processor")
+        env = {"PGPASSWORD": "change-me"}
+        p = testlib.Processor(["-d", "host=%s port=%d dbname=postgres user=relay" % (c.path, c.port), "--once"],
+                              env=env)
+        assert p.wait_exit() == 1
+        [line] = p.lines("startup_failed")
+        assert 'Peer authentication failed for user \\"relay\\"' in line, line
+        assert "connect over TCP (host=127.0.0.1) to log in with the role's password" in line, line
+        assert "pg_ident.conf" in line
+        p = testlib.Processor(["-d", "host=127.0.0.1 port=%d dbname=postgres user=relay" % c.port, "--once"],
+                              env=env)
+        assert p.wait_exit() == 0, p.log()
+        assert p.lines("started")
+    finally:
+        c.stop("immediate")
+
+
 def test_unreachable_server_is_retried_until_it_comes_up():
     c = testlib.Cluster(os.path.join(testlib.work_dir("late-"), "c"))
     c.start()

@@ -234,9 +234,11 @@ pgconn_connect_hint(const char *error, bool *config)
 		 "give the role's password: the connection string, PGPASSWORD or .pgpass"},
 		{"no pg_hba.conf entry", true,
 		 "add a pg_hba.conf line for this host, role and database, then reload"},
+		/* Peer authentication ignores any password: one works over TCP only (Debian's default). */
 		{"Peer authentication failed", true,
-		 "map this OS user to the role (pg_ident.conf and map= in pg_hba.conf), or use a password: "
-		 "docs/operations.md, Authentication"},
+		 "on this socket the server takes the OS user, not a password: connect over TCP "
+		 "(host=127.0.0.1) to log in with the role's password, or map this OS user to the role "
+		 "(pg_ident.conf and map= in pg_hba.conf): docs/operations.md, Authentication"},
 		{"Ident authentication failed", true,
 		 "map this OS user to the role (pg_ident.conf and map= in pg_hba.conf), or use a password"},
 		{"is not permitted to log in", true, "ALTER ROLE ... LOGIN for the Processor's role"},

@@ -81,7 +81,7 @@ test_connect_hints(void)
 	const char *h;
 
 	h = pgconn_connect_hint("FATAL:  Peer authentication failed for user \"relay\"", &config);
-	CHECK(config && h != NULL && strstr(h, "pg_ident.conf") != NULL);
+	CHECK(config && h != NULL && strstr(h, "pg_ident.conf") != NULL && strstr(h, "host=127.0.0.1") != NULL);
 	h = pgconn_connect_hint("FATAL:  role \"relay\" is not permitted to log in", &config);
 	CHECK(config && h != NULL && strstr(h, "LOGIN") != NULL);
 	h = pgconn_connect_hint("FATAL:  role \"relay\" does not exist", &config);
