@@ -27,3 +27,9 @@ def test_demo_runs_and_shows_events_and_mail():
     assert "insert of shop.orders: order 1001" in out and "update of shop.orders: order 1003, status confirmed" in out
     assert "order 1002" not in out.split("The webhook receiver received")[1].split("What just happened")[0]
     assert "Stopped the cluster, the SMTP sink, the fake Graph and the webhook receiver" in out
+    # what it says of SQL events is what the Processor does (and the README says): they share a
+    # transaction, up to 50
+    told = " ".join(out.split("What just happened")[1].split())
+    assert "a worker finishes the SQL events it takes in one transaction, up to 50 (--events-per-commit)" in told
+    assert "in its own transaction" not in told
+    assert "events-per-commit=50" in out.split("What just happened")[0]
