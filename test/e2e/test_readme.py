@@ -1,32 +1,58 @@
 """README.md's "Install" and "Use it" run as written: every ```sql block, in order, in psql on a
-fresh database, then the Processor as the README's login role does the event; the links between
-README.md and docs/ resolve, and the pages send nobody to material outside the repository."""
+fresh database, as a superuser; and the path without one (`pg_relay install` and the owner's block
+for the roles, then the same blocks as the database's owner) on 15, 17 and 18. Then the Processor
+as the README's login role does the event. The links between README.md and docs/ resolve, and the
+pages send nobody to material outside the repository."""
 import os
 import re
 import subprocess
 
 import testlib
 
+# The first line of the README's block for the roles on the path without a superuser: that path
+# runs it instead of the superuser's first block, and the superuser's path skips it.
+OWNER_BLOCK = "-- the roles, made by the owner"
 
-def readme_sql():
+
+def readme_text():
     with open(os.path.join(testlib.ROOT, "README.md")) as f:
         text = f.read()
-    text = text[text.index("## Install"):text.index("## Guarantees")]
-    return re.findall(r"```sql\n(.*?)```", text, re.S)
+    return text[text.index("## Install"):text.index("## Guarantees")]
+
+
+def readme_sql():
+    return re.findall(r"```sql\n(.*?)```", readme_text(), re.S)
+
+
+def superuser_blocks():
+    return [b for b in readme_sql() if not b.startswith(OWNER_BLOCK)]
+
+
+def owner_blocks():
+    """The owner's block for the roles in place of the superuser's first block, then the rest."""
+    blocks = readme_sql()
+    [owner] = [b for b in blocks if b.startswith(OWNER_BLOCK)]
+    rest = superuser_blocks()
+    assert rest[0].startswith("CREATE EXTENSION pg_relay;")
+    return [owner] + rest[1:]
+
+
+def run_blocks(blocks, dsn, major=None):
+    psql = testlib.program("psql", major)
+    for block in blocks:
+        r = subprocess.run(psql + ["-X", "-v", "ON_ERROR_STOP=1", "-d", dsn], input=block,
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+        assert r.returncode == 0, "README block failed:\n%s\n---\n%s" % (block, r.stdout)
 
 
 def test_readme_use_it_runs_verbatim(cluster, processors):
-    blocks = readme_sql()
+    blocks = superuser_blocks()
     assert len(blocks) >= 4
     db = testlib.Database(cluster, extensions=())
     try:
         existing = {r[0] for r in db.sql("SELECT rolname FROM pg_roles WHERE rolname IN ('relay', 'app', 'dba')")}
         assert not existing, "roles of another test are in the way: %s" % existing
-        psql = testlib.program("psql")
-        for block in blocks:
-            r = subprocess.run(psql + ["-X", "-v", "ON_ERROR_STOP=1", "-d", db.dsn], input=block,
-                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
-            assert r.returncode == 0, "README block failed:\n%s\n---\n%s" % (block, r.stdout)
+        run_blocks(blocks, db.dsn)
         # The README's mail server is smtp.example.com: tests talk to loopback only, so the mail
         # channel is switched off before the Processor runs (its email stays queued).
         db.sql("SELECT pgrelay.register('welcome_mail', active => false)")
@@ -40,6 +66,38 @@ def test_readme_use_it_runs_verbatim(cluster, processors):
         with cluster.connect() as c:
             for role in ("relay", "app", "dba"):
                 c.execute("DROP ROLE IF EXISTS %s" % role)
+
+
+def test_readme_runs_verbatim_as_the_owner_without_a_superuser(processors):
+    """A managed service's customer: the owner of the database, with CREATEROLE and pg_monitor,
+    no superuser. The README's `pg_relay install` with its flags, the owner's block for the roles,
+    then every block of "Use it" as the owner; the Processor as relay runs the event."""
+    c = testlib.Cluster(os.path.join(testlib.work_dir("readme-owner-"), "c"))
+    c.start()
+    try:
+        with c.connect() as s:
+            s.execute("CREATE ROLE owner LOGIN CREATEDB CREATEROLE IN ROLE pg_monitor")
+            s.execute("CREATE DATABASE app OWNER owner")
+        [flags] = re.findall(r'^pg_relay install -d "[^"]*dbname=app user=owner[^"]*"((?: --[a-z-]+)*)',
+                             readme_text(), re.M)
+        r = subprocess.run([testlib.PROCESSOR, "install", "-d", c.dsn("app", user="owner")] + flags.split(),
+                           stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=120)
+        assert r.returncode == 0, r.stdout
+        run_blocks(owner_blocks(), c.dsn("app", user="owner"), c.major)
+        with c.connect("app", user="dba") as d:
+            d.execute("SELECT pgrelay.register('welcome_mail', active => false)")  # as above
+        p = processors("--once", "-d", c.dsn("app", user="relay"))
+        assert p.wait_exit() == 0
+        with c.connect("app", user="app") as a:
+            assert a.execute("SELECT order_id FROM app.invoices").fetchall() == [(42,)]
+        with c.connect("app", user="dba") as d:
+            assert d.execute("SELECT count(*) FROM pgrelay.log WHERE channel = 'order_placed' AND outcome = 'ok'"
+                             ).fetchone()[0] == 1
+            assert d.execute("SELECT count(*) FROM pgrelay.queue WHERE channel = 'welcome_mail'").fetchone()[0] == 1
+            assert d.execute("SELECT array_agg(rolname::text) FROM pg_roles WHERE rolsuper").fetchone()[0] == ["postgres"]
+            assert d.execute("SELECT * FROM pgrelay.installation()").fetchone()[1] == "script"
+    finally:
+        c.stop("immediate")
 
 
 def doc_pages():
