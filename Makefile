@@ -18,7 +18,8 @@
 #   make bench      the benchmark table of docs/benchmarks.md (not part of make check)
 #   make bench-peers the same drain through graphile-worker and pg-boss (from npm), in one table,
 #                   and through PgQue when PGQUE_SQL names its sql/pgque.sql (docs/benchmarks.md)
-#   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..)
+#   make deb        the Debian packages (dpkg-buildpackage -us -uc -b; they land in ..): pg-relay
+#                   and a postgresql-NN-pg-relay for each PostgreSQL major of this Debian release
 #   make soak       the fault soak: 10,000 events through kills, restarts, a failover and a broken
 #                   mail server, with a report (minutes; not part of make check; docs/testing.md)
 #   make fuzz       every libFuzzer target for FUZZ_SECONDS (default 60) each, then a strict
@@ -117,7 +118,10 @@ soak:
 	$(MAKE) -C processor all asan
 	bash test/soak/run
 
+# debian/control lists a postgresql-NN-pg-relay for each major this Debian release supports
+# (debian/pgversions); pg_buildext makes it from debian/control.in first.
 deb:
+	pg_buildext updatecontrol
 	dpkg-buildpackage -us -uc -b
 
 format-check:

@@ -1,7 +1,8 @@
 """The Debian packages, as a DBA gets them: built with dpkg-buildpackage from a copy of the tree,
 installed with apt, checked where the unit and the docs say, run end to end as the unit would run
 them, then removed and purged. Root only: it installs packages and makes the pg_relay user (and
-puts the machine back as it found it)."""
+puts the machine back as it found it). The extensions' packages of the majors that run in a chroot
+(17, 18) are test_extension_packages.py's."""
 import os
 import re
 import shutil
@@ -47,19 +48,6 @@ def installed(pkg):
 def apt(*args, cwd=None):
     env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
     return run(["apt-get", "-y", "-q", "-o", "DPkg::Lock::Timeout=600"] + list(args), env=env, cwd=cwd)
-
-
-def copy_tree(dst):
-    """The source tree without build output: the files git knows (tracked or new), else all."""
-    if os.path.exists(os.path.join(testlib.ROOT, ".git")):
-        names = run(["git", "-C", testlib.ROOT, "ls-files", "-z", "-co", "--exclude-standard"]).stdout
-        for name in filter(None, names.split("\0")):
-            src = os.path.join(testlib.ROOT, name)
-            if os.path.isfile(src):
-                os.makedirs(os.path.dirname(os.path.join(dst, name)), exist_ok=True)
-                shutil.copy2(src, os.path.join(dst, name))
-    else:
-        shutil.copytree(testlib.ROOT, dst, ignore=shutil.ignore_patterns("build", "build-clang", "__pycache__"))
 
 
 def unit_settings():
@@ -147,13 +135,16 @@ def build_install_run_purge(tmp_path, smtpd, certs):
     t0 = time.monotonic()
     tmp_path.chmod(0o755)
     src = tmp_path / "src"
-    copy_tree(str(src))
+    testlib.copy_source(str(src))
     run(["make", "deb"], cwd=str(src),  # dpkg-buildpackage -us -uc -b
         env={k: v for k, v in os.environ.items() if k not in ("MAKEFLAGS", "MFLAGS", "MAKELEVEL")})
     arch = run(["dpkg", "--print-architecture"]).stdout.strip()
     debs = sorted(f for f in os.listdir(tmp_path) if f.endswith(".deb") and "-dbgsym_" not in f)
     assert debs == ["pg-relay_%s_%s.deb" % (VERSION, arch), "postgresql-15-pg-relay_%s_all.deb" % VERSION]
     times["build"] = time.monotonic() - t0
+    # make deb made debian/control from debian/control.in for Debian 12: the one in the tree is that
+    assert (src / "debian" / "control").read_text() == open(os.path.join(testlib.ROOT, "debian", "control")).read(), \
+        "debian/control is not what pg_buildext updatecontrol makes of debian/control.in on Debian 12"
 
     t0 = time.monotonic()
     apt("install", "--no-install-recommends", *["./" + d for d in debs], cwd=str(tmp_path))

@@ -369,6 +369,21 @@ def remove_tree(path):
     shutil.rmtree(path, ignore_errors=True)
 
 
+def copy_source(dst):
+    """The source tree without build output, copied to dst (for a package build): the files git
+    knows (tracked or new), else all but the build directories."""
+    if os.path.exists(os.path.join(ROOT, ".git")):
+        names = subprocess.run(["git", "-C", ROOT, "ls-files", "-z", "-co", "--exclude-standard"],
+                               check=True, stdout=subprocess.PIPE, text=True).stdout
+        for name in filter(None, names.split("\0")):
+            src = os.path.join(ROOT, name)
+            if os.path.isfile(src):
+                os.makedirs(os.path.dirname(os.path.join(dst, name)), exist_ok=True)
+                shutil.copy2(src, os.path.join(dst, name))
+    else:
+        shutil.copytree(ROOT, dst, ignore=shutil.ignore_patterns("build", "build-clang", "__pycache__"))
+
+
 def make_certs(directory):
     """A throwaway CA and server certificates (test/fixtures/certs.sh) in directory."""
     subprocess.run(["sh", os.path.join(FIXTURES, "certs.sh"), str(directory)], check=True)
