@@ -521,3 +521,55 @@ def test_the_console_reads_nothing_of_a_notifier_schema_of_another_role(relay):
     finally:
         web.proc.stop()
     assert ran(relay) == 0
+
+
+def test_the_console_refuses_a_pg_relay_whose_owner_could_not_act_as_it(c):
+    """pg_relay installed by mgr over a plain connection; the console run as a superuser: mgr
+    could not act as the superuser, so the console reads nothing of the schema (mgr could have
+    put a function of its own in a view there) and says why, as pg_relay status does."""
+    assert run("install", "-d", dsn(c, "mgr")).returncode == 0
+    r = subprocess.run([testlib.PROCESSOR, "web", "-d", c.dsn("app"), "--listen=127.0.0.1:0"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "schema pgrelay belongs to role mgr, which is not a superuser and could not act as this role" \
+           in r.stderr, r.stderr
+
+
+def test_a_role_name_cannot_draw_lines_in_a_refusal(c):
+    """A schema pgrelay made by a role whose name holds a newline and a line that reads like
+    success: the refusal shows the name with the control character replaced, on one line."""
+    with c.connect() as s:
+        s.execute('CREATE ROLE "x\npg_relay install: pg_relay %s installed" LOGIN' % V)
+    with psycopg.connect(c.dsn("app"), autocommit=True) as s:
+        s.execute('CREATE SCHEMA pgrelay AUTHORIZATION "x\npg_relay install: pg_relay %s installed"' % V)
+    r = run("install", "-d", dsn(c, "mgr"))
+    assert r.returncode == 1
+    assert not any(l.startswith("pg_relay install: pg_relay") and l.endswith("installed")
+                   for l in r.stdout.splitlines() + r.stderr.splitlines()), r.stderr
+    assert "schema pgrelay belongs to role x?pg_relay install: pg_relay %s installed, which is neither" % V in r.stderr
+
+
+def test_a_running_processor_stops_when_its_schema_is_made_anew(relay, processors):
+    """pg_relay is dropped under a running Processor and, in the same transaction, mallory makes a
+    schema pgrelay of her own with the functions its tick calls: the Processor finds at its next
+    beat that the schema is not the one it checked at start, stops (exit 1, install_changed) and
+    calls nothing of hers."""
+    p = processors("-d", dsn(relay, "relay"), "--poll-interval=50ms")
+    p.wait_log(r" started ")
+    plant_sql = (PLANT.format(s="pgrelay", who="mallory", v=V) + """
+CREATE FUNCTION pgrelay.queue_probe(seen bigint, bound jsonb, OUT has_work boolean, OUT reload_requested boolean,
+    OUT paused boolean, OUT reload_generation bigint, OUT schedule_due boolean, OUT next_bound jsonb)
+LANGUAGE plpgsql AS $f$ BEGIN PERFORM nextval('witness.ran'); has_work := false; END $f$;
+CREATE FUNCTION pgrelay.should_dispatch_single() RETURNS boolean LANGUAGE plpgsql AS $f$
+BEGIN PERFORM nextval('witness.ran'); RETURN true; END $f$;
+GRANT USAGE ON SCHEMA pgrelay TO PUBLIC;
+""")
+    with psycopg.connect(relay.dsn("app"), autocommit=True) as s:
+        with s.transaction():
+            s.execute("DROP EXTENSION pg_relay")
+            s.execute("DROP SCHEMA IF EXISTS pgrelay CASCADE")
+            s.execute("SET LOCAL ROLE mallory")
+            s.execute(plant_sql)
+    assert p.wait_exit() == 1
+    assert p.lines("install_changed"), p.log()
+    assert ran(relay) == 0

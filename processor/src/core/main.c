@@ -95,10 +95,15 @@ handle_signal(int sig)
 	pool_wake();
 }
 
+/* the schema of pg_relay changed under the running Processor: it stops, exit status 1 */
+static bool install_changed;
+
 /* stop_reason names why the loop ended; a signal wins over --once, which it cut short. */
 static const char *
 stop_reason(int rc)
 {
+	if (install_changed)
+		return "install_changed";
 	if (rc)
 		return "startup_failed";
 	if (signals_received > 0)
@@ -381,6 +386,36 @@ fire_schedules(struct ProbeResult *r)
 }
 
 /*
+ * schema_unchanged: at each beat, before anything of pg_relay is named, is its schema still the
+ * one the startup check trusted? If it was dropped and made again, the Processor stops (exit 1):
+ * a new start checks the new one. False also when the question failed (the connection is then
+ * reopened as after a probe).
+ */
+static bool
+schema_unchanged(void)
+{
+	switch (tick_same_schema(&ticker)) {
+	case 1:
+		return true;
+	case 0:
+		log_error("install_changed",
+				  LOG_STR("error", "schema pgrelay is not the one this Processor checked at start"
+								   " (it was dropped, and maybe made again)"),
+				  LOG_STR("hint", "start the Processor again: it checks the install anew"));
+		install_changed = true;
+		shutdown_requested = 1;
+		return false;
+	default:
+		if (ticker.pg.lost)
+			control_lost();
+		else
+			log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
+					  LOG_STR("error", ticker.pg.error));
+		return false;
+	}
+}
+
+/*
  * run_tick: probe (with the mode gate; beat: the heartbeat too), reload or pause if asked, then
  * fetch and dispatch when a worker is free.
  */
@@ -394,6 +429,8 @@ run_tick(bool beat)
 	int n;
 
 	loop.ticked = true;
+	if (beat && !schema_unchanged())
+		return;
 	ok = probe(beat, &r);
 	metrics_probe(now_us() - t0, ok);
 	if (!ok)
@@ -706,6 +743,8 @@ main(int argc, char **argv)
 		loop.next_tick_us = now_us();
 		while (!shutdown_requested)
 			main_loop_once();
+		if (install_changed)
+			rc = 1;
 	}
 
 	pool_counts(&counts);

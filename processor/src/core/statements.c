@@ -61,6 +61,8 @@ static const struct Statement statements[] = {
 	[STMT_INSTALL_RELAY] = {"pgrelay_install_relay", "SELECT version FROM pgrelay.installation()", 0, false},
 	[STMT_INSTALL_NOTIFIER] = {"pgrelay_install_notifier",
 							   "SELECT version FROM pgrelay_notifier.installation()", 0, false},
+	[STMT_SCHEMA_OID] = {"pgrelay_schema_oid",
+						 "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pgrelay'", 0, true},
 	[STMT_PRIVILEGES] =
 		{"pgrelay_privileges",
 		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"

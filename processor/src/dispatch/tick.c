@@ -104,6 +104,8 @@ tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, 
 		return false;
 	}
 	install_state_describe(&st, t->install, sizeof t->install);
+	if (!one_value(t, STMT_SCHEMA_OID, t->schema_oid, sizeof t->schema_oid, &isnull))
+		goto sqlerr;
 	if (install_state_ignored(&st, why, sizeof why, hint, hintlen))
 		log_warn("notifier_ignored", LOG_STR("error", why), LOG_STR("hint", hint));
 	if (!one_value(t, STMT_PRIVILEGES, v, sizeof v, &isnull)) {
@@ -140,6 +142,17 @@ sqlerr:
 	snprintf(err, errlen, "startup check failed: %s", t->pg.error);
 	snprintf(hint, hintlen, "%s", t->pg.lost ? "the connection was lost" : "see the server log");
 	return false;
+}
+
+int
+tick_same_schema(struct Ticker *t)
+{
+	char oid[24];
+	bool isnull;
+
+	if (!one_value(t, STMT_SCHEMA_OID, oid, sizeof oid, &isnull))
+		return -1;
+	return !isnull && strcmp(oid, t->schema_oid) == 0;
 }
 
 void

@@ -28,6 +28,7 @@ struct Ticker {
 	int paused;                /* -1 unknown, 0 running, 1 paused */
 	long long seen_generation; /* -1 before the first probe */
 	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
+	char schema_oid[24];       /* the oid of schema pgrelay when the startup check trusted it */
 	/*
 	 * The floors under finished queue rows that the probe returned (NULL: start again from
 	 * none). Passed back to the next probe and to each fetch, so that neither steps over the rows
@@ -54,6 +55,14 @@ bool tick_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTC
  * work here.
  */
 bool tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
+
+/*
+ * tick_same_schema: is schema pgrelay still the one the startup check trusted? A schema dropped
+ * and made again (by whoever may create schemas, once pg_relay's owner dropped it) is one nothing
+ * was checked of: the Processor's statements would run what it holds. 1 the same, 0 another or
+ * none, -1 the statement failed (t->pg says why).
+ */
+int tick_same_schema(struct Ticker *t);
 
 /*
  * tick_probe runs queue_probe() and the mode gate in one round trip, logging state changes, and

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "install_state.h"
 #include "pgconn.h"
 
 static struct PgConn db;
@@ -71,6 +72,27 @@ static const char caps_sql[] =
 	"pg_catalog.pg_namespace"
 	"                        WHERE nspname = 'pgrelay_notifier'), false) AND " NOTIFIER_TRUSTED " AS n) s";
 
+/*
+ * trusted: may the console use pg_relay's schema on this session? Asked of the catalog, as the
+ * Processor and pg_relay status ask (install_state.c): a schema pgrelay whose owner could not act as
+ * the console's role holds views and functions that would run with the console's rights. False
+ * with the reason in err (and its hint after it).
+ */
+static bool
+trusted(char *err, size_t errlen)
+{
+	struct InstallState st;
+
+	if (!install_state_read(&db, IR_USER, &st)) {
+		snprintf(err, errlen, "%s", db.error);
+		return false;
+	}
+	if (st.relay.kind != IK_FOREIGN)
+		return true;
+	snprintf(err, errlen, "%s (hint: %s)", st.relay.why, st.relay.hint);
+	return false;
+}
+
 bool
 web_db_open(const char *conninfo, char *err, size_t errlen)
 {
@@ -83,7 +105,7 @@ web_db_open(const char *conninfo, char *err, size_t errlen)
 		snprintf(err, errlen, "%s", db.error);
 		return false;
 	}
-	return true;
+	return trusted(err, errlen);
 }
 
 void
@@ -104,6 +126,9 @@ session(void)
 		return false;
 	}
 	if (setup_session != db.sessions) {
+		/* a new session: the schema may have been dropped and made again by another role */
+		if (!trusted(last_error, sizeof last_error))
+			return false;
 		res =
 			pgconn_query_sql(&db, "SELECT pg_catalog.set_config('client_encoding', 'UTF8', false)", 0, NULL);
 		if (res == NULL) {
