@@ -296,6 +296,28 @@ COMMENT ON COLUMN pgrelay.processor_reports.connected IS
     'Workers with a connection at the report (those whose attempts fail are not); NULL when the '
     'Processor did not say (pg_relay before 1.4)';
 
+-- The backlog of the queue, as this node sees it, once a minute, for the web console's charts: a
+-- row written by the first report in each minute of this node's Processors (_backlog_sample), the
+-- rows older than 25 hours deleted by the same report, so that it holds at most 1,500 rows.
+-- Node-local, as processor_reports (replication_tables()); logged, so that a standby shows its
+-- primary's.
+CREATE TABLE pgrelay.backlog_samples (
+    sampled_at timestamptz PRIMARY KEY,
+    due        bigint NOT NULL,
+    waiting    bigint NOT NULL,
+    retrying   bigint NOT NULL,
+    failed     bigint NOT NULL
+);
+COMMENT ON TABLE pgrelay.backlog_samples IS
+    'Node-local (never replicated): the queue''s backlog in each minute a Processor reported in, over '
+    'the last 25 hours (read pgrelay.backlog)';
+COMMENT ON COLUMN pgrelay.backlog_samples.due IS 'Events due to run their first attempt';
+COMMENT ON COLUMN pgrelay.backlog_samples.waiting IS
+    'Events whose first attempt is due later (notify(run_at => ...), a snooze)';
+COMMENT ON COLUMN pgrelay.backlog_samples.retrying IS
+    'Events waiting for a retry, due or not (attempt > 1: pgrelay.queue_depth.retrying)';
+COMMENT ON COLUMN pgrelay.backlog_samples.failed IS 'Events failed for good (pgrelay.failed)';
+
 -- The results of process_one() and of the two steps it calls for each event. Named row types,
 -- not OUT parameters: the server caches a named type's description, while a record of OUT
 -- parameters is built again from pg_proc on every call (docs/benchmarks.md).

@@ -840,6 +840,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
         ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
         ('pgrelay.processor_reports', false, 'node-local: the Processors running against this node, each written by its own Processor'),
+        ('pgrelay.backlog_samples', false, 'node-local: the backlog of this node''s queue a minute, written by this node''s Processors'),
         ('pgrelay.watches', false, 'node-local: a watch is a trigger on this node''s table, named by this node''s OID of it; watch the table on each node that takes its writes'),
         ('pgrelay._id_clock', false, 'a sequence: node-local; ids are unique across nodes because they carry the node id')
     ), own AS (

@@ -96,7 +96,8 @@ GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.l
                 pgrelay.channel_stats, pgrelay.nodes, pgrelay.heartbeats, pgrelay.peer_observations,
                 pgrelay.cluster_status, pgrelay.webhooks, pgrelay.webhook_status, pgrelay.processor_reports,
                 pgrelay.processors, pgrelay.dispatch_state, pgrelay.watches, pgrelay.watched_tables,
-                pgrelay.schedule_entries, pgrelay.schedule_runs, pgrelay.schedules
+                pgrelay.schedule_entries, pgrelay.schedule_runs, pgrelay.schedules, pgrelay.last_errors,
+                pgrelay.backlog_samples, pgrelay.backlog
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,
@@ -107,7 +108,7 @@ TO pgrelay_processor;
 GRANT USAGE ON SCHEMA pgrelay TO pgrelay_monitor;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.channel_stats, pgrelay.cluster_status,
                 pgrelay.webhook_status, pgrelay.processors, pgrelay.dispatch_state, pgrelay.watched_tables,
-                pgrelay.schedules
+                pgrelay.schedules, pgrelay.last_errors, pgrelay.backlog
 TO pgrelay_monitor;
 -- (a view runs its functions with the reader's EXECUTE right: cluster_status needs _cluster_status,
 -- dispatch_state _this_node; pg_relay status shows the interface version beside the extension's)

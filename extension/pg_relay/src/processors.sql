@@ -12,9 +12,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * workers have a connection from pg_relay.workers_connected (set by the statement that calls
  * this; not a parameter, so that the call stays the one of interface version 3, and a Processor
  * that does not set it reports NULL). Rows silent for a
- * day (a Processor that crashed and never came back) are deleted on the way, and the queue's
+ * day (a Processor that crashed and never came back) are deleted on the way, the queue's
  * indexes are rebuilt when a held snapshot or a backlog left them far larger than the queue
- * (_queue_compact: rarely, and then in a few milliseconds).
+ * (_queue_compact: rarely, and then in a few milliseconds), and the first report of a minute
+ * samples the backlog (_backlog_sample).
  * Returns: true, or false on a standby, where nothing can be written.
  *
  * The report is committed asynchronously, as the heartbeat is: losing the last report in a crash
@@ -77,6 +78,11 @@ BEGIN
     EXCEPTION WHEN OTHERS THEN
         RAISE WARNING 'pg_relay: the queue''s indexes were not rebuilt: % (SQLSTATE %)', SQLERRM, SQLSTATE;
     END;
+    BEGIN
+        PERFORM pgrelay._backlog_sample();
+    EXCEPTION WHEN OTHERS THEN
+        RAISE WARNING 'pg_relay: the backlog was not sampled: % (SQLSTATE %)', SQLERRM, SQLSTATE;
+    END;
     RETURN true;
 END
 $$;
@@ -101,3 +107,34 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay._processor_stop(text, integer) IS
     'A Processor stopped cleanly: its row leaves pgrelay.processors';
+
+-- pgrelay._backlog_sample()
+CREATE OR REPLACE FUNCTION pgrelay._backlog_sample() RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Function: writes the backlog of the queue for the current minute into pgrelay.backlog_samples,
+ * unless a report of this minute did already (several Processors, or one that reports every
+ * tick), and deletes the samples older than 25 hours. Called by _processor_report(), on the
+ * Processor's control connection: no background worker of its own, and a sample costs one
+ * count of the queue (the pending events only) and of pgrelay.failed_events a minute.
+ * Returns: whether it wrote a sample.
+ */
+DECLARE
+    minute timestamptz := date_trunc('minute', now());
+BEGIN
+    IF pg_is_in_recovery() OR EXISTS (SELECT 1 FROM pgrelay.backlog_samples s WHERE s.sampled_at = minute) THEN
+        RETURN false;
+    END IF;
+    INSERT INTO pgrelay.backlog_samples AS s (sampled_at, due, waiting, retrying, failed)
+    SELECT minute, count(*) FILTER (WHERE q.attempt = 1 AND q.run_at <= now()),
+           count(*) FILTER (WHERE q.attempt = 1 AND q.run_at > now()),
+           count(*) FILTER (WHERE q.attempt > 1),
+           (SELECT count(*) FROM pgrelay.failed_events)
+    FROM pgrelay.queue q
+    ON CONFLICT ON CONSTRAINT backlog_samples_pkey DO NOTHING;
+    DELETE FROM pgrelay.backlog_samples s WHERE s.sampled_at < now() - interval '25 hours';
+    RETURN true;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._backlog_sample() IS
+    'The first Processor report of a minute samples the backlog (due, waiting, retrying, failed) into pgrelay.backlog_samples';

@@ -63,6 +63,32 @@ COMMENT ON VIEW pgrelay.channel_stats IS
     'Per channel, from the log of the last hour: attempts done, retried and failed in the last 5 minutes '
     'and hour, the share of failed attempts, their mean duration, the last success, events done per second';
 
+-- The last error of each channel: its newest attempt that failed (retry, timeout or failed). Three
+-- looks at the end of log_channel_trouble_idx per channel, one for each of these outcomes (an
+-- index on (channel, outcome, id) gives the newest of one outcome at once, not of three), then the
+-- row by its primary key: the same cost whatever the size of the log.
+CREATE OR REPLACE VIEW pgrelay.last_errors AS
+SELECT c.channel, l.finished_at AS failed_at, l.event_id, l.attempt, l.outcome, l.error, l.sqlstate,
+       pgrelay.error_kind(l.sqlstate) AS error_kind, l.retry_at, l.id AS log_id
+FROM pgrelay.channels c
+CROSS JOIN LATERAL (
+    SELECT GREATEST((SELECT max(x.id) FROM pgrelay.log x WHERE x.channel = c.channel AND x.outcome = 'retry'),
+                    (SELECT max(x.id) FROM pgrelay.log x WHERE x.channel = c.channel AND x.outcome = 'timeout'),
+                    (SELECT max(x.id) FROM pgrelay.log x WHERE x.channel = c.channel AND x.outcome = 'failed')) AS id
+) m
+JOIN pgrelay.log l ON l.id = m.id;
+COMMENT ON VIEW pgrelay.last_errors IS
+    'Per channel that has one in pgrelay.log: its newest failed attempt (retry, timeout or failed): when, the event, '
+    'the attempt, the error, its SQLSTATE and kind, when it is retried';
+
+-- The backlog over the last 25 hours, a sample a minute while a Processor reports (_backlog_sample).
+CREATE OR REPLACE VIEW pgrelay.backlog AS
+SELECT s.sampled_at, s.due, s.waiting, s.retrying, s.failed
+FROM pgrelay.backlog_samples s;
+COMMENT ON VIEW pgrelay.backlog IS
+    'This node''s backlog once a minute over the last 25 hours while a Processor reports: events due (first '
+    'attempts), waiting (first attempts due later), retrying (due or not) and failed for good';
+
 CREATE OR REPLACE VIEW pgrelay.cluster_status AS
 SELECT * FROM pgrelay._cluster_status();
 COMMENT ON VIEW pgrelay.cluster_status IS
