@@ -1,7 +1,8 @@
 """pg_relay status: one screen about a database, read with nothing but pgrelay_monitor's rights:
 dispatch (the global pause, a standby), the Processors and whether they are alive, the channels
-with the most due events (with their keyed and snoozed events), the recurring events (a failed
-last run first); and its errors (no rights, no server, bad usage)."""
+with the most events due or waiting to retry (with their keyed and snoozed events) and their last
+errors, the recurring events (a failed last run first); and its errors (no rights, no server, bad
+usage)."""
 import re
 import subprocess
 
@@ -42,7 +43,8 @@ def test_status_as_a_monitor(db, processors):
                      % (re.escape(ext), iface, re.escape(version), iface), out, re.M), out
     assert re.search(r"^Server: +a primary, pg_relay node 0$", out, re.M), out
     assert re.search(r"^Processors: +NONE reported", out, re.M), out
-    assert re.search(r"^Channels: +2$", out, re.M), out
+    assert re.search(r"^Channels: +2; queued 3, due 3, retrying 0; failed for good 0 \(pgrelay.failed\)$", out, re.M), out
+    assert "Last errors:" not in out
     # the channel with due events comes first, and says it is paused
     rows = [l.split() for l in out.splitlines() if re.match(r"  (later|orders) ", l)]
     assert rows[0][0] == "later" and rows[0][2:4] == ["3", "3"] and rows[0][-1] == "PAUSED", out
@@ -63,8 +65,9 @@ def test_status_as_a_monitor(db, processors):
 
 
 def channel_row(out, channel):
-    """The fields of a channel's row: name, type, queued, due, keyed, snoozed, oldest due, ..."""
-    rows = [l.split() for l in out.splitlines() if re.match(r"  %s " % re.escape(channel), l)]
+    """The fields of a channel's row: name, type, queued, due, retrying, keyed, snoozed, oldest due, ..."""
+    table = out.split("Channels:", 1)[1].split("Last errors:", 1)[0].split("Schedules:", 1)[0]
+    rows = [l.split() for l in table.splitlines() if re.match(r"  %s " % re.escape(channel), l)]
     assert len(rows) == 1, out
     return rows[0]
 
@@ -87,11 +90,49 @@ def test_status_counts_keyed_and_snoozed_events(db, processors):
 
     out = status("-d", monitor_dsn(db)).stdout
     header = [l for l in out.splitlines() if l.startswith("  CHANNEL ")]
-    assert header and header[0].split()[:6] == ["CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED", "SNOOZED"], out
-    # queued, due, keyed, snoozed: the paused channel's three wait, two with a key; the snoozed
-    # events wait for their hour (not due), keyed still (a snooze keeps the key)
-    assert channel_row(out, "keys")[2:6] == ["3", "3", "2", "0"], out
-    assert channel_row(out, "nap")[2:6] == ["2", "0", "2", "2"], out
+    assert header and header[0].split()[:7] == ["CHANNEL", "TYPE", "QUEUED", "DUE", "RETRYING", "KEYED", "SNOOZED"], out
+    # queued, due, retrying, keyed, snoozed: the paused channel's three wait, two with a key; the
+    # snoozed events wait for their hour (not due, no retry: a snooze spends no attempt), keyed
+    # still (a snooze keeps the key)
+    assert channel_row(out, "keys")[2:7] == ["3", "3", "0", "2", "0"], out
+    assert channel_row(out, "nap")[2:7] == ["2", "0", "0", "2", "2"], out
+
+
+def test_status_shows_retrying_events_and_the_last_error(db, processors):
+    """A handler that fails on every attempt (a duplicate key), retried an hour later: its events
+    are queued and not due, and would look healthy. The screen counts them as retrying, beside
+    queued and due and in the totals, and shows the channel's last error under the table; a
+    channel without errors has no such line."""
+    db.sql("CREATE TABLE seen (id integer PRIMARY KEY)")
+    db.sql("INSERT INTO seen VALUES (1)")
+    db.sql("CREATE FUNCTION dup(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql "
+           "AS 'INSERT INTO seen VALUES (1)'")
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("SELECT pgrelay.register('order_placed', 'sql', handler => 'dup(text)', max_attempts => 8,"
+           " backoff_base => '1 hour', backoff_max => '1 hour')")
+    db.sql("SELECT pgrelay.register('fine', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.notify('order_placed', 'x') FROM generate_series(1, 20)")
+    db.sql("SELECT pgrelay.notify('fine', 'x')")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT retrying FROM pgrelay.queue_depth WHERE channel = 'order_placed'") == 20
+                     and db.scalar("SELECT queued FROM pgrelay.queue_depth WHERE channel = 'fine'") == 0,
+                     "every event of order_placed waiting for its retry")
+    assert p.stop() == 0
+    db.sql("SELECT pgrelay.pause('order_placed')")
+    db.sql("SELECT pgrelay.notify('order_placed', 'new')")
+
+    out = status("-d", monitor_dsn(db)).stdout
+    assert re.search(r"^Channels: +2; queued 21, due 1, RETRYING 20; failed for good 0 \(pgrelay.failed\)$", out,
+                     re.M), out
+    assert channel_row(out, "order_placed")[2:5] == ["21", "1", "20"], out
+    # first: the most events due or retrying
+    names = [l.split()[0] for l in out.split("Channels:", 1)[1].splitlines()[2:4]]
+    assert names == ["order_placed", "fine"], out
+    errors = out.split("Last errors:", 1)[1].splitlines()
+    assert errors[1].split()[:5] == ["CHANNEL", "WHEN", "ATTEMPT", "KIND", "ERROR"], out
+    assert re.match(r"  order_placed +\d+s ago +1 data 23505 +duplicate key value violates unique constraint "
+                    r"\"seen_pkey\"$", errors[2]), out
+    assert not errors[3].startswith("  fine "), out
 
 
 AGE = r"\d+[smhd](?:\d\d[smh])?"  # status_format_age: 5s, 4m10s, 3h12m, 2d05h
@@ -180,15 +221,16 @@ def test_status_errors(db):
     assert r.returncode == 1 and r.stdout == ""
     assert r.stderr.splitlines() == [
         "pg_relay status: relay_nobody may not read pgrelay.dispatch_state, pgrelay.processors,"
-        " pgrelay.cluster_status, pgrelay.queue_depth, pgrelay.channel_stats, pgrelay.schedules",
+        " pgrelay.cluster_status, pgrelay.queue_depth, pgrelay.channel_stats, pgrelay.failed, pgrelay.last_errors,"
+        " pgrelay.schedules",
         "hint: GRANT pgrelay_monitor TO relay_nobody; (the views pg_relay status reads are the monitor role's)"], r.stderr
     # the Processor's role reads some of them: one message too, before anything is printed
     db.sql("DO $$ BEGIN CREATE ROLE relay_proc LOGIN IN ROLE pgrelay_processor; "
            "EXCEPTION WHEN duplicate_object THEN NULL; END $$")
     r = status("-d", db.dsn.replace("user=postgres", "user=relay_proc"))
     assert r.returncode == 1 and r.stdout == ""
-    assert r.stderr.startswith("pg_relay status: relay_proc may not read pgrelay.channel_stats, pgrelay.schedules\n"), \
-        r.stderr
+    assert r.stderr.startswith("pg_relay status: relay_proc may not read pgrelay.channel_stats, pgrelay.last_errors,"
+                               " pgrelay.schedules\n"), r.stderr
     port = testlib.free_ports(1)[0]
     r = status("-d", "host=127.0.0.1 port=%d dbname=x connect_timeout=2" % port)
     assert r.returncode == 1 and "could not connect" in r.stderr and "hint: is the server running" in r.stderr

@@ -1,7 +1,7 @@
 /*
  * status_cmd.c - `pg_relay status`: one screen about a database's pg_relay, read from the views a
  * pgrelay_monitor member may read (dispatch_state, processors, cluster_status, queue_depth,
- * channel_stats, schedules), for an operator at a terminal. It connects once, prints, and exits.
+ * channel_stats, failed, last_errors, schedules), for an operator at a terminal. It connects once, prints, and exits.
  */
 #include "status_cmd.h"
 
@@ -17,8 +17,8 @@
 
 static const char status_usage[] =
 	"pg_relay status - one screen about pg_relay in a database: dispatch (pause, standby), the running\n"
-	"Processors, the nodes of a multi-master cluster, the channels with the most due events, and the\n"
-	"recurring events (schedules), a failed last run first.\n"
+	"Processors, the nodes of a multi-master cluster, the channels with the most events due or waiting\n"
+	"to retry and their last errors, and the recurring events (schedules), a failed last run first.\n"
 	"\n"
 	"Usage: pg_relay status [-d CONNINFO]\n"
 	"\n"
@@ -241,6 +241,41 @@ print_cluster(struct PgConn *c)
 	return true;
 }
 
+/*
+ * shows_error: is the last error of a channel's row worth a line? When events of the channel wait
+ * to retry (the error is likely theirs), or when it is less than an hour old.
+ */
+static bool
+shows_error(const PGresult *res, int row)
+{
+	const char *ago = pgconn_value(res, row, 17);
+
+	return ago != NULL && (atoll(value(res, row, 12)) > 0 || atoll(ago) < 3600);
+}
+
+/* print_last_errors prints the last error of each channel shown that has one worth a line. */
+static void
+print_last_errors(const PGresult *res)
+{
+	char name[40], when[40], ago[32], kind[64], kind_fit[32], error[80];
+	int i, n = PQntuples(res), shown = 0;
+
+	for (i = 0; i < n; i++) {
+		if (!shows_error(res, i))
+			continue;
+		if (shown++ == 0)
+			printf("Last errors: of the channels above that retry or failed in the last hour "
+				   "(pgrelay.last_errors)\n  %-32s %-10s %7s %-20s %s\n",
+				   "CHANNEL", "WHEN", "ATTEMPT", "KIND", "ERROR");
+		snprintf(when, sizeof when, "%s ago", age(res, i, 17, ago, sizeof ago));
+		snprintf(kind, sizeof kind, "%s %s", pgconn_value(res, i, 20) ? value(res, i, 20) : "-",
+				 value(res, i, 19));
+		printf("  %-32s %-10s %7s %-20s %s\n", fit(value(res, i, 0), 32, name, sizeof name), when,
+			   value(res, i, 18), fit(kind, 20, kind_fit, sizeof kind_fit),
+			   fit(value(res, i, 21), 64, error, sizeof error));
+	}
+}
+
 static bool
 print_channels(struct PgConn *c)
 {
@@ -255,19 +290,23 @@ print_channels(struct PgConn *c)
 	total = n > 0 ? atoll(value(res, 0, 9)) : 0;
 	if (total == 0)
 		printf("Channels:    none registered\n");
-	else if (total > n)
-		printf("Channels:    %lld, the %d with the most due events:\n", total, n);
-	else
-		printf("Channels:    %lld\n", total);
+	else {
+		printf("Channels:    %lld; queued %s, due %s, %s %s; failed for good %s (pgrelay.failed)\n", total,
+			   value(res, 0, 13), value(res, 0, 14), atoll(value(res, 0, 15)) > 0 ? "RETRYING" : "retrying",
+			   value(res, 0, 15), value(res, 0, 16));
+		if (total > n)
+			printf("  the %d with the most events due or retrying:\n", n);
+	}
 	if (n > 0)
-		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE", "KEYED",
-			   "SNOOZED", "OLDEST DUE", "DONE 1H", "FAILED 1H", "STATE");
+		printf("  %-32s %-7s %8s %8s %8s %6s %7s %-10s %8s %9s %s\n", "CHANNEL", "TYPE", "QUEUED", "DUE",
+			   "RETRYING", "KEYED", "SNOOZED", "OLDEST DUE", "DONE 1H", "FAILED 1H", "STATE");
 	for (i = 0; i < n; i++)
-		printf("  %-32s %-7s %8s %8s %6s %7s %-10s %8s %9s %s\n",
+		printf("  %-32s %-7s %8s %8s %8s %6s %7s %-10s %8s %9s %s\n",
 			   fit(value(res, i, 0), 32, name, sizeof name), value(res, i, 1), value(res, i, 4),
-			   value(res, i, 5), value(res, i, 10), value(res, i, 11), age(res, i, 6, oldest, sizeof oldest),
-			   value(res, i, 7), value(res, i, 8),
+			   value(res, i, 5), value(res, i, 12), value(res, i, 10), value(res, i, 11),
+			   age(res, i, 6, oldest, sizeof oldest), value(res, i, 7), value(res, i, 8),
 			   flag(res, i, 3) ? "PAUSED" : (flag(res, i, 2) ? "active" : "inactive"));
+	print_last_errors(res);
 	pgconn_clear(res);
 	return true;
 }

@@ -172,7 +172,8 @@ static const struct Statement statements[] = {
 		 "SELECT current_user, pg_catalog.string_agg(v, ', ' ORDER BY n)"
 		 " FROM pg_catalog.unnest(ARRAY['pgrelay.dispatch_state', 'pgrelay.processors', "
 		 "'pgrelay.cluster_status',"
-		 " 'pgrelay.queue_depth', 'pgrelay.channel_stats', 'pgrelay.schedules']) WITH ORDINALITY u(v, n)"
+		 " 'pgrelay.queue_depth', 'pgrelay.channel_stats', 'pgrelay.failed', 'pgrelay.last_errors',"
+		 " 'pgrelay.schedules']) WITH ORDINALITY u(v, n)"
 		 " WHERE NOT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"
 		 " OR NOT COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass(v), 'SELECT'), false)",
 		 0, false},
@@ -198,14 +199,30 @@ static const struct Statement statements[] = {
 		 " FROM pgrelay.cluster_status WHERE beat_at IS NOT NULL OR NOT is_local"
 		 " ORDER BY node_id LIMIT 16",
 		 0, false},
+	/*
+	 * The channels that need a look first: the most events due or waiting to retry; the totals of
+	 * every channel; the last error of each one shown (pgrelay.last_errors, looked up for these
+	 * rows only), with its age.
+	 */
 	[STMT_STATUS_CHANNELS] =
 		{"pgrelay_status_channels",
-		 "SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due,"
-		 " COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1),"
-		 " COALESCE(s.done_1h, 0), COALESCE(s.failed_1h, 0), count(*) OVER (), d.keyed, d.snoozed"
+		 "SELECT t.channel, t.action_type, t.active, t.paused, t.queued, t.due, t.oldest, t.done_1h, "
+		 "t.failed_1h,"
+		 " t.total, t.keyed, t.snoozed, t.retrying, t.all_queued, t.all_due, t.all_retrying,"
+		 " (SELECT count(*) FROM pgrelay.failed), e.ago, e.attempt, e.sqlstate, e.error_kind, e.error"
+		 " FROM (SELECT d.channel, d.action_type, d.active, d.paused, d.queued, d.due, d.retrying, d.keyed,"
+		 " d.snoozed, COALESCE(extract(epoch FROM d.oldest_due_age)::bigint, -1) AS oldest,"
+		 " COALESCE(s.done_1h, 0) AS done_1h, COALESCE(s.failed_1h, 0) AS failed_1h, count(*) OVER () AS "
+		 "total,"
+		 " sum(d.queued) OVER () AS all_queued, sum(d.due) OVER () AS all_due,"
+		 " sum(d.retrying) OVER () AS all_retrying"
 		 " FROM pgrelay.queue_depth d LEFT JOIN pgrelay.channel_stats s USING (channel)"
-		 " ORDER BY d.due DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
-		 " d.channel LIMIT 15",
+		 " ORDER BY d.due + d.retrying DESC, d.oldest_due_age DESC NULLS LAST, s.failed_1h DESC NULLS LAST,"
+		 " d.channel LIMIT 15) t"
+		 " LEFT JOIN LATERAL (SELECT extract(epoch FROM now() - l.failed_at)::bigint AS ago, l.attempt,"
+		 " l.sqlstate, l.error_kind, l.error FROM pgrelay.last_errors l WHERE l.channel = t.channel) e ON "
+		 "true"
+		 " ORDER BY t.due + t.retrying DESC, t.oldest DESC, t.failed_1h DESC, t.channel",
 		 0, false},
 	/*
 	 * The schedules that need a look first: a failed last run, then due ones (due for long: no
