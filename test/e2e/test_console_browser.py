@@ -1,12 +1,16 @@
 """pg_relay web in a real browser: Debian's headless Chromium, driven by chromium-driver through
 Debian's python3-selenium, loads every page of the console against a live database with a running
-Processor (a SQL channel, an email through a real SMTP server, a webhook to a receiver that checks
-signatures), signs in with the address the console writes at start (its session cookie), checks
-what each page shows, retries a failed event and pauses a channel and a schedule as an admin, is
-refused as a monitor, and saves a screenshot of each page (docs/console.md
-shows them: PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must
-stay free of errors: a Content-Security-Policy violation or a script error fails the test."""
+Processor (a SQL channel, one whose handler fails on every attempt and retries an hour later, an
+email through a real SMTP server, a webhook to a receiver that checks signatures), signs in with
+the address the console writes at start (its session cookie), checks what each page shows (the
+retrying events and last errors on the first screen, the backlog over the last hour and day), that
+every page fits a window 1280 pixels wide and refreshes itself unless told not to, retries a failed
+event and pauses a channel and a schedule as an admin, is refused as a monitor, and saves a
+screenshot of each page (docs/console.md shows them: PGRELAY_CONSOLE_SHOTS=docs/img makes the
+committed ones). The browser's console must stay free of
+errors: a Content-Security-Policy violation or a script error fails the test."""
 import os
+import re
 import shutil
 
 import pytest
@@ -30,7 +34,7 @@ PAYLOAD = '{"order": 42, "note": "flaky: fails until the admin fixes it"}'
 def browser():
     from selenium.webdriver.chrome.service import Service
     opts = webdriver.ChromeOptions()
-    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1180,820",
+    for a in ("--headless=new", "--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage", "--window-size=1280,820",
               "--hide-scrollbars", "--lang=en-US", "--disable-extensions", "--no-first-run",
               "--user-data-dir=" + testlib.work_dir("chromium-")):
         opts.add_argument(a)
@@ -50,9 +54,12 @@ def shots(tmp_path):
     def shot(d, name):
         path = tmp_path / (name + ".png")
         height = d.execute_script("return document.documentElement.scrollHeight")
-        d.set_window_size(1180, max(820, min(height + 20, 1100)))     # the whole page, within reason
+        d.set_window_size(1280, max(820, min(height + 20, 1100)))     # the whole page, within reason
+        # the box as it is by default (the tests untick it so that no page reloads under them);
+        # set without its change event, so nothing is scheduled
+        d.execute_script("var b = document.getElementById('autorefresh'); if (b) b.checked = true;")
         d.save_screenshot(str(path))
-        d.set_window_size(1180, 820)
+        d.set_window_size(1280, 820)
         assert path.stat().st_size > 5000
         if extra:
             shutil.copy(path, os.path.join(extra, name + ".png"))
@@ -88,6 +95,24 @@ def text(d, css):
     return d.find_element(By.CSS_SELECTOR, css).text
 
 
+def fits(d, width=1280):
+    """Nothing on the page is wider than a window of width pixels: no table runs off its right
+    edge (each table's right edge, and the page's own scroll width)."""
+    d.set_window_size(width, 820)
+    inner, scroll, right = d.execute_script(
+        "return [window.innerWidth, document.documentElement.scrollWidth,"
+        " Math.max(0, ...[...document.querySelectorAll('table, svg.chart, .tiles')]"
+        ".map(function (t) { return t.getBoundingClientRect().right; }))]")
+    assert scroll <= inner and right <= inner, (d.current_url, inner, scroll, right)
+
+
+def no_refresh(d):
+    """Unticks the refresh of this console's pages (kept per origin, as the reader's choice is), so
+    that no page reloads under a test's clicks, and loads the page again."""
+    d.execute_script("localStorage.setItem('pg_relay.refresh', '0')")
+    d.get(d.current_url)
+
+
 @pytest.fixture
 def live(cluster, smtpd, hookd, processors):
     """A database with a SQL channel (one event fails until public.flaky says otherwise), an email
@@ -106,6 +131,16 @@ def live(cluster, smtpd, hookd, processors):
     db.sql("SELECT pgrelay.register('order_placed', 'sql', handler => 'public.confirm(text)', max_attempts => 3,"
            " backoff_base => '50 milliseconds', backoff_max => '100 milliseconds')")
     db.sql("SELECT pgrelay.register('nightly_report', 'sql', handler => 'public.confirm(text)', active => true)")
+    # a handler that fails on every attempt (a duplicate key), retried an hour later: its events
+    # are queued and not due, and would look healthy
+    db.sql("CREATE TABLE public.stock (sku integer PRIMARY KEY)")
+    db.sql("INSERT INTO public.stock VALUES (1)")
+    db.sql("""CREATE FUNCTION public.sync_stock(p text) RETURNS void SECURITY DEFINER SET search_path = public
+              LANGUAGE sql AS 'INSERT INTO public.stock VALUES (1)'""")
+    db.sql("GRANT EXECUTE ON FUNCTION public.sync_stock(text) TO pgrelay_processor")
+    db.sql("SELECT pgrelay.register('stock_sync', 'sql', handler => 'public.sync_stock(text)', max_attempts => 8,"
+           " backoff_base => '1 hour', backoff_max => '1 hour')")
+    db.sql("SELECT pgrelay.notify('stock_sync', '{\"sku\": ' || g || '}') FROM generate_series(1, 12) g")
     s = smtpd("--reject-rcpt", "nobody@example.org=550")
     db.sql("SELECT pgrelay_notifier.create_profile('sink', host => '127.0.0.1', port => %s, security => 'none',"
            " from_address => 'noreply@example.com', from_name => 'Example App', debug => true)", (s.port,))
@@ -130,6 +165,15 @@ def live(cluster, smtpd, hookd, processors):
                      db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'order_shipped' AND outcome = 'ok'") == 1
                      and db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'welcome_mail'") >= 1,
                      "the events done, the email sent, the webhook retried and done")
+    testlib.wait_for(lambda: db.scalar("SELECT retrying FROM pgrelay.queue_depth WHERE channel = 'stock_sync'") == 12,
+                     "every event of stock_sync waiting for its retry")
+    # the running Processor samples the backlog (its first report of each minute); before it, the
+    # day as its predecessors would have sampled it: a quiet day with a burst some hours ago, drained
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.backlog_samples") >= 1, "the Processor's sample")
+    db.sql("""INSERT INTO pgrelay.backlog_samples (sampled_at, due, waiting, retrying, failed)
+              SELECT m, GREATEST(600 - abs(a - 360) * 10, a % 7), 2 + a % 3, GREATEST(150 - abs(a - 330) * 2, 0), 1
+              FROM generate_series(1, 1439) a,
+                   LATERAL (SELECT (SELECT min(sampled_at) FROM pgrelay.backlog_samples) - a * interval '1 minute' AS m) t""")
     testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.processors WHERE alive") == 1,
                      "the Processor's report")
     yield db
@@ -141,6 +185,7 @@ def start(live, role, d):
     c = webconsole.Console(live.dsn.replace("user=postgres", "user=" + role))
     d.get(c.sign_in_url)
     assert d.current_url == c.url and d.title == "Overview \u00b7 pg_relay", (d.current_url, d.title)
+    no_refresh(d)
     return c
 
 
@@ -154,19 +199,49 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         d.get_log("browser")                                       # the 401's console message
         d.get(admin.sign_in_url)
         assert d.current_url == admin.url
-        # Overview: the charts and a row per channel (after one load that counts the quiet day)
+        # the overview refreshes itself, by default, until the reader unticks the box
+        assert d.find_element(By.ID, "autorefresh").is_selected()
+        d.execute_script("window.__pgrelay_old_page = true")
+        WebDriverWait(d, 30, ignored_exceptions=(WebDriverException,)).until(
+            lambda drv: drv.execute_script("return window.__pgrelay_old_page === undefined"
+                                           " && document.readyState === 'complete'"))
+        d.find_element(By.ID, "autorefresh").click()
+        assert d.execute_script("return localStorage.getItem('pg_relay.refresh')") == "0"
+        d.get(admin.url)
+        assert not d.find_element(By.ID, "autorefresh").is_selected()
+        # Overview: the totals, the backlog and the attempts, a row per channel with its last error
+        # (after one load that counts the quiet day)
         testlib.wait_for(lambda: 'id="counting"' not in admin.get("/").body, "the last day counted")
         d.get(admin.url)
         assert d.title == "Overview \u00b7 pg_relay"
         assert "console_admin" in text(d, "#who") and "pgrelay_admin" in text(d, "#who")
+        assert text(d, "#total-retrying") == "12\nretrying" and "warn" in d.find_element(By.ID, "total-retrying").get_attribute("class")
+        assert text(d, "#total-failed") == "1\nfailed for good"
         rows = {r.find_elements(By.TAG_NAME, "td")[0].text: r for r in d.find_elements(By.CSS_SELECTOR, "#channels tr")[1:]}
-        assert set(rows) == {"order_placed", "welcome_mail", "order_shipped", "nightly_report"}, rows.keys()
+        assert set(rows) == {"order_placed", "welcome_mail", "order_shipped", "nightly_report", "stock_sync"}, rows.keys()
+        # the channel with the most events due or retrying comes first
+        assert d.find_elements(By.CSS_SELECTOR, "#channels tr")[1].text.startswith("stock_sync")
+        cells = [c.text for c in rows["stock_sync"].find_elements(By.TAG_NAME, "td")]
+        assert cells[3:6] == ["12", "0", "12"], cells                # queued, due, retrying
+        assert "data 23505" in cells[14] and 'duplicate key value violates unique constraint "stock_pkey"' in cells[14]
         cells = [c.text for c in rows["order_placed"].find_elements(By.TAG_NAME, "td")]
-        assert cells[6:8] == ["0", "0"], cells                       # keyed and snoozed
-        assert cells[8:10] == ["30", "1"], cells                     # done and failed in the last hour
+        assert cells[7:9] == ["0", "0"], cells                       # keyed and snoozed
+        assert cells[9:11] == ["30", "1"], cells                     # done and failed in the last hour
+        assert "handler P0001" in cells[14] and "order service unavailable" in cells[14], cells
         assert [c.text for c in rows["nightly_report"].find_elements(By.TAG_NAME, "td")][3:5] == ["2", "0"]
-        assert len(d.find_elements(By.CSS_SELECTOR, "svg.chart")) == 2
+        assert len(d.find_elements(By.CSS_SELECTOR, "#backlog svg.chart")) == 2
+        assert len(d.find_elements(By.CSS_SELECTOR, "#attempts svg.chart")) == 2
+        # the backlog: a bar per sample, the largest of each quarter of an hour over the day (the
+        # current one may wait for its first sample: a report comes every 10 s)
+        day = d.find_elements(By.CSS_SELECTOR, "#backlog svg.chart")[1]
+        titles = [t.get_attribute("textContent") for t in day.find_elements(By.CSS_SELECTOR, "g > title")]
+        assert len(titles) == 96 and not [t for t in titles[:-1] if "no sample" in t], titles
+        assert any(t.endswith(" UTC: 600 due, 2 waiting, 90 retrying, 1 failed") for t in titles), titles[-30:]
+        hour = d.find_elements(By.CSS_SELECTOR, "#backlog svg.chart")[0]
+        titles = [t.get_attribute("textContent") for t in hour.find_elements(By.CSS_SELECTOR, "g > title")]
+        assert len(titles) == 60 and not [t for t in titles[:-1] if "no sample" in t], titles
         assert "1 Processor(s) alive" in text(d, "#processors-line")
+        fits(d)
         shots(d, "overview")
         quiet(d)
 
@@ -174,7 +249,13 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         go(d, d.find_element(By.LINK_TEXT, "Channels"))
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
         assert "public.confirm(text)" in row.text and "parallel" in row.text
+        # durations in words, on one line
+        settings = row.find_element(By.CSS_SELECTOR, "td.runs .settings").text
+        assert "3 attempts, timeout 30 s, backoff 50 ms \u2013 100 ms" in settings, settings
         assert "127.0.0.1" in d.find_element(By.CSS_SELECTOR, "#channel-table").text       # the webhook's host
+        sync = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("stock_sync")][0]
+        assert "backoff 1 h \u2013 1 h" in sync.text and "duplicate key value" in sync.find_element(By.CSS_SELECTOR, "td.err").text
+        fits(d)
         go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
         assert "The channel is paused" in text(d, ".notice.done")
         assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'order_placed'")
@@ -195,6 +276,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         found = d.find_elements(By.CSS_SELECTOR, "#events tr")[1:]
         assert len(found) == 1 and "order service unavailable" in found[0].text, [r.text for r in found]
         d.get(admin.url + "events?channel=order_placed")
+        fits(d)
         shots(d, "events")
         d.get(admin.url + "events?q=carrier")
         assert [r.find_elements(By.TAG_NAME, "a")[0].text for r in d.find_elements(By.CSS_SELECTOR, "#events tr")[1:]] \
@@ -204,6 +286,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         # One failed event: its attempts and payload; fix the cause, retry it, watch it succeed
         d.get(admin.url + "failures")
         assert "1 failed event(s) match" in text(d, "#failed-count")
+        fits(d)
         shots(d, "failures")
         go(d, d.find_element(By.LINK_TEXT, str(live.failed_id)))
         assert "failed for good" in text(d, "#status") and "order service unavailable" in text(d, "#status")
@@ -211,6 +294,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         attempts = d.find_elements(By.CSS_SELECTOR, "#attempts tr")[1:]
         assert [a.find_elements(By.TAG_NAME, "td")[3].text for a in attempts] == ["retry", "retry", "failed"]
         assert all(a.find_elements(By.TAG_NAME, "td")[5].text == "P0001" for a in attempts)
+        fits(d)
         shots(d, "event")
         live.sql("UPDATE public.flaky SET fail = false")
         go(d, d.find_element(By.XPATH, "//button[text()='Retry']"))
@@ -243,6 +327,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#schedules tr") if r.text.startswith("nightly")][0]
         assert "nightly_report" in row.text and "0 3 * * *" in row.text and "Europe/Berlin" in row.text, row.text
         assert "queued" in row.text and row.find_element(By.LINK_TEXT, str(live.scheduled))
+        fits(d)
         shots(d, "schedules")
         go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))
         assert "The schedule is paused" in text(d, ".notice.done")
@@ -257,6 +342,7 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         # Processors: the running one
         d.get(admin.url + "processors")
         assert str(live.proc.proc.pid) in text(d, "#processors") and "alive" in text(d, "#processors")
+        fits(d)
         shots(d, "processors")
         quiet(d)
     finally:
@@ -271,7 +357,11 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
     try:
         d.get(mon.url)
         assert "console_monitor" in text(d, "#who") and "pgrelay_monitor" in text(d, "#who")
-        assert len(d.find_elements(By.CSS_SELECTOR, "#channels tr")) == 5
+        assert len(d.find_elements(By.CSS_SELECTOR, "#channels tr")) == 6
+        assert text(d, "#total-retrying") == "12\nretrying"
+        d.get(mon.url + "channels")
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("stock_sync")][0]
+        assert "duplicate key value" in row.text and "public.sync_stock" not in row.text
         d.get(mon.url + "events")
         assert not d.find_element(By.NAME, "q").is_enabled()
         assert "may not read payloads" in text(d, ".notice.denied")
@@ -312,3 +402,4 @@ def test_pages_read_without_javascript(live, browser):
         assert live.scalar("SELECT paused FROM pgrelay.channels WHERE channel = 'nightly_report'")
     finally:
         admin.stop()
+

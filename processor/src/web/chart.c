@@ -1,6 +1,7 @@
 /*
- * chart.c - stacked bar charts in SVG (web_chart.h). Colours come from the style sheet (classes
- * done, retried, failed): the Content-Security-Policy allows no inline style.
+ * chart.c - stacked bar charts in SVG (web_chart.h). Colours come from the style sheet (a class
+ * per series: done, retried, failed; due, waiting, retrying): the Content-Security-Policy allows
+ * no inline style.
  */
 #include "web_chart.h"
 
@@ -9,37 +10,58 @@
 
 #include "web_html.h"
 
+#define BARS_WIDTH 600
+#define BARS_HEIGHT 110
+#define SPARK_WIDTH 150
+#define SPARK_HEIGHT 32
+
+/* total is the height of bucket i, all series stacked (0 without data). */
 static long long
-peak(int n, const long long *done, const long long *retried, const long long *failed)
+total(const struct Chart *c, int i)
+{
+	long long t = 0;
+	int k;
+
+	if (c->series[0].v[i] < 0)
+		return 0;
+	for (k = 0; k < c->nseries; k++)
+		if (c->series[k].v[i] > 0)
+			t += c->series[k].v[i];
+	return t;
+}
+
+static long long
+peak(const struct Chart *c)
 {
 	long long m = 0;
 	int i;
 
-	for (i = 0; i < n; i++)
-		if (done[i] + retried[i] + failed[i] > m)
-			m = done[i] + retried[i] + failed[i];
+	for (i = 0; i < c->n; i++)
+		if (total(c, i) > m)
+			m = total(c, i);
 	return m;
 }
 
-/* bar draws one stacked bar at x of width w, bottom at y0, h pixels for max. */
+/* bar draws bucket i at x, w wide, bottom at y0, h pixels for max. */
 static void
-bar(struct Buf *b, double x, double w, double y0, double h, long long max, long long d, long long r,
-	long long f)
+bar(struct Buf *b, const struct Chart *c, int i, double x, double w, double y0, double h, long long max)
 {
 	double y = y0, part;
-	const long long v[3] = {d, r, f};
-	const char *cls[3] = {"done", "retried", "failed"};
 	int k;
 
-	for (k = 0; k < 3; k++) {
-		if (v[k] <= 0 || max <= 0)
+	if (max <= 0 || c->series[0].v[i] < 0)
+		return;
+	for (k = 0; k < c->nseries; k++) {
+		long long v = c->series[k].v[i];
+
+		if (v <= 0)
 			continue;
-		part = h * (double) v[k] / (double) max;
+		part = h * (double) v / (double) max;
 		if (part < 1)
 			part = 1;
 		y -= part;
-		buf_printf(b, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>", cls[k], x,
-				   y, w, part);
+		buf_printf(b, "<rect class=\"%s\" x=\"%.1f\" y=\"%.1f\" width=\"%.1f\" height=\"%.1f\"/>",
+				   c->series[k].name, x, y, w, part);
 	}
 }
 
@@ -56,60 +78,72 @@ hhmm(struct Buf *b, long long t, int step)
 	buf_puts(b, s);
 }
 
-void
-chart_bars(struct Buf *b, const char *label, long long start, int step, int n, const long long *done,
-		   const long long *retried, const long long *failed)
+/* bucket_title writes what a bar's hover says: its time and each series' value. */
+static void
+bucket_title(struct Buf *b, const struct Chart *c, int i)
 {
-	const double width = 540, height = 150, left = 44, top = 10, bottom = 22;
-	double h = height - top - bottom, w = (width - left - 6) / n;
-	long long max = peak(n, done, retried, failed), total_d = 0, total_f = 0, total_r = 0;
+	int k;
+
+	buf_puts(b, "<title>");
+	hhmm(b, c->start + (long long) i * c->step, c->step);
+	buf_puts(b, " UTC: ");
+	if (c->series[0].v[i] < 0)
+		buf_puts(b, "no sample (no Processor reported)");
+	for (k = 0; k < c->nseries && c->series[0].v[i] >= 0; k++)
+		buf_printf(b, "%s%lld %s", k ? ", " : "", c->series[k].v[i], c->series[k].name);
+	buf_puts(b, "</title>");
+}
+
+void
+chart_bars(struct Buf *b, const struct Chart *c)
+{
+	const double width = BARS_WIDTH, height = BARS_HEIGHT, left = 44, top = 10, bottom = 22;
+	double h = height - top - bottom, w = (width - left - 6) / c->n;
+	long long max = peak(c);
 	int i;
 
-	for (i = 0; i < n; i++) {
-		total_d += done[i];
-		total_r += retried[i];
-		total_f += failed[i];
-	}
 	buf_puts(b, "<figure class=\"chartbox\"><figcaption>");
-	html_esc(b, label);
-	buf_printf(b, " \xC2\xB7 <span class=\"muted\">%lld done, %lld retried, %lld failed</span></figcaption>",
-			   total_d, total_r, total_f);
+	html_esc(b, c->label);
+	if (c->summary != NULL) {
+		buf_puts(b, " \xC2\xB7 <span class=\"muted\">");
+		html_esc(b, c->summary);
+		buf_puts(b, "</span>");
+	}
 	buf_printf(b,
-			   "<svg class=\"chart\" role=\"img\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
-			   "xmlns=\"http://www.w3.org/2000/svg\"><title>",
+			   "</figcaption><svg class=\"chart\" role=\"img\" width=\"%.0f\" height=\"%.0f\" "
+			   "viewBox=\"0 0 %.0f %.0f\" xmlns=\"http://www.w3.org/2000/svg\"><title>",
 			   width, height, width, height);
-	html_esc(b, label);
+	html_esc(b, c->label);
 	buf_printf(b, "</title><line class=\"axis\" x1=\"%.0f\" y1=\"%.0f\" x2=\"%.0f\" y2=\"%.0f\"/>", left,
 			   top + h, width - 4, top + h);
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">%lld</text>", left - 4, top + 9, max);
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">0</text>", left - 4, top + h);
-	for (i = 0; i < n; i++) {
-		buf_puts(b, "<g><title>");
-		hhmm(b, start + (long long) i * step, step);
-		buf_printf(b, " UTC: %lld done, %lld retried, %lld failed</title>", done[i], retried[i], failed[i]);
-		bar(b, left + i * w + 0.5, w > 2 ? w - 1 : w, top + h, h, max, done[i], retried[i], failed[i]);
+	for (i = 0; i < c->n; i++) {
+		buf_puts(b, "<g>");
+		bucket_title(b, c, i);
+		bar(b, c, i, left + i * w + 0.5, w > 2 ? w - 1 : w, top + h, h, max);
 		buf_puts(b, "</g>");
 	}
 	buf_printf(b, "<text x=\"%.0f\" y=\"%.0f\">", left, height - 6);
-	hhmm(b, start, step);
+	hhmm(b, c->start, c->step);
 	buf_printf(b, "</text><text x=\"%.0f\" y=\"%.0f\" text-anchor=\"end\">", width - 4, height - 6);
-	hhmm(b, start + (long long) n * step, step);
+	hhmm(b, c->start + (long long) c->n * c->step, c->step);
 	buf_puts(b, " UTC</text></svg></figure>\n");
 }
 
 void
-chart_spark(struct Buf *b, int n, const long long *done, const long long *retried, const long long *failed)
+chart_spark(struct Buf *b, const struct Chart *c)
 {
-	const double width = 120, height = 24;
-	double w = width / n;
-	long long max = peak(n, done, retried, failed);
+	const double width = SPARK_WIDTH, height = SPARK_HEIGHT;
+	double w = width / c->n;
+	long long max = peak(c);
 	int i;
 
 	buf_printf(b,
 			   "<svg class=\"spark\" width=\"%.0f\" height=\"%.0f\" viewBox=\"0 0 %.0f %.0f\" "
 			   "xmlns=\"http://www.w3.org/2000/svg\" aria-hidden=\"true\">",
 			   width, height, width, height);
-	for (i = 0; i < n; i++)
-		bar(b, i * w, w, height, height - 1, max, done[i], retried[i], failed[i]);
+	for (i = 0; i < c->n; i++)
+		bar(b, c, i, i * w, w, height, height - 1, max);
 	buf_puts(b, "</svg>");
 }

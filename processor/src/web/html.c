@@ -101,6 +101,45 @@ html_age(struct Buf *b, double secs)
 		buf_printf(b, "%lldd%02lldh", s / 86400, s % 86400 / 3600);
 }
 
+void
+html_duration(struct Buf *b, double secs)
+{
+	static const struct {
+		long long ms;
+		const char *unit;
+	} units[] = {{86400000, "d"}, {3600000, "h"}, {60000, "min"}};
+	long long ms = (long long) (secs * 1000 + 0.5);
+	const char *sep = "";
+	size_t i;
+
+	if (secs < 0) {
+		buf_puts(b, "-");
+		return;
+	}
+	if (ms < 1000) {
+		buf_printf(b, "%lld ms", ms);
+		return;
+	}
+	for (i = 0; i < sizeof units / sizeof units[0]; i++) {
+		if (ms < units[i].ms)
+			continue;
+		buf_printf(b, "%s%lld %s", sep, ms / units[i].ms, units[i].unit);
+		ms %= units[i].ms;
+		sep = " ";
+	}
+	if (ms % 1000 != 0) {
+		long long frac = ms % 1000;
+		int digits = frac % 10 != 0 ? 3 : frac % 100 != 0 ? 2 : 1;
+
+		/* the fraction without its trailing zeros: 1.5 s, 1.25 s */
+		buf_printf(b, "%s%lld.%0*lld s", sep, ms / 1000, digits,
+				   frac / (digits == 3   ? 1
+						   : digits == 2 ? 10
+										 : 100));
+	} else if (ms > 0)
+		buf_printf(b, "%s%lld s", sep, ms / 1000);
+}
+
 /* role_label says what kind of role is connected, in the header. */
 static const char *
 role_label(const struct WebCaps *c)

@@ -7,14 +7,29 @@
 
 #include "buf.h"
 
+/* One series of a chart: its word (also its class in the style sheet, for the colour) and values. */
+struct ChartSeries {
+	const char *name;
+	const long long *v;
+};
+
 /*
- * chart_bars draws n buckets of step seconds from start (seconds since 1970): done, retried and
- * failed stacked, with the scale and the first and last bucket's time.
+ * A chart of n buckets of step seconds from start (seconds since 1970), its series stacked in
+ * their order, bottom up. A bucket whose first value is negative has no data (no sample was
+ * taken): no bar, and its title says so.
  */
-void chart_bars(struct Buf *b, const char *label, long long start, int step, int n, const long long *done,
-				const long long *retried, const long long *failed);
-/* chart_spark draws a small chart of the same (no labels), for a table's row. */
-void chart_spark(struct Buf *b, int n, const long long *done, const long long *retried,
-				 const long long *failed);
+struct Chart {
+	const char *label;   /* the caption and the SVG's title */
+	const char *summary; /* after the caption, muted (NULL: none) */
+	long long start;
+	int step, n;
+	const struct ChartSeries *series;
+	int nseries;
+};
+
+/* chart_bars draws c with its caption, the scale, and the first and last bucket's time. */
+void chart_bars(struct Buf *b, const struct Chart *c);
+/* chart_spark draws c small, without caption or labels, for a table's row. */
+void chart_spark(struct Buf *b, const struct Chart *c);
 
 #endif

@@ -18,6 +18,11 @@ void html_esc_cut(struct Buf *b, const char *s, size_t max);
 void url_esc(struct Buf *b, const char *s);
 /* html_age appends a duration of seconds as "42s", "3m05s", "2h10m", "4d03h" ("-" when < 0). */
 void html_age(struct Buf *b, double secs);
+/*
+ * html_duration appends a setting's duration of seconds in words: "250 ms", "10 s", "1.5 s",
+ * "1 min 30 s", "1 h", "2 d 12 h" ("-" when < 0).
+ */
+void html_duration(struct Buf *b, double secs);
 
 /*
  * html_begin opens a page: the head, the navigation with `nav` (a path of the page table)

@@ -2,7 +2,7 @@
  * test_web.c - the web console's pure parts: escaping, ids, the password file and its hashes,
  * the client an address counts as, failed sign-ins per client and per name, the sign-in token and
  * its file, which connection is closed when there are too many, CSRF tokens, the charts' SVG, what
- * an answer of pgrelay.cancel() is told as.
+ * an answer of pgrelay.cancel() is told as, durations in words.
  */
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -73,6 +73,27 @@ test_html_cut_and_url(void)
 	buf_puts(&b, " ");
 	html_age(&b, -1);
 	CHECK_STR(b.data, "42s 3m05s 2h10m 1d01h -");
+	/* a setting's duration in words */
+	buf_reset(&b);
+	html_duration(&b, 10);
+	buf_puts(&b, " | ");
+	html_duration(&b, 3600);
+	buf_puts(&b, " | ");
+	html_duration(&b, 5400);
+	buf_puts(&b, " | ");
+	html_duration(&b, 0.05);
+	buf_puts(&b, " | ");
+	html_duration(&b, 1.5);
+	buf_puts(&b, " | ");
+	html_duration(&b, 61.25);
+	buf_puts(&b, " | ");
+	html_duration(&b, 2592000);
+	buf_puts(&b, " | ");
+	html_duration(&b, 90061);
+	buf_puts(&b, " | ");
+	html_duration(&b, -1);
+	CHECK_STR(b.data,
+			  "10 s | 1 h | 1 h 30 min | 50 ms | 1.5 s | 1 min 1.25 s | 30 d | 1 d 1 h 1 min 1 s | -");
 	buf_free(&b);
 }
 
@@ -382,16 +403,31 @@ static void
 test_chart(void)
 {
 	long long d[4] = {1, 0, 5, 2}, r[4] = {0, 0, 1, 0}, f[4] = {0, 0, 0, 3};
+	long long due[3] = {4, -1, 0}, waiting[3] = {1, -1, 0}, retrying[3] = {700, -1, 0},
+			  failed[3] = {2, -1, 0};
+	const struct ChartSeries s[] = {{"done", d}, {"retried", r}, {"failed", f}};
+	const struct ChartSeries bl[] = {
+		{"due", due}, {"waiting", waiting}, {"retrying", retrying}, {"failed", failed}};
+	struct Chart c = {"Last <hour>", "8 done & more", 1796159040, 60, 4, s, 3};
 	struct Buf b = BUF_INIT;
 
-	chart_bars(&b, "Last <hour>", 1796159040, 60, 4, d, r, f);
+	chart_bars(&b, &c);
 	CHECK(strstr(b.data, "Last &lt;hour&gt;") != NULL);
-	CHECK(strstr(b.data, "8 done, 1 retried, 3 failed") != NULL);
+	CHECK(strstr(b.data, "8 done &amp; more") != NULL);
 	CHECK(strstr(b.data, "21:04 UTC: 1 done, 0 retried, 0 failed") != NULL);
 	CHECK(strstr(b.data, "style=") == NULL && strstr(b.data, "<script") == NULL);
 	buf_reset(&b);
-	chart_spark(&b, 4, d, r, f);
+	chart_spark(&b, &c);
 	CHECK(strstr(b.data, "class=\"failed\"") != NULL);
+	/* a backlog: four series stacked, the peak on the scale; a bucket without a sample has no bar */
+	buf_reset(&b);
+	c = (struct Chart){"Backlog", NULL, 1796159040, 60, 3, bl, 4};
+	chart_bars(&b, &c);
+	CHECK(strstr(b.data, "21:04 UTC: 4 due, 1 waiting, 700 retrying, 2 failed") != NULL);
+	CHECK(strstr(b.data, "21:05 UTC: no sample") != NULL);
+	CHECK(strstr(b.data, ">707</text>") != NULL);
+	CHECK(strstr(b.data, "class=\"retrying\"") != NULL && strstr(b.data, "class=\"due\"") != NULL);
+	CHECK(strstr(b.data, "\xC2\xB7") == NULL);
 	buf_free(&b);
 }
 
