@@ -390,8 +390,11 @@ def test_without_a_password_file_nothing_but_the_sign_in_token_gets_in(relay, co
     # the token's answer: the cookie, for this port, that no script reads and no other site sends
     r = c.get("/sign-in?token=" + token, cookie=False)
     assert r.status == 303 and r.header("Location") == "/"
-    assert r.header("Set-Cookie") == c.cookie + "; Path=/; HttpOnly; SameSite=Strict", r.header("Set-Cookie")
+    assert re.fullmatch(r"pg_relay_%d=[0-9a-f]{64}; Path=/; HttpOnly; SameSite=Strict" % c.port(),
+                        r.header("Set-Cookie")), r.header("Set-Cookie")
     assert c.cookie.startswith("pg_relay_%d=" % c.port()) and token not in c.cookie
+    # each sign-in opens a session of its own
+    assert r.header("Set-Cookie").split(";")[0] != c.cookie
     r = c.post("/action/pause", {"csrf": csrf})
     assert r.status == 200 and relay.scalar("SELECT paused FROM pgrelay.dispatch_state")
     c.post("/action/resume", {"csrf": csrf})
@@ -414,6 +417,30 @@ def test_without_a_password_file_nothing_but_the_sign_in_token_gets_in(relay, co
         assert "web_listening" not in quiet.log()
     finally:
         assert quiet.stop() == 0
+
+
+def test_sign_out_ends_this_browsers_session(relay, consoles):
+    """Sign-out is an action (a same-origin POST with the CSRF token): it closes the session of
+    its cookie, which then signs nobody in, and clears the cookie; another browser's session stays."""
+    c = consoles(dsn_as(relay, "console_admin"))
+    other = c.get("/sign-in?token=" + c.sign_in_url.rsplit("=", 1)[1], cookie=False).header("Set-Cookie").split(";")[0]
+    page = c.get("/").body
+    assert re.search(r'<form class="action" method="post" action="/sign-out">.*id="sign-out">Sign out</button>',
+                     page), page
+    csrf = c.csrf("/")
+    assert c.get("/sign-out").status == 405
+    assert c.post("/sign-out", {"csrf": csrf}, origin=False).status == 403
+    assert c.post("/sign-out", {"csrf": "0" * 64}).status == 403
+    assert c.get("/").status == 200
+    r = c.post("/sign-out", {"csrf": csrf})
+    assert r.status == 200 and "session has ended: its cookie signs nobody in any more" in r.body, (r.status, r.body)
+    assert r.header("Set-Cookie") == "pg_relay_%d=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict" % c.port()
+    assert "/static/" not in r.body                   # nothing the page needs is served any more
+    for path in ("/", "/channels", "/static/console.css"):
+        assert c.get(path).status == 401, path
+    assert c.post("/sign-out", {"csrf": csrf}).status == 401
+    assert c.get("/", headers={"Cookie": other}, cookie=False).status == 200
+    assert "web_signed_out session=cookie" in c.proc.log()
 
 
 def test_the_sign_in_address_in_a_token_file(relay, consoles, tmp_path):
@@ -576,6 +603,17 @@ def test_password_file(relay, consoles, tmp_path):
     assert c.post("/action/retry", {"csrf": token, "event_id": ev}, user="ann", password="correct horse").status == 403
     assert c.post("/action/retry", {"csrf": token, "event_id": ev}, user="bob", password="correct horse").status == 200
     assert "user=bob role=console_admin result=done" in c.proc.log()
+    # sign-out: a 401 makes the browser forget the password; the same form again (its user typed
+    # the password into the browser's prompt) leads back in
+    page = c.get("/", user="ann", password="correct horse").body
+    nonce = re.search(r'name="n" value="([0-9a-f]{64})"', page).group(1)
+    fields = {"csrf": c.csrf("/", user="ann", password="correct horse"), "n": nonce}
+    r = c.post("/sign-out", fields, user="ann", password="correct horse")
+    assert r.status == 401 and r.header("WWW-Authenticate") == 'Basic realm="pg_relay", charset="UTF-8"'
+    assert "no longer sends your password" in r.body and r.header("Set-Cookie") is None
+    r = c.post("/sign-out", fields, user="ann", password="correct horse")
+    assert r.status == 303 and r.header("Location") == "/"
+    assert c.post("/sign-out", fields).status == 401 and "web_signed_out session=password user=ann" in c.proc.log()
     for text, says in (("ann:pbkdf2-sha256:1000:abc\n", "users:1: expected NAME:pbkdf2-sha256"),
                        ("ann:md5:1000:x:y\n", "unknown hash scheme"),
                        (line + "\n" + line + "\n", "user ann is in the file twice"),

@@ -5,13 +5,14 @@ email through a real SMTP server, a webhook to a receiver that checks signatures
 the address the console writes at start (its session cookie), checks what each page shows (the
 retrying events and last errors on the first screen, the backlog over the last hour and day), that
 every page fits a window 1280 pixels wide and refreshes itself unless told not to, retries a failed
-event and pauses a channel and a schedule as an admin, is refused as a monitor, and saves a
-screenshot of each page (docs/console.md shows them: PGRELAY_CONSOLE_SHOTS=docs/img makes the
-committed ones). The browser's console must stay free of
+event and pauses a channel and a schedule as an admin, is refused as a monitor, signs out (of the
+session, and of HTTP Basic), and saves a screenshot of each page (docs/console.md shows them:
+PGRELAY_CONSOLE_SHOTS=docs/img makes the committed ones). The browser's console must stay free of
 errors: a Content-Security-Policy violation or a script error fails the test."""
 import os
 import re
 import shutil
+import subprocess
 
 import pytest
 
@@ -345,6 +346,13 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         fits(d)
         shots(d, "processors")
         quiet(d)
+
+        # Sign out: the session ends, and the next page is not served
+        go(d, d.find_element(By.ID, "sign-out"))
+        assert "This browser's session has ended" in text(d, "#signed-out")
+        d.get(admin.url + "channels")
+        assert "not signed in" in d.page_source and "order_placed" not in d.page_source
+        d.get_log("browser")                                       # the 401's console message
     finally:
         admin.stop()
 
@@ -403,3 +411,39 @@ def test_pages_read_without_javascript(live, browser):
     finally:
         admin.stop()
 
+
+def test_sign_out_of_http_basic(live, browser, tmp_path):
+    """HTTP Basic has no sign-out of its own: the browser sends the password with every request
+    until an answer with it is 401. The console's Sign out gets that answer, and Chromium forgets
+    the password: the next page asks for it again."""
+    d = browser
+    line = subprocess.run([testlib.PROCESSOR, "web", "--hash-password=ann", "--iterations=1000"],
+                          input="correct horse\n", capture_output=True, text=True, check=True).stdout
+    auth = tmp_path / "users"
+    auth.write_text(line)
+    c = webconsole.Console(live.dsn.replace("user=postgres", "user=console_admin"), "--auth-file=" + str(auth),
+                           "--log-level=debug")
+
+    def served():
+        """The pages served to ann so far (a refused request is not served)."""
+        return len(re.findall(r"web_request method=GET path=/channels status=200 .*user=ann", c.proc.log()))
+
+    try:
+        d.get(c.url.replace("http://", "http://ann:correct%20horse@"))
+        assert "signed in as ann" in text(d, "#who")
+        no_refresh(d)
+        # the browser keeps the password for the console's other pages
+        d.get(c.url + "channels")
+        assert "signed in as ann" in text(d, "#who") and "order_placed" in text(d, "#channel-table")
+        assert served() == 1
+        quiet(d)
+        # Sign out: the answer is 401 (a browser shows its password prompt, which headless Chromium
+        # cancels), and the next page comes without the password: not served
+        go(d, d.find_element(By.ID, "sign-out"))
+        assert "web_signed_out session=password user=ann" in c.proc.log()
+        d.get(c.url + "channels")
+        assert "signed in as" not in d.page_source and "order_placed" not in d.page_source, d.page_source
+        assert served() == 1
+        d.get_log("browser")                                       # the 401s' console messages
+    finally:
+        c.stop()

@@ -64,6 +64,8 @@ static const char css[] =
 	"td.num.warn{color:#8a5a07;font-weight:600}td.err{min-width:15em;max-width:26em;font-size:13px}"
 	"td.err.muted{color:var(--muted)}td.runs{min-width:13em;max-width:20em}.settings{font-size:12px;"
 	"color:var(--muted)}td.runs code{white-space:normal;word-break:break-all}\n"
+	"button.signout{padding:0 .5em;margin-left:.6em;font-size:12px;background:transparent;color:#cfd8e6;"
+	"border-color:#5d6b7e}\n"
 	".actions{margin:.4em 0}#dispatch,#failed-count{margin:.4em 0 1em}figure{margin:0}"
 	"figcaption{font-size:13px;color:var(--fg);margin-bottom:.2em}\n"
 	"footer{padding:1em 1.2em;color:var(--muted);font-size:12px}\n"

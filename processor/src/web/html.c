@@ -187,6 +187,14 @@ html_begin(struct WebReq *r, const char *title, const char *nav, bool refresh)
 		buf_puts(b, " \xC2\xB7 signed in as ");
 		html_esc(b, r->user);
 	}
+	/* a sign-out for whoever signed in: a POST with the CSRF token, as every action */
+	if (r->user || r->session) {
+		buf_printf(b,
+				   " <form class=\"action\" method=\"post\" action=\"/sign-out\"><input type=\"hidden\" "
+				   "name=\"csrf\" value=\"%s\"><input type=\"hidden\" name=\"n\" value=\"%s\">"
+				   "<button type=\"submit\" class=\"signout\" id=\"sign-out\">Sign out</button></form>",
+				   r->csrf, r->nonce);
+	}
 	buf_puts(b, "</span></header>\n<main>\n<h1>");
 	html_esc(b, title);
 	buf_puts(b, "</h1>\n");

@@ -22,6 +22,7 @@ const struct WebPage web_pages[] = {
 	{"/action/cancel", "Cancel", false, true, action_cancel},
 	{"/action/schedule-pause", "Pause schedule", false, true, action_schedule_pause},
 	{"/action/schedule-resume", "Resume schedule", false, true, action_schedule_resume},
+	{"/sign-out", "Sign out", false, true, action_sign_out},
 	{NULL, NULL, false, false, NULL},
 };
 

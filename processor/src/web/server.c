@@ -326,7 +326,7 @@ check_password(struct MHD_Connection *c, const char *url, char *user, size_t use
 static enum MHD_Result
 sign_in(struct MHD_Connection *c, const char *method)
 {
-	char cookie[160], addr[INET6_ADDRSTRLEN];
+	char cookie[160], addr[INET6_ADDRSTRLEN], session[65];
 	char *body;
 
 	if (strcmp(method, "GET") != 0 && strcmp(method, "HEAD") != 0)
@@ -342,14 +342,61 @@ sign_in(struct MHD_Connection *c, const char *method)
 			"started (web_sign_in)\n",
 			NULL, NULL);
 	}
-	snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", cookie_name,
-			 signin_session(), use_tls ? "; Secure" : "");
+	if (!signin_session_new(session))
+		return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no random bytes for a session\n", NULL, NULL);
+	snprintf(cookie, sizeof cookie, "%s=%s; Path=/; HttpOnly; SameSite=Strict%s", cookie_name, session,
+			 use_tls ? "; Secure" : "");
 	log_info("web_signed_in", LOG_STR("address", addr));
 	body = strdup("");
 	if (body == NULL)
 		return MHD_NO;
 	return send_response(c, MHD_HTTP_SEE_OTHER, body, 0, "text/plain; charset=utf-8", "/",
 						 MHD_HTTP_HEADER_SET_COOKIE, cookie);
+}
+
+/* signed_out writes the page of a sign-out: no style sheet, no link but one, since nothing else is served now. */
+static void
+signed_out(struct WebReq *r, const char *text, const char *again)
+{
+	buf_puts(&r->out, "<!doctype html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
+					  "<title>Signed out \xC2\xB7 pg_relay</title></head>\n<body><h1>Signed out</h1>\n"
+					  "<p id=\"signed-out\">");
+	html_esc(&r->out, text);
+	buf_puts(&r->out, "</p>\n<p>");
+	buf_puts(&r->out, again);
+	buf_puts(&r->out, "</p>\n</body></html>\n");
+}
+
+void
+action_sign_out(struct WebReq *r)
+{
+	if (r->user == NULL) {
+		signin_session_end(r->session);
+		r->header = MHD_HTTP_HEADER_SET_COOKIE;
+		snprintf(r->header_value, sizeof r->header_value,
+				 "%s=; Path=/; Max-Age=0; HttpOnly; SameSite=Strict%s", cookie_name,
+				 use_tls ? "; Secure" : "");
+		log_info("web_signed_out", LOG_STR("session", "cookie"));
+		signed_out(r, "This browser's session has ended: its cookie signs nobody in any more.",
+				   "To sign in again, open the sign-in address the console wrote when it started.");
+		return;
+	}
+	/*
+	 * A browser keeps the password of HTTP Basic until an answer with it is 401. The same form again
+	 * (its user typed the password into the browser's prompt) goes back to the overview.
+	 */
+	if (!signin_nonce_answer(web_arg(r, "n"))) {
+		snprintf(r->location, sizeof r->location, "/");
+		return;
+	}
+	r->status = MHD_HTTP_UNAUTHORIZED;
+	r->header = MHD_HTTP_HEADER_WWW_AUTHENTICATE;
+	snprintf(r->header_value, sizeof r->header_value, "Basic realm=\"pg_relay\", charset=\"UTF-8\"");
+	log_info("web_signed_out", LOG_STR("session", "password"), LOG_STR("user", r->user));
+	signed_out(r,
+			   "Your browser no longer sends your password to this console. If it asks for one now, cancel "
+			   "to stay signed out.",
+			   "<a href=\"/\">Sign in again</a>");
 }
 
 /* serve runs the checks of a complete request, then its page or action. */
@@ -360,6 +407,7 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 	const struct WebPage *page;
 	const struct WebAsset *asset;
 	char user[AUTH_NAME_MAX + 1], timing[64];
+	const char *session;
 	long long t0 = now_us();
 	enum MHD_Result ret;
 	char *body;
@@ -372,12 +420,13 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 					 "this console answers only to a loopback name (127.0.0.1, [::1], localhost)\n", NULL,
 					 NULL);
 	user[0] = '\0';
+	session = use_auth ? NULL : MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name);
 	if (use_auth) {
 		if (!check_password(c, url, user, sizeof user, &ret))
 			return ret;
 	} else if (strcmp(url, "/sign-in") == 0)
 		return sign_in(c, method);
-	else if (!signin_session_ok(MHD_lookup_connection_value(c, MHD_COOKIE_KIND, cookie_name)))
+	else if (!signin_session_ok(session))
 		return plain(
 			c, MHD_HTTP_UNAUTHORIZED,
 			"not signed in: open the sign-in address the console wrote when it started (its web_sign_in "
@@ -404,8 +453,11 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 	r.method = method;
 	r.path = url;
 	r.user = user[0] ? user : NULL;
+	r.session = session;
 	r.status = MHD_HTTP_OK;
 	csrf_token(r.user, r.csrf);
+	if (r.user != NULL && !signin_nonce(r.nonce))
+		return plain(c, MHD_HTTP_INTERNAL_SERVER_ERROR, "no random bytes for a form\n", NULL, NULL);
 	if (post) {
 		if (ctx->too_big)
 			return plain(c, MHD_HTTP_CONTENT_TOO_LARGE, "the form is too large\n", NULL, NULL);
@@ -424,7 +476,10 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 						 NULL, NULL);
 		}
 	}
-	if (!web_db_caps(&r.caps))
+	/* signing out asks nothing of the database: it works while the database is away */
+	if (page->render == action_sign_out)
+		page->render(&r);
+	else if (!web_db_caps(&r.caps))
 		html_message_page(&r, MHD_HTTP_SERVICE_UNAVAILABLE, "Database unavailable", web_db_error());
 	else
 		page->render(&r);
@@ -435,8 +490,9 @@ serve(struct MHD_Connection *c, const char *url, const char *method, struct ReqC
 	len = r.out.len;
 	body = buf_steal(&r.out);
 	snprintf(timing, sizeof timing, "page;dur=%.1f", (double) (now_us() - t0) / 1000.0);
-	ret = send_response(c, r.location[0] ? MHD_HTTP_SEE_OTHER : r.status, body, len,
-						"text/html; charset=utf-8", r.location, "Server-Timing", timing);
+	ret =
+		send_response(c, r.location[0] ? MHD_HTTP_SEE_OTHER : r.status, body, len, "text/html; charset=utf-8",
+					  r.location, r.header ? r.header : "Server-Timing", r.header ? r.header_value : timing);
 	log_debug("web_request", LOG_STR("method", method), LOG_STR("path", url),
 			  LOG_INT("status", (long long) r.status), LOG_INT("ms", (now_us() - t0) / 1000),
 			  LOG_OPT_STR("user", r.user));

@@ -44,6 +44,8 @@ struct WebReq {
 	const char *method;   /* GET, HEAD or POST */
 	const char *path;     /* the URL's path, without the query */
 	const char *user;     /* the HTTP user (auth file), NULL without one */
+	const char *session;  /* the session cookie's value (sign-in token), NULL with an auth file */
+	char nonce[65];       /* the sign-out form's nonce, with an auth file (web_signin.h) */
 	char csrf[65];        /* this user's CSRF token, for the forms of the page */
 	char *form_names[24]; /* the POST form's fields, decoded */
 	char *form_values[24];
@@ -52,6 +54,8 @@ struct WebReq {
 	struct Buf out;     /* the body */
 	unsigned status;    /* the HTTP status (200 unless a page says otherwise) */
 	char location[512]; /* a redirect's target, "" for none */
+	const char *header; /* one more header of the answer (a sign-out's), NULL for none */
+	char header_value[192];
 };
 
 /* web_arg is a query argument (GET) or form field (POST), NULL when absent or empty. */

@@ -40,6 +40,11 @@ void action_resume(struct WebReq *r);
 void action_cancel(struct WebReq *r);
 void action_schedule_pause(struct WebReq *r);
 void action_schedule_resume(struct WebReq *r);
+/*
+ * action_sign_out ends the request's sign-in (server.c): a session's cookie is closed and cleared;
+ * with HTTP Basic the answer is 401, which makes a browser forget the password it sent.
+ */
+void action_sign_out(struct WebReq *r);
 
 /* web_cancel_text says what an answer of pgrelay.cancel() (cancelled, running, finished) means. */
 const char *web_cancel_text(const char *answer);

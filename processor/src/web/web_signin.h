@@ -12,21 +12,34 @@
 
 #include "buf.h"
 
-/* signin_init draws this process's token and session value; false when no random bytes could be had. */
+/* signin_init draws this process's token (and forgets every session); false without random bytes. */
 bool signin_init(void) MUSTCHECK;
 /* signin_token is the token's 64 hex digits, for the sign-in address shown once. */
 const char *signin_token(void);
 /* signin_token_ok compares a token (NULL: none) with this process's in constant time. */
 bool signin_token_ok(const char *token);
 /*
- * signin_session is the session cookie's value, 64 hex digits: random too, not the token, so that
- * the token travels once, at sign-in, and not with every request.
+ * signin_session_new opens a session for one sign-in: out gets the session cookie's value, 64 hex
+ * digits, random too, not the token, so that the token travels once, at sign-in, and not with every
+ * request. Each sign-in has its own, so that signing out ends that browser's only. At most 64 are
+ * open: the 65th takes the place of the one used longest ago. False without random bytes.
  */
-const char *signin_session(void);
-/* signin_session_ok compares a cookie's value (NULL: none) with the session's in constant time. */
+bool signin_session_new(char out[65]) MUSTCHECK;
+/* signin_session_ok: is a cookie's value (NULL: none) an open session? Constant time per session. */
 bool signin_session_ok(const char *value);
-/* signin_forget wipes the token and the session value (at stop). */
+/* signin_session_end closes a session (sign-out): its cookie signs nobody in any more. False: none open. */
+bool signin_session_end(const char *value);
+/* signin_forget wipes the token and every session (at stop). */
 void signin_forget(void);
+
+/*
+ * A sign-out form of HTTP Basic carries a nonce (signin_nonce, 64 hex digits). The browser forgets
+ * its password only when its sign-out is answered 401; one whose user then types the password again
+ * sends the same form again, and must get in rather than be asked once more: signin_nonce_answer is
+ * true the first time it sees a nonce (answer 401), false when it has seen it among the last 32.
+ */
+bool signin_nonce(char out[65]) MUSTCHECK;
+bool signin_nonce_answer(const char *nonce);
 
 /*
  * signin_write_file writes text into path, a file that only this user may read: made with mode

@@ -256,16 +256,32 @@ test_conns(void)
 static void
 test_signin(void)
 {
-	char path[64], err[256], token[65], text[128];
+	char path[64], err[256], token[65], text[128], one[65], two[65], other[65], nonce[65];
+	int i;
 	struct stat st;
 	FILE *f;
 	int fd;
 
 	CHECK(signin_init());
 	snprintf(token, sizeof token, "%s", signin_token());
-	CHECK(strlen(token) == 64 && strcmp(token, signin_session()) != 0);
-	CHECK(signin_token_ok(token) && !signin_token_ok(signin_session()) && !signin_token_ok(NULL));
-	CHECK(signin_session_ok(signin_session()) && !signin_session_ok(token) && !signin_session_ok(""));
+	CHECK(signin_session_new(one) && signin_session_new(two));
+	CHECK(strlen(token) == 64 && strlen(one) == 64 && strcmp(token, one) != 0 && strcmp(one, two) != 0);
+	CHECK(signin_token_ok(token) && !signin_token_ok(one) && !signin_token_ok(NULL));
+	CHECK(signin_session_ok(one) && signin_session_ok(two) && !signin_session_ok(token) &&
+		  !signin_session_ok("") && !signin_session_ok(NULL));
+	/* signing out ends one browser's session, not the other's */
+	CHECK(signin_session_end(one) && !signin_session_ok(one) && signin_session_ok(two) &&
+		  !signin_session_end(one));
+	/* at most 64 open: the 65th takes the place of the one used longest ago, here two */
+	CHECK(signin_session_new(one));
+	for (i = 0; i < 62; i++)
+		CHECK(signin_session_new(other) && signin_session_ok(one));
+	CHECK(signin_session_new(other) && signin_session_ok(other) && signin_session_ok(one) &&
+		  !signin_session_ok(two));
+	/* a sign-out form of HTTP Basic is answered 401 once */
+	CHECK(signin_nonce(nonce) && strlen(nonce) == 64);
+	CHECK(signin_nonce_answer(nonce) && !signin_nonce_answer(nonce) && !signin_nonce_answer(NULL) &&
+		  !signin_nonce_answer("short"));
 	token[63] = token[63] == '0' ? '1' : '0';
 	CHECK(!signin_token_ok(token));
 	/* the file: made with mode 0600, overwritten when it is this user's and private */
@@ -287,7 +303,7 @@ test_signin(void)
 	unlink(path);
 	CHECK(!signin_write_file("/nonexistent/dir/token", "x", err, sizeof err) && strstr(err, "cannot write"));
 	signin_forget();
-	CHECK(!signin_session_ok(signin_session()));
+	CHECK(!signin_session_ok(other) && !signin_token_ok(signin_token()));
 }
 
 static const char *
