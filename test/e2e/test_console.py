@@ -443,6 +443,26 @@ def test_sign_out_ends_this_browsers_session(relay, consoles):
     assert "web_signed_out session=cookie" in c.proc.log()
 
 
+def test_a_port_in_use_is_named_with_the_reason(relay):
+    """A console that cannot listen says the address and port it tried (libmicrohttpd's own message
+    says "port 0"), why, and what to change."""
+    taken = socket.socket()
+    taken.bind(("127.0.0.1", 0))
+    taken.listen()
+    port = taken.getsockname()[1]
+    try:
+        for listen, named in (("127.0.0.1:%d" % port, ""), ("localhost:%d" % port, " (--listen=localhost:%d)" % port)):
+            r = web("-d", dsn_as(relay, "console_admin"), "--listen=" + listen)
+            assert r.returncode == 1, r.stderr
+            assert r.stderr.splitlines()[-1] == (
+                "pg_relay web: cannot listen on address 127.0.0.1 port %d%s: Address already in use (another program, "
+                "or another console, listens there: stop it, or give --listen another port; port 0 takes any free "
+                "one)" % (port, named)), r.stderr
+            assert "port 0:" not in r.stderr
+    finally:
+        taken.close()
+
+
 def test_the_sign_in_address_in_a_token_file(relay, consoles, tmp_path):
     path = tmp_path / "console.url"
     c = consoles(dsn_as(relay, "console_admin"), "--token-file=" + str(path))

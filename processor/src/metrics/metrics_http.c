@@ -182,22 +182,17 @@ mhd_log(void *cls, const char *fmt, va_list ap)
 	log_debug("metrics_http", LOG_STR("message", last_message));
 }
 
-/*
- * start_failure: why the daemon did not start, from libmicrohttpd's last message. Its bind failure
- * names the port it was given, which is always 0 here (the address comes as a sockaddr), so only
- * the reason after the last ": " ("Address already in use") is kept; the caller names the address.
- */
-static const char *
-start_failure(void)
+const char *
+metrics_mhd_failure(const char *message)
 {
 	const char *reason;
 
-	if (last_message[0] == '\0')
+	if (message[0] == '\0')
 		return "libmicrohttpd failed";
-	reason = strrchr(last_message, ':');
-	if (strncmp(last_message, "Failed to bind", 14) == 0 && reason != NULL && reason[1] == ' ')
+	reason = strrchr(message, ':');
+	if (strncmp(message, "Failed to bind", 14) == 0 && reason != NULL && reason[1] == ' ')
 		return reason + 2;
-	return last_message;
+	return message;
 }
 
 bool
@@ -224,7 +219,7 @@ metrics_http_start(const char *addr, char *bound, size_t boundlen, char *err, si
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	(void) sslen;
 	if (daemon_ == NULL) {
-		snprintf(err, errlen, "cannot listen on %s: %s", addr, start_failure());
+		snprintf(err, errlen, "cannot listen on %s: %s", addr, metrics_mhd_failure(last_message));
 		return false;
 	}
 	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_LISTEN_FD);

@@ -37,6 +37,14 @@ void metrics_mhd_message(char *buf, size_t len, const char *fmt, va_list ap)
 	__attribute__((format(printf, 3, 0)));
 
 /*
+ * metrics_mhd_failure says why a daemon did not start, from libmicrohttpd's last message (""
+ * for none). Its bind failure names the port it was given, which is always 0 here (the address
+ * comes as a sockaddr), so only the reason after the last ": " ("Address already in use") is
+ * kept: the caller names the address and port.
+ */
+const char *metrics_mhd_failure(const char *message);
+
+/*
  * metrics_http_start listens on addr and serves scrapes until metrics_http_stop. Returns false with
  * a reason in err (a bad address, a port in use); bound gets the address it listens on, with the
  * port chosen when addr asked for 0.

@@ -611,6 +611,39 @@ describe(int fd, char *out, size_t outlen)
 	}
 }
 
+/*
+ * listen_failure says where the console tried to listen (the address and port, and what --listen
+ * said when it named a host) and why it could not, with what to change for the usual reasons.
+ */
+static void
+listen_failure(const struct sockaddr_storage *ss, const char *listen, char *err, size_t errlen)
+{
+	const char *why = metrics_mhd_failure(last_message), *hint = "";
+	char host[INET6_ADDRSTRLEN] = "?", at[INET6_ADDRSTRLEN + 16];
+	int port = 0;
+
+	if (ss->ss_family == AF_INET6) {
+		inet_ntop(AF_INET6, &((const struct sockaddr_in6 *) ss)->sin6_addr, host, sizeof host);
+		port = ntohs(((const struct sockaddr_in6 *) ss)->sin6_port);
+		snprintf(at, sizeof at, "[%s]:%d", host, port);
+	} else {
+		inet_ntop(AF_INET, &((const struct sockaddr_in *) ss)->sin_addr, host, sizeof host);
+		port = ntohs(((const struct sockaddr_in *) ss)->sin_port);
+		snprintf(at, sizeof at, "%s:%d", host, port);
+	}
+	if (strstr(why, "in use") != NULL)
+		hint =
+			" (another program, or another console, listens there: stop it, or give --listen another port; "
+			"port 0 takes any free one)";
+	else if (strstr(why, "assign requested address") != NULL)
+		hint = " (the address is not one of this host's: give --listen one of its addresses)";
+	else if (strstr(why, "ermission denied") != NULL)
+		hint = " (a port below 1024 needs privileges: give --listen a higher port)";
+	snprintf(err, errlen, "cannot listen on address %s port %d%s%s%s: %s%s", host, port,
+			 strcmp(at, listen) != 0 ? " (--listen=" : "", strcmp(at, listen) != 0 ? listen : "",
+			 strcmp(at, listen) != 0 ? ")" : "", why, hint);
+}
+
 bool
 web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, char *err, size_t errlen)
 {
@@ -622,6 +655,7 @@ web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, cha
 
 	if (!web_server_check(o, &loopback, err, errlen) || !resolve(o->listen, &ss, err, errlen))
 		return false;
+	last_message[0] = '\0';
 	loopback_only = loopback;
 	snprintf(cookie_name, sizeof cookie_name, "pg_relay");
 	use_auth = o->auth_file != NULL;
@@ -661,8 +695,7 @@ web_server_start(const struct WebServerOptions *o, char *url, size_t urllen, cha
 							 (size_t) 65536, MHD_OPTION_NOTIFY_COMPLETED, completed, NULL, MHD_OPTION_END);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (daemon_ == NULL) {
-		snprintf(err, errlen, "cannot listen on %s: %s", o->listen,
-				 last_message[0] ? last_message : "the address is in use or not this host's");
+		listen_failure(&ss, o->listen, err, errlen);
 		return false;
 	}
 	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_LISTEN_FD);
