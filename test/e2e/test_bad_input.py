@@ -558,6 +558,9 @@ case(SS, "processor", "SELECT pg_catalog.cardinality(pgrelay._settings_saved())"
 FS = "pgrelay._forget_handler_state"
 case(FS, "processor", "SELECT pgrelay._forget_handler_state()::text", (), result(""))
 case(FS, "processor", "SELECT pgrelay._forget_handler_state('all')", (), err("42883", "does not exist"))
+DT = "pgrelay._deferred_triggers"
+case(DT, "processor", "SELECT pgrelay._deferred_triggers()::text", (), result(""))
+case(DT, "processor", "SELECT pgrelay._deferred_triggers(true)", (), err("42883", "does not exist"))
 SR = "pgrelay._settings_restore"
 case(SR, "processor", "SELECT pgrelay._settings_restore(pgrelay._settings_saved())", (), result("pg_catalog, pg_temp"))
 case(SR, "processor", "SELECT pgrelay._settings_restore(ARRAY['', 'soon'])", (),

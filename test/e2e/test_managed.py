@@ -2,7 +2,7 @@
 and no server files. The installing role has what RDS's rds_superuser, Cloud SQL's
 cloudsqlsuperuser or Azure's azure_pg_admin have (LOGIN, CREATEDB, CREATEROLE, pg_monitor, owner of
 the database); nothing of ours is created with CREATE EXTENSION. Each test gets a cluster of its
-own: the four roles are cluster-wide, and whether they exist is part of what is tested."""
+own: the roles are cluster-wide, and whether they exist is part of what is tested."""
 import json
 import os
 import re
@@ -136,7 +136,8 @@ def test_a_plain_install_has_the_objects_of_create_extension(managed):
         assert p.execute("SELECT count(*) FROM pg_extension WHERE extname LIKE 'pg_relay%'").fetchone()[0] == 0
         # the roles, made once for the cluster; the monitor role is pg_monitor's
         assert p.execute("SELECT array_agg(rolname ORDER BY rolname) FROM pg_roles WHERE rolname LIKE 'pgrelay\\_%'"
-                         ).fetchone()[0] == ["pgrelay_admin", "pgrelay_monitor", "pgrelay_processor", "pgrelay_producer"]
+                         ).fetchone()[0] == ["pgrelay_admin", "pgrelay_monitor", "pgrelay_nobody", "pgrelay_processor",
+                                              "pgrelay_producer"]
         assert p.execute("SELECT pg_has_role('pg_monitor', 'pgrelay_monitor', 'MEMBER')").fetchone()[0]
         assert p.execute("SELECT rolsuper FROM pg_roles WHERE rolname = current_user").fetchone()[0] is False
 
@@ -212,6 +213,7 @@ def test_without_createrole_the_missing_roles_are_named(managed):
     r = install(managed, role="plain", dbname="plain", check=False)
     assert r.returncode == 1
     assert ("pg_relay needs the roles pgrelay_producer, pgrelay_processor, pgrelay_admin, pgrelay_monitor,"
+            " pgrelay_nobody,"
             " and plain may not create roles") in r.stderr
     assert "hint: Have a superuser run: CREATE ROLE pgrelay_producer NOLOGIN; CREATE ROLE" in r.stderr
     with managed.connect("plain") as p:

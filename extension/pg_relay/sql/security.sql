@@ -262,6 +262,23 @@ SELECT pgrelay._forget_handler_state();
 DEALLOCATE regress_before;
 CLOSE regress_kept;
 
+-- A handler's deferred triggers fire when it returns, as pgrelay_nobody, which holds no right (not
+-- even CREATE or USAGE on the schema), not at the commit as the Processor's role
+CREATE TABLE public.regress_deferred (x int);
+CREATE FUNCTION public.regress_deferred_who() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN RAISE NOTICE 'fired as %', current_user; RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER regress_deferred_t AFTER INSERT ON public.regress_deferred
+    DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.regress_deferred_who();
+BEGIN;
+INSERT INTO public.regress_deferred VALUES (1);
+SELECT pgrelay._deferred_triggers();
+COMMIT;
+SELECT p.proowner::regrole, pg_catalog.has_schema_privilege('pgrelay_nobody', 'pgrelay', 'CREATE') AS may_create,
+       pg_catalog.has_schema_privilege('pgrelay_nobody', 'pgrelay', 'USAGE') AS may_use
+FROM pg_proc p WHERE p.oid = 'pgrelay._deferred_triggers()'::regprocedure;
+DROP TABLE public.regress_deferred;
+DROP FUNCTION public.regress_deferred_who();
+
 DELETE FROM pgrelay.log WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.failed_events WHERE channel IN ('s_sec', 's_invoker');
 DELETE FROM pgrelay.channels WHERE channel IN ('s_sec', 's_invoker');

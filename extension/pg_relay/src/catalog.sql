@@ -329,9 +329,10 @@ COMMENT ON TYPE pgrelay.process_result IS
 CREATE TYPE pgrelay._claim AS (queue_id bigint, event_id bigint, channel text, action_type text,
                                payload text, attempt integer, max_attempts integer, timeout_ms integer,
                                handler text, queued_at timestamptz, run_at timestamptz, call text,
-                               refusal text, refusal_sqlstate text, replayed_log bigint);
+                               refusal text, refusal_sqlstate text, replayed_log bigint, fn oid);
 COMMENT ON TYPE pgrelay._claim IS 'Internal: a queue row claimed by _claim_event(), with its handler checked '
-    '(replayed_log: the row was replayed, its attempt is recorded already by that log row, and it is finished)';
+    '(replayed_log: the row was replayed, its attempt is recorded already by that log row, and it is finished; '
+    'fn: the handler''s function as the claim checked it)';
 CREATE TYPE pgrelay._completed AS (log_id bigint, outcome text, retry_id bigint, retry_at timestamptz);
 COMMENT ON TYPE pgrelay._completed IS 'Internal: what _complete() wrote for an attempt';
 

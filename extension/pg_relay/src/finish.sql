@@ -67,8 +67,8 @@ BEGIN
            END,
            CASE WHEN c.handler IS NULL THEN NULL WHEN p.oid IS NULL THEN '42883'
                 WHEN NOT p.prosecdef THEN '42501' END,
-           c.concurrency_mode = 'channel'
-    INTO r.max_attempts, r.timeout_ms, r.handler, r.call, r.refusal, r.refusal_sqlstate, serial
+           c.concurrency_mode = 'channel', p.oid
+    INTO r.max_attempts, r.timeout_ms, r.handler, r.call, r.refusal, r.refusal_sqlstate, serial, r.fn
     FROM pgrelay.channels c
     JOIN pgrelay.control k ON NOT k.paused
     -- The handler by its schema and name, read from the catalog: pg_relay's owner may not have
@@ -634,6 +634,23 @@ $$;
 COMMENT ON FUNCTION pgrelay._forget_handler_state() IS
     'Internal (process_one, process_batch): drops the prepared statements, cursors WITH HOLD and LISTENs a handler left in the Processor''s session';
 
+-- pgrelay._deferred_triggers()
+CREATE OR REPLACE FUNCTION pgrelay._deferred_triggers() RETURNS void
+LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+    -- Internal (process_one, process_batch), right after a handler returned, inside its
+    -- subtransaction: checks its deferred constraints and fires its deferred triggers now, as
+    -- the owner of this function, pgrelay_nobody, which holds no right at all (privileges.sql).
+    -- Left for the commit, they would fire as the Processor's role (a trigger function runs as
+    -- the current user), so a handler could have code of its owner's run with the Processor's
+    -- rights. In a SECURITY DEFINER function a trigger cannot SET ROLE its way out either. A
+    -- failure is the handler's: its subtransaction rolls back. The transaction's constraints are
+    -- immediate from here on: a later handler of the same batch that wants deferral sets it
+    -- itself (SET CONSTRAINTS ... DEFERRED).
+    SET CONSTRAINTS ALL IMMEDIATE
+$$;
+COMMENT ON FUNCTION pgrelay._deferred_triggers() IS
+    'Internal (process_one, process_batch): fires a handler''s deferred triggers when it returns, with no rights (owned by pgrelay_nobody)';
+
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
 LANGUAGE plpgsql VOLATILE AS $$
@@ -723,6 +740,7 @@ BEGIN
     ELSE
         BEGIN
             EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
+            PERFORM pgrelay._deferred_triggers();
         EXCEPTION WHEN query_canceled THEN
             -- The channel's timeout is statement_timeout; a cancel before it ran out is someone
             -- else's (the Processor stopping after its shutdown timeout, an admin's
@@ -771,7 +789,7 @@ COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
 -- pgrelay._claim_events()
 CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
 RETURNS TABLE (ord integer, queue_id bigint, channel text, action_type text, payload text, timeout interval,
-               call text, refusal text, refusal_sqlstate text, replayed_log bigint)
+               call text, refusal text, refusal_sqlstate text, replayed_log bigint, fn oid)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 -- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
 -- No sequential scans: the plan is kept for the session, and one made while the queue was empty
@@ -841,7 +859,7 @@ BEGIN
            END,
            CASE WHEN h.handler IS NULL THEN NULL WHEN h.fn IS NULL THEN '42883'
                 WHEN NOT h.prosecdef THEN '42501' END,
-           CASE WHEN rp.id IS NOT NULL THEN x.log_id END
+           CASE WHEN rp.id IS NOT NULL THEN x.log_id END, h.fn
     FROM claimed x
     JOIN handlers h ON h.channel = x.channel
     LEFT JOIN replayed rp ON rp.id = x.id
@@ -1030,7 +1048,8 @@ DECLARE
     replayed_ids pg_catalog.int8[] := '{}';
     replayed_logs pg_catalog.int8[] := '{}';
     snooze pg_catalog.text;
-    handlers_ran pg_catalog.bool := false;  -- a handler ran in this batch: the next one is checked again
+    handlers_ran pg_catalog.bool := false;  -- a handler ran in this batch: the next one is read again
+    definer pg_catalog.bool;
     s pgrelay.process_result;
     -- the events whose handler snoozed, finished right away (_snooze): parallel arrays
     sn_ids pg_catalog.int8[] := '{}';
@@ -1068,25 +1087,22 @@ BEGIN
         result := 'ok';
         err := NULL;
         state := NULL;
-        -- The handler was checked at the claim, before any ran. A handler that ran since, in this
-        -- transaction and with its owner's rights, may have made its owner's handler of this event
-        -- SECURITY INVOKER (ALTER FUNCTION), or dropped it: asked again, as the claim asks, so
-        -- that none runs as the Processor.
+        -- The handler was checked at the claim, before any ran. One that ran since, in this
+        -- transaction and with its owner's rights, may have made its owner's handler of this
+        -- event SECURITY INVOKER (ALTER FUNCTION) or dropped and made it again: the function the
+        -- claim checked (fn) is read again, one index probe of a statement planned once.
         IF c.call IS NOT NULL AND handlers_ran THEN
-            SELECT CASE WHEN p.oid IS NULL THEN pg_catalog.format('handler %s(text) does not exist', c.call)
-                        WHEN NOT p.prosecdef THEN pg_catalog.format('handler %s(text) is not SECURITY DEFINER', c.call)
-                   END,
-                   CASE WHEN p.oid IS NULL THEN '42883' WHEN NOT p.prosecdef THEN '42501' END
-            INTO err, state
-            FROM (SELECT pg_catalog.parse_ident(c.call) AS ident) h
-            LEFT JOIN pg_catalog.pg_proc p
-                   ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
-                      AND p.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid;
+            SELECT p.prosecdef INTO definer FROM pg_catalog.pg_proc p WHERE p.oid = c.fn;
+            IF definer IS NOT TRUE THEN
+                c.refusal := pg_catalog.format('handler %s(text) is gone, or is not SECURITY DEFINER any more', c.call);
+                c.refusal_sqlstate := '42501';
+                c.call := NULL;
+            END IF;
         END IF;
-        IF c.call IS NULL OR err IS NOT NULL THEN
+        IF c.call IS NULL THEN
             result := 'error';
-            err := COALESCE(err, c.refusal);
-            state := COALESCE(state, c.refusal_sqlstate);
+            err := c.refusal;
+            state := c.refusal_sqlstate;
         ELSE
             handlers_ran := true;
             BEGIN
@@ -1095,6 +1111,7 @@ BEGIN
                 -- anything below is looked up, by a call that names its schema and takes
                 -- literals (a rollback of this block undoes the handler's setting anyway).
                 pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
+                PERFORM pgrelay._deferred_triggers();
                 IF clock_timestamp() - began > c.timeout THEN
                     -- too late: undone (this subtransaction), and a timeout like any other
                     RAISE EXCEPTION 'the handler ran longer than the channel''s timeout of %', c.timeout

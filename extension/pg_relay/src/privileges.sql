@@ -22,6 +22,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._settings_saved(),
     pgrelay._settings_restore(text[]),
     pgrelay._forget_handler_state(),
+    pgrelay._deferred_triggers(),
     pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]),
     pgrelay._queue_claim(bigint),
     pgrelay._claim_event(bigint),
@@ -126,3 +127,34 @@ GRANT EXECUTE ON FUNCTION pgrelay._watch_trigger() TO PUBLIC;
 -- and how many finished per minute.
 GRANT EXECUTE ON FUNCTION pgrelay.throughput(timestamptz, timestamptz, interval) TO pgrelay_admin, pgrelay_monitor;
 GRANT SELECT ON pgrelay.attempts TO pgrelay_admin, pgrelay_monitor;
+
+-- _deferred_triggers() runs as a role with no right at all (finish.sql says why): pgrelay_nobody
+-- owns it. Giving a function to a role needs the right to act as it: the installer grants itself
+-- pgrelay_nobody when it may not yet (a superuser needs nothing; a role with CREATEROLE, or with
+-- ADMIN OPTION on it, may), which gives it nothing, as the role holds nothing. The new owner must
+-- also have CREATE on the schema at that moment: granted for the ALTER and taken back in the same
+-- transaction, so that no other role may create in pgrelay after it (the guard checks that at every
+-- update). Without USAGE on the schema, pgrelay_nobody cannot even name its function, so a trigger
+-- that runs as it cannot alter it.
+DO $$
+BEGIN
+    IF (SELECT p.proowner FROM pg_catalog.pg_proc p
+        WHERE p.oid = 'pgrelay._deferred_triggers()'::pg_catalog.regprocedure) = 'pgrelay_nobody'::pg_catalog.regrole THEN
+        RETURN;
+    END IF;
+    IF NOT pg_catalog.pg_has_role('pgrelay_nobody', 'MEMBER') THEN
+        BEGIN
+            EXECUTE pg_catalog.format('GRANT pgrelay_nobody TO %I', current_user);
+        EXCEPTION WHEN insufficient_privilege THEN
+            RAISE EXCEPTION '% may not give a function of pg_relay to pgrelay_nobody', current_user
+                USING ERRCODE = 'insufficient_privilege',
+                      DETAIL = 'pgrelay_nobody, which holds no right, owns the function that fires a handler''s deferred triggers.',
+                      HINT = pg_catalog.format('Have a superuser run: GRANT pgrelay_nobody TO %I; then install again.',
+                                               current_user);
+        END;
+    END IF;
+    GRANT CREATE ON SCHEMA pgrelay TO pgrelay_nobody;
+    ALTER FUNCTION pgrelay._deferred_triggers() OWNER TO pgrelay_nobody;
+    REVOKE CREATE ON SCHEMA pgrelay FROM pgrelay_nobody;
+END
+$$;

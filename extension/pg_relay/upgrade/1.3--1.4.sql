@@ -86,3 +86,11 @@ COMMENT ON COLUMN pgrelay.backlog_samples.waiting IS
 COMMENT ON COLUMN pgrelay.backlog_samples.retrying IS
     'Events waiting for a retry, due or not (attempt > 1: pgrelay.queue_depth.retrying)';
 COMMENT ON COLUMN pgrelay.backlog_samples.failed IS 'Events failed for good (pgrelay.failed)';
+
+-- The claim hands the handler's function (its oid) to the call, which runs it only while that
+-- function is still SECURITY DEFINER (process_one, process_batch)
+ALTER TYPE pgrelay._claim ADD ATTRIBUTE fn oid;
+COMMENT ON TYPE pgrelay._claim IS 'Internal: a queue row claimed by _claim_event(), with its handler checked '
+    '(replayed_log: the row was replayed, its attempt is recorded already by that log row, and it is finished; '
+    'fn: the handler''s function as the claim checked it)';
+DROP FUNCTION IF EXISTS pgrelay._claim_events(bigint[]);
