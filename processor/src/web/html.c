@@ -280,3 +280,20 @@ html_message_page(struct WebReq *r, unsigned status, const char *title, const ch
 	buf_puts(&r->out, "<p><a href=\"/\">Overview</a></p>\n");
 	html_end(r);
 }
+
+void
+html_last_error(struct Buf *b, double ago, const char *event_id, const char *kind, const char *sqlstate,
+				const char *error)
+{
+	buf_printf(b, "<a href=\"/event?id=%s\">", event_id);
+	html_age(b, ago);
+	buf_puts(b, " ago</a> ");
+	if (sqlstate != NULL) {
+		buf_puts(b, "<span class=\"tag\">");
+		html_esc(b, kind);
+		buf_puts(b, " ");
+		html_esc(b, sqlstate);
+		buf_puts(b, "</span> ");
+	}
+	html_esc_cut(b, error, 160);
+}

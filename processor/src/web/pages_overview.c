@@ -250,17 +250,10 @@ last_error(struct WebReq *r, const PGresult *res, int i)
 		buf_puts(&r->out, "</td>");
 		return;
 	}
-	buf_printf(&r->out, "<a href=\"/event?id=%s\">", web_db_value(res, i, C_ERR_EVENT));
-	html_age(&r->out, atof(web_db_value(res, i, C_ERR_AGO)));
-	buf_puts(&r->out, " ago</a> ");
-	if (!web_db_null(res, i, C_ERR_SQLSTATE)) {
-		buf_puts(&r->out, "<span class=\"tag\">");
-		html_esc(&r->out, web_db_value(res, i, C_ERR_KIND));
-		buf_puts(&r->out, " ");
-		html_esc(&r->out, web_db_value(res, i, C_ERR_SQLSTATE));
-		buf_puts(&r->out, "</span> ");
-	}
-	html_esc_cut(&r->out, web_db_value(res, i, C_ERR_TEXT), 160);
+	html_last_error(&r->out, atof(web_db_value(res, i, C_ERR_AGO)), web_db_value(res, i, C_ERR_EVENT),
+					web_db_value(res, i, C_ERR_KIND),
+					web_db_null(res, i, C_ERR_SQLSTATE) ? NULL : web_db_value(res, i, C_ERR_SQLSTATE),
+					web_db_value(res, i, C_ERR_TEXT));
 	buf_puts(&r->out, "</td>");
 }
 

@@ -18,6 +18,13 @@ void html_esc_cut(struct Buf *b, const char *s, size_t max);
 void url_esc(struct Buf *b, const char *s);
 /* html_age appends a duration of seconds as "42s", "3m05s", "2h10m", "4d03h" ("-" when < 0). */
 void html_age(struct Buf *b, double secs);
+
+/*
+ * html_last_error appends a channel's last error (pgrelay.last_errors): how long ago, linked to its
+ * event, the kind and SQLSTATE when there is one (sqlstate NULL: none), and the error cut to fit.
+ */
+void html_last_error(struct Buf *b, double ago, const char *event_id, const char *kind, const char *sqlstate,
+					 const char *error);
 /*
  * html_duration appends a setting's duration of seconds in words: "250 ms", "10 s", "1.5 s",
  * "1 min 30 s", "1 h", "2 d 12 h" ("-" when < 0).
