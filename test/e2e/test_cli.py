@@ -138,11 +138,11 @@ def test_the_startup_check_covers_the_ha_tick(db):
 
 def test_wrong_interface_version_is_refused(db):
     """A version mismatch is refused at startup, with a hint that says which side to upgrade."""
-    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 4'")
+    db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 5'")
     p = testlib.Processor(["-d", db.dsn])
     assert p.wait_exit() == 1
     line = p.lines("startup_failed")[0]
-    assert "interface version 4 is not supported" in line
+    assert "interface version 5 is not supported" in line
     assert "install the matching Processor" in line
     db.sql("CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer LANGUAGE sql AS 'SELECT 1'")
     p = testlib.Processor(["-d", db.dsn])

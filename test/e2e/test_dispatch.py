@@ -1,6 +1,9 @@
 """The Processor's poll/drain/dispatch loop with SQL actions: bursts, ordering, concurrency modes,
 retries and timeouts."""
+import json
 import re
+
+import pytest
 
 import testlib
 
@@ -192,6 +195,51 @@ def test_any_handler_error_is_retried_until_max_attempts(db, processors):
     assert len(lines) == 3
     assert re.search(r"outcome=retry sqlstate=P0001 retry_at=20\d\d-\d\d-\d\dT[0-9:.]+Z ", lines[0])
     assert "outcome=failed sqlstate=P0001 retry_at=- " in lines[2]
+
+
+def log_records(p, fmt):
+    """The Processor's lines as dicts: event, then the fields (JSON as written; text: strings)."""
+    if fmt == "json":
+        return [json.loads(l) for l in p.log().splitlines() if l.startswith("{")]
+    out = []
+    for l in p.log().splitlines():
+        parts = l.split(" ", 3)
+        if len(parts) < 3 or not re.match(r"\d{4}-", parts[0]):
+            continue
+        fields = {k: v.strip('"') for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', l)}
+        out.append(dict(fields, event=parts[2]))
+    return out
+
+
+@pytest.mark.parametrize("fmt", ["text", "json"])
+def test_every_line_about_an_event_names_the_event_and_its_attempt(db, processors, fmt):
+    """A retry is a new queue row; the event stays the one notify() returned and pgrelay.failed
+    names. Every line about an event carries that event_id, the attempt and the queue row of the
+    attempt (queue_id), alone and in a batch, so one search for the event id finds its history."""
+    db.conn.execute("""CREATE FUNCTION buggy(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql AS $$
+                       BEGIN RAISE EXCEPTION 'bug in the handler for %', p; END $$""")
+    db.sql("SELECT pgrelay.register('buggy', 'sql', handler => 'buggy(text)', max_attempts => 3,"
+           " backoff_base => '10 ms', backoff_max => '20 ms')")
+    # two events queued together run as a batch on one worker; their retries may run alone
+    events = [r[0] for r in db.sql("SELECT pgrelay.notify('buggy', n::text) FROM generate_series(1, 2) n")]
+    p = processors("-d", db.dsn, "--poll-interval=20ms", "--workers=1", "--log-level=trace", "--log-format=" + fmt)
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.failed") == 2, "both events to fail for good")
+    assert p.stop() == 0
+    assert sorted(r[0] for r in db.sql("SELECT event_id FROM pgrelay.failed")) == sorted(events)
+    records = log_records(p, fmt)
+    for eid in events:
+        mine = [r for r in records if r.get("event_id") == str(eid)]
+        rows = db.sql("SELECT attempt, queue_id, outcome FROM pgrelay.log WHERE event_id = %s ORDER BY attempt",
+                      (eid,))
+        assert [a for a, _, _ in rows] == [1, 2, 3]
+        for event in ("attempt_failed", "event_done"):
+            seen = [(int(r["attempt"]), int(r["queue_id"]), r["outcome"]) for r in mine if r["event"] == event]
+            assert seen == [(a, q, o) for a, q, o in rows], (event, seen, rows)
+        # three queue rows, one event
+        assert len({q for _, q, _ in rows}) == 3
+    # nothing about an event is logged without its event id
+    assert all("event_id" in r for r in records if "queue_id" in r or r["event"] in ("attempt_failed", "event_done"))
+    assert not any("id" in r for r in records)
 
 
 def test_a_cancel_the_handler_raises_spends_attempts_like_any_error(db, processors):

@@ -666,7 +666,7 @@ def make_doc(port, security="none", **kw):
     """A fetch() document for the test server; keyword arguments override top-level keys,
     smtp_* keys override profile.smtp, profile_* keys override the profile."""
     doc = {
-        "interface_version": 3,
+        "interface_version": 4,
         "notification_id": 4242,
         "status": "queued",
         "channel": "test",

@@ -43,11 +43,16 @@ SELECT batch FROM pgrelay.register('b_alone', max_attempts => 2);
 SELECT channel, batch FROM pgrelay.register('b_mail', 'notify');
 SELECT pgrelay.register('b_mail', batch => true);
 
--- _queue_fetch(): what queue_pending_ids() offers, in its order, and whether each event may batch
+-- _queue_fetch(): what queue_pending_ids() offers, in its order, whether each event may batch, and
+-- the event each row is an attempt of (a first attempt's row has the event's id; w2 stands for a
+-- retry of event 7 here)
 SELECT pgrelay.notify('b_work', 'w1') AS w1, pgrelay.notify('b_alone', 'alone') AS alone,
        pgrelay.notify('b_mail', '42') AS mail, pgrelay.notify('b_work', 'w2') AS w2 \gset
-SELECT q.payload, f.action_type, f.channel, f.timeout_ms, f.attempt, f.batch
+UPDATE pgrelay.queue SET event_id = 7 WHERE id = :w2;
+SELECT q.payload, f.action_type, f.channel, f.timeout_ms, f.attempt, f.batch,
+       CASE WHEN f.event_id = f.id THEN 'its own' ELSE f.event_id::text END AS event_id
 FROM pgrelay._queue_fetch(100) f JOIN pgrelay.queue q USING (id);
+UPDATE pgrelay.queue SET event_id = id WHERE id = :w2;
 SELECT count(*) FROM pgrelay._queue_fetch(2);
 SELECT * FROM pgrelay._queue_fetch(0);
 

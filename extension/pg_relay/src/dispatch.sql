@@ -387,7 +387,8 @@ COMMENT ON FUNCTION pgrelay.queue_pending_ids(integer) IS
 
 -- pgrelay._queue_fetch()
 CREATE OR REPLACE FUNCTION pgrelay._queue_fetch(max_rows integer, bound jsonb DEFAULT NULL)
-RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, attempt integer, batch boolean)
+RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, attempt integer, batch boolean,
+               event_id bigint)
 LANGUAGE plpgsql STABLE SECURITY DEFINER
 -- jit off: as queue_pending_ids; force_generic_plan: as queue_probe (planned for the given
 -- floors, a fetch of 50 rows cost 640 us instead of 144)
@@ -395,7 +396,8 @@ SET search_path = pg_catalog, pg_temp SET jit = off SET plan_cache_mode = force_
 /*
  * The Processor's fetch: the rows queue_pending_ids() offers, in the same order and under the
  * same rule, but read without row locks, and with whether each event may be finished in a batch
- * (its channel's batch setting; sql events only). The claim is the one row lock an event takes:
+ * (its channel's batch setting; sql events only), and the event each row is an attempt of
+ * (event_id: the Processor's log lines name it, the same across retries). The claim is the one row lock an event takes:
  * a fetch that locked its rows too (for the length of its statement) would take a second, and
  * write it, for every event. So a row in flight is offered again: the Processor leaves out the
  * ids its own workers hold, and the claim skips a row another Processor holds. A channel that
@@ -432,7 +434,7 @@ BEGIN
         FROM pgrelay.action_types a
         CROSS JOIN LATERAL (
             SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
-                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch, q.event_id
             FROM pgrelay.queue q
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE NOT q.node_restricted
@@ -453,7 +455,7 @@ BEGIN
         FROM pgrelay.action_types a
         CROSS JOIN LATERAL (
             SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
-                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch, q.event_id
             FROM pgrelay.queue q
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE q.node_restricted
@@ -471,7 +473,7 @@ BEGIN
         CROSS JOIN pgrelay.action_types a
         CROSS JOIN LATERAL (
             SELECT q.id, q.action_type, q.channel, q.run_at, q.queued_at, q.attempt,
-                   a.run_order, c.concurrency_mode, c.timeout, c.batch
+                   a.run_order, c.concurrency_mode, c.timeout, c.batch, q.event_id
             FROM pgrelay.queue q
             JOIN pgrelay.channels c ON c.channel = q.channel
             WHERE q.node_restricted = k.restricted
@@ -494,7 +496,8 @@ BEGIN
     SELECT r.id, r.action_type, r.channel,
            (date_part('epoch', r.timeout) * 1000)::integer,
            r.attempt,
-           r.batch AND r.action_type = 'sql'
+           r.batch AND r.action_type = 'sql',
+           r.event_id
     FROM ranked r
     WHERE r.concurrency_mode = 'parallel' OR r.rn = 1
     ORDER BY r.run_order NULLS LAST, r.run_at, r.queued_at, r.id
@@ -502,4 +505,4 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_fetch(integer, jsonb) IS
-    'The Processor''s fetch: queue_pending_ids() without row locks, with whether each event may batch';
+    'The Processor''s fetch: queue_pending_ids() without row locks, with whether each event may batch and its event id';

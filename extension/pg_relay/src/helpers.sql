@@ -2,7 +2,7 @@
 
 -- pgrelay.interface_version()
 CREATE OR REPLACE FUNCTION pgrelay.interface_version() RETURNS integer
-LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT 3 $$;
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$ SELECT 4 $$;
 COMMENT ON FUNCTION pgrelay.interface_version() IS
     'Version of the Processor/notifier interface this extension implements (docs/interface.md)';
 

@@ -94,3 +94,7 @@ COMMENT ON TYPE pgrelay._claim IS 'Internal: a queue row claimed by _claim_event
     '(replayed_log: the row was replayed, its attempt is recorded already by that log row, and it is finished; '
     'fn: the handler''s function as the claim checked it)';
 DROP FUNCTION IF EXISTS pgrelay._claim_events(bigint[]);
+
+-- _queue_fetch() returns each row's event_id too (the Processor's log lines name the event): a
+-- function's result columns change only by dropping it
+DROP FUNCTION IF EXISTS pgrelay._queue_fetch(integer, jsonb);

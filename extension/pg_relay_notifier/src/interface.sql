@@ -93,7 +93,7 @@ BEGIN
     END IF;
     PERFORM pg_try_advisory_xact_lock(nid);
     RETURN jsonb_build_object(
-        'interface_version', 3,
+        'interface_version', 4,
         'notification_id', n.notification_id,
         'status', n.status,
         'channel', n.channel,

@@ -32,7 +32,7 @@
  * The version of the contract between the Processor and the extensions (docs/interface.md):
  * pgrelay.interface_version() and the "interface_version" of every fetch() document.
  */
-#define PGRELAY_INTERFACE_VERSION 3
+#define PGRELAY_INTERFACE_VERSION 4
 
 extern struct Config cf;
 extern volatile sig_atomic_t shutdown_requested;

@@ -85,7 +85,7 @@ static const struct Statement statements[] = {
 	 * (log_min_duration_statement) shows it, and an operator's filters may look for it.
 	 */
 	[STMT_QUEUE_FETCH] = {"pgrelay_pending_ids",
-						  "SELECT id, action_type, channel, timeout_ms, attempt, batch"
+						  "SELECT id, action_type, channel, timeout_ms, attempt, batch, event_id"
 						  " FROM pgrelay._queue_fetch($1::integer, $2::jsonb)",
 						  2, true},
 	[STMT_PROCESS_ONE] = {"pgrelay_process_one",

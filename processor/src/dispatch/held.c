@@ -124,7 +124,6 @@ held_run(struct PgConn *pg, const struct WorkerSettings *ws, long long id, struc
 		oc = held_lost(rep, "begin");
 	else
 		oc = run(&h);
-	rep->attempt = h.attempt;
 	return oc;
 }
 

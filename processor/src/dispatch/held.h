@@ -26,7 +26,6 @@ struct TransportCache;
  */
 struct EventReport {
 	char notification[24]; /* a notify event's notification id (its payload), once claimed */
-	int attempt;           /* the attempt that was made */
 	char error[1024];      /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
 	const char *step;      /* OC_LOST: the statement that failed (its error is the connection's) */
 	char profile[128];     /* OC_DEFERRED: the profile whose rate limit was reached */

@@ -11,10 +11,12 @@
 
 #include <stdbool.h>
 
+#include "log.h"
 #include "outcome.h"
 
 struct Job {
-	long long id;
+	long long id;       /* the queue row: one per attempt */
+	long long event_id; /* the event: the same for each of its attempts */
 	char action_type[32];
 	char channel[132];
 	int timeout_ms; /* the channel's timeout */
@@ -24,6 +26,13 @@ struct Job {
 	long long duration_us; /* set by the worker */
 	struct Job *next;
 };
+
+/*
+ * LOG_EVENT(j) names job j's event in a log line: its event id, which every attempt shares (one
+ * grep of the log finds the event's history), the attempt, and the queue row of that attempt.
+ */
+#define LOG_EVENT(j) \
+	LOG_ID("event_id", (j)->event_id), LOG_INT("attempt", (j)->attempt), LOG_ID("queue_id", (j)->id)
 
 /* job_new returns a zeroed job, or NULL when out of memory. */
 struct Job *job_new(void);

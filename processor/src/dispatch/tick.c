@@ -236,6 +236,7 @@ tick_fetch(struct Ticker *t, int limit, struct Job **out)
 		j->timeout_ms = atoi(PQgetvalue(res, i, 3));
 		j->attempt = atoi(PQgetvalue(res, i, 4));
 		j->batch = strcmp(PQgetvalue(res, i, 5), "t") == 0;
+		j->event_id = atoll(PQgetvalue(res, i, 6));
 		*tail = j;
 		tail = &j->next;
 	}

@@ -103,7 +103,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 	char reason[1200], sqlstate[6];
 
 	if (w->pg.lost) {
-		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", j->id), LOG_OPT_STR("notification", notification),
+		log_warn_c(&w->pg, "reconnecting", LOG_EVENT(j), LOG_OPT_STR("notification", notification),
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
@@ -111,7 +111,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
-	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+	log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
 				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "not_finished"),
 				LOG_STR("step", step), LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
@@ -120,7 +120,7 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 	if (!held_abandon(&w->pg, j->id, reason, sqlstate))
 		return;
 	j->outcome = OC_FAILED;
-	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+	log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
 				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "failed"),
 				LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
 }
@@ -130,13 +130,13 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
  * SQLSTATE and, when it runs again, when ("-" for none).
  */
 static void
-log_attempt_failed(struct Worker *w, const struct Job *j, const char *notification, int attempt,
-				   const char *error, const char *sqlstate, const char *retry_at)
+log_attempt_failed(struct Worker *w, const struct Job *j, const char *notification, const char *error,
+				   const char *sqlstate, const char *retry_at)
 {
-	log_warn_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-			   LOG_OPT_STR("notification", notification), LOG_INT("attempt", attempt),
-			   LOG_STR("outcome", outcome_name(j->outcome)), LOG_STR("sqlstate", sqlstate ? sqlstate : "-"),
-			   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error));
+	log_warn_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
+			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", outcome_name(j->outcome)),
+			   LOG_STR("sqlstate", sqlstate ? sqlstate : "-"), LOG_STR("retry_at", retry_at ? retry_at : "-"),
+			   LOG_STR("error", error));
 }
 
 /*
@@ -148,7 +148,7 @@ log_attempt_failed(struct Worker *w, const struct Job *j, const char *notificati
 static void
 log_replayed(struct Worker *w, const struct Job *j, const char *notification, const char *log_id)
 {
-	log_warn_c(&w->pg, "event_replayed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+	log_warn_c(&w->pg, "event_replayed", LOG_EVENT(j), LOG_STR("channel", j->channel),
 			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "replayed"),
 			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
 }
@@ -157,7 +157,7 @@ log_replayed(struct Worker *w, const struct Job *j, const char *notification, co
 static void
 log_snoozed(struct Worker *w, const struct Job *j, const char *retry_at)
 {
-	log_debug_c(&w->pg, "snoozed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+	log_debug_c(&w->pg, "snoozed", LOG_EVENT(j), LOG_STR("channel", j->channel),
 				LOG_STR("retry_at", retry_at ? retry_at : "-"));
 }
 
@@ -179,7 +179,7 @@ record_foreign_cancel(struct Worker *w, struct Job *j)
 	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
 	if (!held_record_error(&w->pg, j->id, error, "57014", &j->outcome, retry_at, sizeof retry_at))
 		return false;
-	log_attempt_failed(w, j, NULL, j->attempt, error, "57014", retry_at);
+	log_attempt_failed(w, j, NULL, error, "57014", retry_at);
 	return true;
 }
 
@@ -212,7 +212,7 @@ run_sql(struct Worker *w, struct Job *j)
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
+		log_attempt_failed(w, j, NULL, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
 						   pgconn_value(res, 0, 3));
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
@@ -234,10 +234,10 @@ run_notify(struct Worker *w, struct Job *j)
 	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
 		statement_failed(w, j, rep.step, rep.notification);
 	else if (j->outcome == OC_DEFERRED)
-		log_debug_c(&w->pg, "deferred", LOG_ID("id", j->id), LOG_OPT_STR("notification", rep.notification),
+		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", rep.notification),
 					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, rep.notification, rep.attempt, rep.error, NULL, NULL);
+		log_attempt_failed(w, j, rep.notification, rep.error, NULL, NULL);
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, rep.notification, NULL);
 }
@@ -258,11 +258,11 @@ run_webhook(struct Worker *w, struct Job *j)
 	if (j->outcome == OC_LOST && rep.step != NULL)
 		statement_failed(w, j, rep.step, NULL);
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, rep.attempt, rep.error, NULL, NULL);
+		log_attempt_failed(w, j, NULL, rep.error, NULL, NULL);
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, NULL);
 	if (rep.gone && j->outcome != OC_LOST)
-		log_warn_c(&w->pg, "webhook_gone", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+		log_warn_c(&w->pg, "webhook_gone", LOG_EVENT(j), LOG_STR("channel", j->channel),
 				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
 				   LOG_STR("action", "channel_paused"));
 }
@@ -325,7 +325,7 @@ leader_failed(struct Worker *w, struct Job *j)
 	if (w->pg.lost)
 		statement_failed(w, j, "is_leader", NULL);
 	else
-		log_error_c(&w->pg, "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+		log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
 					LOG_STR("outcome", "not_finished"), LOG_STR("step", "is_leader"),
 					LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 }
@@ -343,7 +343,7 @@ event_done(struct Worker *w, struct Job *jobs, int n, long long t0)
 	for (j = jobs; j; j = j->next) {
 		/* an event of a batch counts its share of the batch's transaction (the metrics' histogram) */
 		j->duration_us = us / n;
-		log_trace_c(&w->pg, "event_done", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
+		log_trace_c(&w->pg, "event_done", LOG_EVENT(j), LOG_STR("channel", j->channel),
 					LOG_STR("outcome", outcome_name(j->outcome)), LOG_INT("duration_us", us),
 					LOG_INT("events", n));
 	}
@@ -366,8 +366,8 @@ run_job(struct Worker *w, struct Job *j)
 	else {
 		/* Its rows come back every tick: warn once per process, then only at debug level. */
 		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),
-			   "attempt_failed", LOG_ID("id", j->id), LOG_STR("channel", j->channel),
-			   LOG_STR("outcome", "skipped"), LOG_STRF("error", "unknown action type %s", j->action_type));
+			   "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel), LOG_STR("outcome", "skipped"),
+			   LOG_STRF("error", "unknown action type %s", j->action_type));
 		j->outcome = OC_SKIPPED;
 	}
 	event_done(w, j, 1, t0);
@@ -386,7 +386,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 	for (j = jobs; j; j = j->next)
 		j->outcome = OC_LOST;
 	if (w->pg.lost) {
-		log_warn_c(&w->pg, "reconnecting", LOG_ID("id", jobs->id), LOG_INT("events", n),
+		log_warn_c(&w->pg, "reconnecting", LOG_EVENT(jobs), LOG_INT("events", n),
 				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
@@ -394,7 +394,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 		atomic_store(w->link.state, W_DOWN);
 		return;
 	}
-	log_error_c(&w->pg, "attempt_failed", LOG_ID("id", jobs->id), LOG_STR("channel", jobs->channel),
+	log_error_c(&w->pg, "attempt_failed", LOG_EVENT(jobs), LOG_STR("channel", jobs->channel),
 				LOG_INT("events", n), LOG_STR("outcome", "not_finished"), LOG_STR("step", "process_batch"),
 				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 	pgconn_rollback(&w->pg);
@@ -420,7 +420,7 @@ batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 		}
 		j->outcome = outcome_parse(pgconn_value(res, i, 1));
 		if (outcome_failed(j->outcome))
-			log_attempt_failed(w, j, NULL, j->attempt, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
+			log_attempt_failed(w, j, NULL, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
 							   pgconn_value(res, i, 4));
 		else if (j->outcome == OC_REPLAYED)
 			log_replayed(w, j, NULL, pgconn_value(res, i, 5));
@@ -463,7 +463,7 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 	 * each event then gets a transaction of its own, where its timeout is exact and a failure is
 	 * its own.
 	 */
-	log_debug_c(&w->pg, "batch_split", LOG_ID("id", jobs->id), LOG_INT("events", n),
+	log_debug_c(&w->pg, "batch_split", LOG_EVENT(jobs), LOG_INT("events", n),
 				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 	pgconn_rollback(&w->pg);
 	return false;

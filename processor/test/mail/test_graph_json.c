@@ -10,7 +10,7 @@
 #include "unit.h"
 
 static const char doc_head[] =
-	"{\"interface_version\": 3, \"notification_id\": 77, \"status\": \"queued\", \"channel\": \"c\","
+	"{\"interface_version\": 4, \"notification_id\": 77, \"status\": \"queued\", \"channel\": \"c\","
 	" \"message_id\": \"<77.abc@contoso.com>\","
 	" \"from\": {\"address\": \"relay@contoso.com\", \"name\": \"Contoso\"},"
 	" \"reply_to\": [{\"address\": \"support@contoso.com\", \"name\": \"Support\"}, {\"address\": "

@@ -9,7 +9,7 @@
 #include "unit.h"
 
 static const char base_doc[] =
-	"{\"interface_version\": 3, \"notification_id\": 1234567890123, \"status\": \"queued\","
+	"{\"interface_version\": 4, \"notification_id\": 1234567890123, \"status\": \"queued\","
 	" \"channel\": \"welcome_mail\", \"message_id\": \"<1234.k3j4h5@example.com>\","
 	" \"from\": {\"address\": \"noreply@example.com\", \"name\": \"Example App\"},"
 	" \"reply_to\": [{\"address\": \"support@example.com\", \"name\": \"Support\"}],"
