@@ -647,6 +647,20 @@ for v in ("1024", "-1", "abc", "1e3", "99999999999", "3 4"):
 case(TN, "processor", "SELECT pgrelay._this_node(1)", (), err("42883", "does not exist"))
 case("pgrelay.decode_id", "monitor", "SELECT pgrelay.decode_id(NULL)", (), result(None))
 case("pgrelay.decode_id", "monitor", "SELECT pgrelay.decode_id('x')", (), err("22P02", "invalid input syntax"))
+CH = "pgrelay._config_hint"
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint(NULL, '42501', current_user)", (), result(None))
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint(%s, '42501', current_user)",
+     ("c_sql'; DROP TABLE pgrelay.queue; --",), result(None))
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint('c_sql', NULL, current_user)", (), result(None))
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint('c_sql', %s, current_user)", ("'; DROP TABLE x; --",),
+     result(None))
+case(CH, "processor", "SELECT hint FROM pgrelay._config_hint('c_sql', '42501', current_user)", (),
+     result("the handler public.h_ok(text) runs as its owner"))
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint('c_sql', '42501', NULL)", (),
+     err("22004", "role must not be NULL"))
+case(CH, "processor", "SELECT kind FROM pgrelay._config_hint('c_sql', '42501', 'no such role')", (),
+     err("42704", 'role "no such role" does not exist'))
+case(CH, "admin", "SELECT pgrelay._config_hint('c_sql', '42501', current_user)", (), err("42501", "permission denied"))
 case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind(NULL)", (), result(None))
 case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind(%s)", ("'; DROP TABLE x; --",), result("handler"))
 case("pgrelay.error_kind", "monitor", "SELECT pgrelay.error_kind('')", (), result("handler"))

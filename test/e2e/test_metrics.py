@@ -4,6 +4,7 @@ scraped over HTTP and what it serves is parsed by a strict parser of the text fo
 database. Also: only GET /metrics is served, bad addresses and ports in use are refused, the
 metrics are there while the database is not, and each Processor keeps its row of
 pgrelay.processors until it stops cleanly."""
+import json
 import os
 import re
 import shutil
@@ -287,6 +288,75 @@ def test_processor_reports_on_a_standby_write_nothing(tmp_path):
             p.kill()
     finally:
         pair.close()
+
+
+def fields(line):
+    """The key=value fields of a text log line, quotes and escapes undone."""
+    return {k: (json.loads(v) if v.startswith('"') else v) for k, v in re.findall(r'(\w+)=("(?:[^"\\]|\\.)*"|\S+)', line)}
+
+
+def test_a_revoked_grant_says_what_to_fix_from_the_first_attempt(db, processors):
+    """A handler whose EXECUTE or schema USAGE was revoked from pgrelay_processor fails every
+    attempt until someone grants it again. The first attempt's line says so, at error level, with
+    the GRANT that fixes it; the attempt counts in pgrelay_config_errors_total, and pgrelay.log
+    records the kind (configuration) with the attempt. Alone and in a batch."""
+    relay = "proof_cfg_relay_%d" % os.getpid()
+    db.conn.execute("""CREATE SCHEMA app;
+                       CREATE FUNCTION app.h(p text) RETURNS void SECURITY DEFINER SET search_path = pg_catalog
+                       LANGUAGE sql AS 'SELECT';
+                       GRANT USAGE ON SCHEMA app TO pgrelay_processor;
+                       GRANT EXECUTE ON FUNCTION app.h(text) TO pgrelay_processor;
+                       REVOKE EXECUTE ON FUNCTION app.h(text) FROM PUBLIC""")
+    db.sql("SELECT pgrelay.register('cfg', 'sql', handler => 'app.h(text)', backoff_base => '1 hour',"
+           " backoff_max => '1 hour')")
+    db.sql("REVOKE EXECUTE ON FUNCTION app.h(text) FROM pgrelay_processor")
+    db.sql('CREATE ROLE "%s" LOGIN IN ROLE pgrelay_processor' % relay)
+    try:
+        db.sql("SELECT pgrelay.notify('cfg', n::text) FROM generate_series(1, 2) n")  # a batch of two
+        p = processors("-d", db.dsn.replace("user=postgres", "user=" + relay), "--workers=1",
+                       "--metrics=127.0.0.1:0")
+        addr = metrics_address(p)
+        p.wait_log(r" attempt_failed ", count=2)
+        for line in p.lines("attempt_failed"):
+            f = fields(line)
+            assert " error attempt_failed " in line and f["attempt"] == "1" and f["sqlstate"] == "42501", line
+            assert f["config_error"] == "missing_grant", line
+            assert f["hint"] == "GRANT EXECUTE ON FUNCTION app.h(text) TO pgrelay_processor", line
+        # the schema: the next event runs alone
+        db.sql("GRANT EXECUTE ON FUNCTION app.h(text) TO pgrelay_processor")
+        db.sql("REVOKE USAGE ON SCHEMA app FROM pgrelay_processor")
+        db.sql("SELECT pgrelay.notify('cfg', '3')")
+        line = p.wait_log(r" attempt_failed .*config_error=missing_grant hint=.*SCHEMA").string
+        assert fields(line)["hint"] == "GRANT USAGE ON SCHEMA app TO pgrelay_processor", line
+        testlib.wait_for(lambda: scrape(addr)["pgrelay_config_errors_total"].value(channel="cfg", kind="missing_grant")
+                         == 3, "three configuration errors counted")
+        assert scrape(addr)["pgrelay_config_errors_total"].value(channel="cfg", kind="secret") == 0
+        assert db.sql("SELECT DISTINCT sqlstate, pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'cfg'") == \
+            [("42501", "configuration")]
+        assert p.stop() == 0
+    finally:
+        db.sql('DROP ROLE IF EXISTS "%s"' % relay)
+
+
+def test_a_missing_secret_says_which_and_what_to_do(db, processors, tmp_path):
+    """A webhook whose signing secret names a file that is not there fails each attempt, retried:
+    the first attempt's line (error level) names the file, says to create it, and the attempt is
+    recorded as a configuration error (SQLSTATE F0000) and counted as kind secret."""
+    db.sql("SELECT pgrelay.register_webhook('hooks', 'http://127.0.0.1:9/x', allow_http => true,"
+           " signing_secret => 'file:hook_key', backoff_base => '1 hour', backoff_max => '1 hour')")
+    eid = db.scalar("SELECT pgrelay.notify('hooks', '{}')")
+    p = processors("-d", db.dsn, "--secrets-dir", str(tmp_path), "--metrics=127.0.0.1:0")
+    addr = metrics_address(p)
+    line = p.wait_log(r" attempt_failed ").string
+    f = fields(line)
+    assert " error attempt_failed " in line and f["event_id"] == str(eid) and f["outcome"] == "retry", line
+    assert f["sqlstate"] == "F0000" and f["config_error"] == "secret", line
+    assert "cannot open %s/webhook/hooks/hook_key" % tmp_path in f["error"], line
+    assert f["hint"].startswith("create that file, readable by the user the Processor runs as"), line
+    testlib.wait_for(lambda: scrape(addr)["pgrelay_config_errors_total"].value(channel="hooks", kind="secret") == 1,
+                     "the secret counted")
+    assert db.sql("SELECT sqlstate, pgrelay.error_kind(sqlstate) FROM pgrelay.log") == [("F0000", "configuration")]
+    assert p.stop() == 0
 
 
 @pytest.mark.skipif(shutil.which("valgrind") is None, reason="valgrind is not installed")

@@ -32,7 +32,7 @@ SELECT pgrelay._backoff(3, '10 seconds', '1 hour') BETWEEN '20 seconds' AND '40 
 SELECT s, pgrelay._classify_error(s) AS policy_all, pgrelay._classify_error(s, 'strict') AS policy_strict,
        pgrelay.error_kind(s)
 FROM unnest(ARRAY['40001', '40P01', '55P03', '57014', '08006', '53200', 'PGRTY', 'PGSTP', 'P0001', '23505',
-                  '22P02', '42883', '42501', 'XX000']) s;
+                  '22P02', '42883', '42501', 'F0000', 'XX000']) s;
 
 -- success: the handler ran once, one log row, the queue is empty
 SELECT pgrelay.notify('p_work', 'fine') AS id \gset
@@ -237,3 +237,33 @@ UPDATE pgrelay.queue SET channel = 'p_work' WHERE id = :tr_id;
 SELECT outcome, retry_id IS NOT NULL AS has_retry, retry_at > now() AS later
 FROM pgrelay._complete(:tr_id, 'error', 'boom', '40001');
 DELETE FROM pgrelay.queue;
+
+-- _config_hint: what to fix after a configuration error, read from the catalog; its kind and a hint
+-- that names the handler and the grant, or nothing for an error of another kind
+CREATE ROLE regress_cfg_processor;
+CREATE SCHEMA regress_cfg;
+CREATE FUNCTION regress_cfg.h(payload text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS $$ SELECT $$;
+GRANT EXECUTE ON FUNCTION regress_cfg.h(text) TO pgrelay_processor;
+GRANT USAGE ON SCHEMA regress_cfg TO pgrelay_processor;
+SELECT channel FROM pgrelay.register('p_cfg', 'sql', handler => 'regress_cfg.h(text)');
+-- the role may use the schema and run the handler: the error was the handler's own
+SELECT * FROM pgrelay._config_hint('p_cfg', '42P01', current_user);
+-- no USAGE on the schema, then no EXECUTE on the function
+SELECT * FROM pgrelay._config_hint('p_cfg', '42501', 'regress_cfg_processor');
+GRANT USAGE ON SCHEMA regress_cfg TO regress_cfg_processor;
+REVOKE EXECUTE ON FUNCTION regress_cfg.h(text) FROM PUBLIC;
+SELECT * FROM pgrelay._config_hint('p_cfg', '42501', 'regress_cfg_processor');
+-- no longer SECURITY DEFINER, then gone, then its schema gone
+ALTER FUNCTION regress_cfg.h(text) SECURITY INVOKER;
+SELECT * FROM pgrelay._config_hint('p_cfg', '42501', current_user);
+DROP FUNCTION regress_cfg.h(text);
+SELECT * FROM pgrelay._config_hint('p_cfg', '42883', current_user);
+DROP SCHEMA regress_cfg;
+SELECT * FROM pgrelay._config_hint('p_cfg', '42883', current_user);
+-- another kind of error, no SQLSTATE, a channel without a handler or none at all: nothing
+SELECT * FROM pgrelay._config_hint('p_cfg', 'P0001', current_user);
+SELECT * FROM pgrelay._config_hint('p_cfg', NULL, current_user);
+SELECT * FROM pgrelay._config_hint('p_mail', '42501', current_user);
+SELECT * FROM pgrelay._config_hint('no such channel', '42501', current_user);
+SELECT pgrelay.unregister('p_cfg');
+DROP ROLE regress_cfg_processor;

@@ -145,8 +145,9 @@ CREATE OR REPLACE FUNCTION pgrelay.error_kind(sqlstate text) RETURNS text
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
     -- For people reading pgrelay.failed and the log: whether retrying an error can help by
     -- itself (transient), needs someone to change the set-up (configuration: a missing function
-    -- or table, a privilege, a feature), needs the data or the handler fixed (data, handler), or
-    -- was the handler's decision (stop, retry) or the channel's timeout.
+    -- or table, a privilege, a feature; F0000 is the Processor's for a secret it could not read),
+    -- needs the data or the handler fixed (data, handler), or was the handler's decision (stop,
+    -- retry) or the channel's timeout.
     SELECT CASE
         WHEN sqlstate IS NULL THEN NULL
         WHEN sqlstate = 'PGSTP' THEN 'stop'
@@ -154,13 +155,82 @@ LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
         WHEN sqlstate = '57014' THEN 'timeout'
         WHEN left(sqlstate, 2) IN ('40', '08', '53', '58')
           OR sqlstate IN ('55P03', '57P01', '57P02', '57P03') THEN 'transient'
-        WHEN left(sqlstate, 2) IN ('42', '28', '3D', '3F', '0A', '2F', '38', '39') THEN 'configuration'
+        WHEN left(sqlstate, 2) IN ('42', '28', '3D', '3F', '0A', '2F', '38', '39', 'F0') THEN 'configuration'
         WHEN left(sqlstate, 2) IN ('22', '23') THEN 'data'
         ELSE 'handler'
     END
 $$;
 COMMENT ON FUNCTION pgrelay.error_kind(text) IS
     'What kind of error a SQLSTATE is: transient, configuration, data, handler, timeout, stop or retry';
+
+-- pgrelay._config_hint()
+CREATE OR REPLACE FUNCTION pgrelay._config_hint(channel text, sqlstate text, role name,
+                                                OUT kind text, OUT hint text)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * What to fix after an attempt of a sql event failed with a configuration error (error_kind()
+ * says configuration): its kind and a hint, for the Processor's log line and its metric. role is
+ * the one the handler was called as (the Processor's). The kinds:
+ *   missing_handler       the handler, or its schema, does not exist (dropped since register())
+ *   not_security_definer  the handler is no longer SECURITY DEFINER
+ *   missing_grant         role may not use the handler's schema or execute the handler
+ *   in_handler            the handler itself met the error, as its owner: a missing table or
+ *                         function, a privilege its owner lacks, a search_path it does not set
+ * Read from the catalog, not from the error's text (which is in the server's language). NULLs
+ * when the error is of another kind, or the channel has no handler (any more).
+ */
+DECLARE
+    h text;
+    ident text[];
+    nsp oid;
+    fn oid;
+    definer boolean;
+    owner text;
+BEGIN
+    IF _config_hint.role IS NULL THEN
+        RAISE EXCEPTION 'role must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF pgrelay.error_kind(_config_hint.sqlstate) IS DISTINCT FROM 'configuration' THEN
+        RETURN;
+    END IF;
+    SELECT c.handler INTO h FROM pgrelay.channels c WHERE c.channel = _config_hint.channel;
+    IF h IS NULL THEN
+        RETURN;
+    END IF;
+    -- register() stores format('%I.%I(text)', schema, name)
+    ident := parse_ident(left(h, -6));
+    nsp := to_regnamespace(quote_ident(ident[1]));
+    SELECT p.oid, p.prosecdef, quote_ident(pg_get_userbyid(p.proowner)) INTO fn, definer, owner
+    FROM pg_proc p
+    WHERE p.proname = ident[2]::name AND p.pronamespace = nsp AND p.proargtypes = '25'::oidvector;
+    IF fn IS NULL THEN
+        kind := 'missing_handler';
+        hint := CASE WHEN nsp IS NULL
+                     THEN format('schema %I of handler %s does not exist: create it and the function', ident[1], h)
+                     ELSE format('handler %s does not exist: create it (SECURITY DEFINER, one text argument)', h)
+                END
+                || format(', or give the channel another handler: SELECT pgrelay.register(%L, handler => '
+                          '''schema.function(text)'')', _config_hint.channel);
+    ELSIF NOT definer THEN
+        kind := 'not_security_definer';
+        hint := format('ALTER FUNCTION %s SECURITY DEFINER (as its owner %s, or a superuser): a handler runs '
+                       'with its owner''s rights', h, owner);
+    ELSIF NOT has_schema_privilege(_config_hint.role, nsp, 'USAGE') THEN
+        kind := 'missing_grant';
+        hint := format('GRANT USAGE ON SCHEMA %I TO pgrelay_processor', ident[1]);
+    ELSIF NOT has_function_privilege(_config_hint.role, fn, 'EXECUTE') THEN
+        kind := 'missing_grant';
+        hint := format('GRANT EXECUTE ON FUNCTION %s TO pgrelay_processor', h);
+    ELSE
+        kind := 'in_handler';
+        hint := format('the handler %s runs as its owner %s, with search_path pg_catalog, pg_temp unless it sets '
+                       'its own: create what the error names, qualify its names or give the function '
+                       'SET search_path, or grant %s the privilege it lacks', h, owner, owner);
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._config_hint(text, text, name) IS
+    'The kind of configuration error a sql event''s attempt met, and a hint that says what to fix';
 
 -- pgrelay._dispatch_context()
 CREATE OR REPLACE FUNCTION pgrelay._dispatch_context(OUT mode text, OUT node integer, OUT is_leader boolean)

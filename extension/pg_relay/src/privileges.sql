@@ -39,6 +39,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._this_node(),
     pgrelay.decode_id(bigint),
     pgrelay.error_kind(text),
+    -- a configuration error's attempt_failed line: what to fix
+    pgrelay._config_hint(text, text, name),
     -- high availability (docs/ha.md): the tick of multi-node and leader mode and its parts
     pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb),
     pgrelay._startup_queue_check(),

@@ -253,6 +253,8 @@ collect_finished(void)
 
 	for (j = jobs; j; j = j->next) {
 		metrics_event(j->channel, j->outcome, j->duration_us);
+		if (j->config_error != CE_NONE)
+			metrics_config_error(j->channel, j->config_error);
 		switch (j->outcome) {
 		case OC_SKIPPED:
 			/*

@@ -11,8 +11,12 @@ static const char *const outcome_names[] = {"skipped",  "ok",      "partial", "c
 											"replayed", "snoozed", "lost"};
 static const char *const result_names[] = {"ok", "partial", "transient", "permanent", "cancelled"};
 static const char *const rcpt_names[] = {"pending", "sent", "failed", "retrying"};
+static const char *const config_error_names[] = {
+	"", "missing_handler", "not_security_definer", "missing_grant", "in_handler", "secret"};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
+
+_Static_assert(NELEM(config_error_names) == CE_COUNT, "one name per enum ConfigError");
 
 const char *
 outcome_name(enum Outcome o)
@@ -29,6 +33,23 @@ outcome_parse(const char *s)
 		if (strcmp(s, outcome_names[i]) == 0)
 			return (enum Outcome) i;
 	return OC_LOST;
+}
+
+const char *
+config_error_name(enum ConfigError e)
+{
+	return config_error_names[e];
+}
+
+enum ConfigError
+config_error_parse(const char *s)
+{
+	size_t i;
+
+	for (i = 1; s && i < NELEM(config_error_names); i++)
+		if (strcmp(s, config_error_names[i]) == 0)
+			return (enum ConfigError) i;
+	return CE_NONE;
 }
 
 bool

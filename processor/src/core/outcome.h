@@ -48,6 +48,25 @@ enum RcptStatus {
 	RS_RETRYING /* rejected transiently; goes into the next attempt's envelope */
 };
 
+/*
+ * A failed attempt's configuration error: one that lasts until someone changes the set-up, whose
+ * attempt_failed line says what to fix (pgrelay._config_hint for a sql event).
+ */
+enum ConfigError {
+	CE_NONE,
+	CE_MISSING_HANDLER,      /* the handler, or its schema, does not exist */
+	CE_NOT_SECURITY_DEFINER, /* the handler is no longer SECURITY DEFINER */
+	CE_MISSING_GRANT,        /* the Processor may not use the handler's schema or execute it */
+	CE_IN_HANDLER,           /* the handler met it, as its owner: a missing object or privilege */
+	CE_SECRET,               /* a secret of an email profile or a webhook could not be read */
+	CE_COUNT
+};
+
+/* config_error_name: the kind as the log lines and the metrics spell it ("" for CE_NONE). */
+const char *config_error_name(enum ConfigError e);
+/* config_error_parse maps a kind of pgrelay._config_hint(); unknown text or NULL is CE_NONE. */
+enum ConfigError config_error_parse(const char *s);
+
 /* outcome_name: the outcome as pgrelay.log and the log lines spell it. */
 const char *outcome_name(enum Outcome o);
 /* outcome_parse maps the outcome text of process_one()/_write_log(); unknown text is OC_LOST. */

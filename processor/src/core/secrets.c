@@ -371,6 +371,42 @@ secrets_resolve_profile(struct Profile *p, const char *secrets_dir, const char *
 		   secrets_resolve_field(&p->graph.client_secret, "profile.graph.client_secret", &o, err, errlen);
 }
 
+const char *
+secrets_hint(const char *err)
+{
+	/* the reasons of resolve_env, resolve_file, secrets_owner_dir and dup_value, in their words */
+	static const struct {
+		const char *says;
+		const char *hint;
+	} known[] = {
+		{"no secrets directory is configured",
+		 "set secrets-dir in the Processor's configuration (--secrets-dir) and put the secret in the "
+		 "directory of its profile or webhook channel"},
+		{"cannot open",
+		 "create that file, readable by the user the Processor runs as (pg_relay under systemd)"},
+		{"cannot read", "make that file readable by the user the Processor runs as, and at most 64 kB"},
+		{"the environment variable is not set",
+		 "set the variable in the Processor's environment (under systemd: /etc/pg_relay/environment), then "
+		 "restart it"},
+		{"is not bound to",
+		 "bind the variable to its owner in the Processor's secret-env setting: VARIABLE=profile/NAME or "
+		 "VARIABLE=webhook/CHANNEL"},
+		{"own connection settings",
+		 "use a variable of the profile's or channel's own, bound with secret-env"},
+		/* before "is empty", which it says too */
+		{"the resolved value is empty or has a control character",
+		 "a header's secret must be one line of text: fix the file or the variable it names"},
+		{"is empty", "write the secret into the file or the variable the reference names"},
+	};
+	size_t i;
+
+	for (i = 0; err != NULL && i < sizeof known / sizeof known[0]; i++)
+		if (strstr(err, known[i].says) != NULL)
+			return known[i].hint;
+	return "fix the secret reference the error names (file:NAME is read from the directory of its profile or "
+		   "webhook channel, env:NAME needs a secret-env binding)";
+}
+
 int
 secrets_stray_files(const char *dir)
 {

@@ -75,6 +75,18 @@ bool secrets_resolve_profile(struct Profile *p, const char *secrets_dir, const c
 							 size_t errlen) MUSTCHECK;
 
 /*
+ * SECRETS_SQLSTATE is the SQLSTATE pgrelay.log records for an attempt that failed because a secret
+ * could not be read (class F0, configuration file error: pgrelay.error_kind() says configuration).
+ */
+#define SECRETS_SQLSTATE "F0000"
+
+/*
+ * secrets_hint says what to do about a reference that could not be resolved, from the reason
+ * secrets_resolve gave (err names the reference, the file or the variable; the hint the step).
+ */
+const char *secrets_hint(const char *err);
+
+/*
  * secrets_check_env_bindings validates a --secret-env list: entries VAR=profile/NAME or
  * VAR=webhook/CHANNEL, separated by commas or white space. VAR is a shell variable name and never
  * one of the Processor's own connection settings (PG*, but PGRELAY_* is allowed). False with the

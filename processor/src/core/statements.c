@@ -88,17 +88,24 @@ static const struct Statement statements[] = {
 						  "SELECT id, action_type, channel, timeout_ms, attempt, batch, event_id"
 						  " FROM pgrelay._queue_fetch($1::integer, $2::jsonb)",
 						  2, true},
-	[STMT_PROCESS_ONE] = {"pgrelay_process_one",
-						  "SELECT outcome, error, sqlstate,"
-						  " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
-						  " FROM pgrelay.process_one($1)",
-						  1, true},
+	/* error_kind: a configuration error's attempt_failed line says what to fix (STMT_CONFIG_HINT) */
+	[STMT_PROCESS_ONE] =
+		{"pgrelay_process_one",
+		 "SELECT outcome, error, sqlstate,"
+		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id,"
+		 " CASE WHEN sqlstate IS NOT NULL THEN pgrelay.error_kind(sqlstate) END"
+		 " FROM pgrelay.process_one($1)",
+		 1, true},
 	[STMT_PROCESS_BATCH] =
 		{"pgrelay_process_batch",
 		 "SELECT id, outcome, error, sqlstate,"
-		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id"
+		 " to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"'), log_id,"
+		 " CASE WHEN sqlstate IS NOT NULL THEN pgrelay.error_kind(sqlstate) END"
 		 " FROM pgrelay.process_batch($1::bigint[])",
 		 1, true},
+	/* the Processor's role is the one that calls the handler */
+	[STMT_CONFIG_HINT] = {"pgrelay_config_hint",
+						  "SELECT kind, hint FROM pgrelay._config_hint($1, $2, current_user)", 2, false},
 	[STMT_NOTIFIER_TRUSTED] = {"pgrelay_notifier_trusted", "SELECT " NOTIFIER_TRUSTED, 0, false},
 	[STMT_CLAIM_FETCH] =
 		{"pgrelay_claim_fetch",

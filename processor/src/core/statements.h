@@ -37,6 +37,7 @@ enum StmtId {
 	STMT_QUEUE_FETCH,       /* the fetch: _queue_fetch(), queue_pending_ids() without row locks */
 	STMT_PROCESS_ONE,       /* a SQL event, whole */
 	STMT_PROCESS_BATCH,     /* several SQL events in one transaction */
+	STMT_CONFIG_HINT,       /* an attempt failed with a configuration error: what to fix */
 	STMT_NOTIFIER_TRUSTED,  /* a notify event: may the notifier's schema be used (NOTIFIER_TRUSTED) */
 	STMT_CLAIM_FETCH,       /* ... claim its row and fetch its message */
 	STMT_ROLLBACK_FETCH,    /* ... the fetch raised: back to the savepoint before it */

@@ -172,11 +172,20 @@ held_claimed(struct Held *h, enum HeldClaim c, enum Outcome *oc)
 	return false;
 }
 
+void
+held_config_error(struct Held *h, enum ConfigError kind, const char *sqlstate, const char *hint)
+{
+	h->rep->config_error = kind;
+	snprintf(h->rep->sqlstate, sizeof h->rep->sqlstate, "%s", sqlstate);
+	h->rep->hint = hint;
+}
+
 enum Outcome
 held_finish(struct Held *h, const struct HeldResult *r)
 {
+	const char *sqlstate = h->rep->sqlstate[0] != '\0' ? h->rep->sqlstate : NULL;
 	struct LogRow row = {
-		h->id, attempt_result_name(r->result), r->error, NULL, h->started, r->detail, r->retry_after_s};
+		h->id, attempt_result_name(r->result), r->error, sqlstate, h->started, r->detail, r->retry_after_s};
 
 	return finish(h->pg, &row, r->record, r->arg, h->rep);
 }

@@ -33,6 +33,13 @@ struct EventReport {
 	long http_status;      /* a webhook's answer, 0 when none */
 	bool gone;             /* a webhook's endpoint answered 410: its channel was paused */
 	char endpoint[256];    /* a webhook's scheme://host[:port], for the webhook_gone line */
+	/*
+	 * OC_RETRY, OC_FAILED because of the set-up (held_config_error; CE_NONE: not so): the kind,
+	 * the SQLSTATE the attempt is recorded with, and what to change.
+	 */
+	enum ConfigError config_error;
+	char sqlstate[6];
+	const char *hint;
 };
 
 /* One event in its held transaction: what every kind of event has. */
@@ -115,6 +122,13 @@ struct HeldResult {
 	HeldRecord record;  /* NULL: nothing of the kind's own */
 	void *arg;          /* record's */
 };
+
+/*
+ * held_config_error notes that the attempt fails because of the set-up (a secret that cannot be
+ * read), before held_finish records it: its kind and hint for the worker's line and the metric,
+ * and the SQLSTATE the log row gets (pgrelay.error_kind() makes it a configuration error).
+ */
+void held_config_error(struct Held *h, enum ConfigError kind, const char *sqlstate, const char *hint);
 
 /*
  * held_finish finishes the claimed event with what its attempt came to: _write_log (the retry

@@ -24,6 +24,8 @@ struct Job {
 	bool batch;            /* a sql event of a channel that batches (batch.h) */
 	enum Outcome outcome;  /* set by the worker */
 	long long duration_us; /* set by the worker */
+	/* set by the worker: the attempt failed because of the set-up, which someone must change */
+	enum ConfigError config_error;
 	struct Job *next;
 };
 

@@ -125,18 +125,63 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 				LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
 }
 
+/* What to fix after an attempt failed because of the set-up (kind CE_NONE: it did not). */
+struct ConfigFix {
+	enum ConfigError kind;
+	const char *hint;
+};
+
+static const struct ConfigFix no_fix = {CE_NONE, NULL};
+
 /*
  * log_attempt_failed reports an attempt the database recorded as failed (retried or not): its
- * SQLSTATE and, when it runs again, when ("-" for none).
+ * SQLSTATE and, when it runs again, when ("-" for none). An attempt that failed because of the
+ * set-up (fix) fails again until someone changes it: the line is at error level and says what
+ * to change, from the first attempt on, and the event counts in the metric of such errors.
  */
 static void
-log_attempt_failed(struct Worker *w, const struct Job *j, const char *notification, const char *error,
-				   const char *sqlstate, const char *retry_at)
+log_attempt_failed(struct Worker *w, struct Job *j, const char *notification, const char *error,
+				   const char *sqlstate, const char *retry_at, struct ConfigFix fix)
 {
-	log_warn_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
-			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", outcome_name(j->outcome)),
-			   LOG_STR("sqlstate", sqlstate ? sqlstate : "-"), LOG_STR("retry_at", retry_at ? retry_at : "-"),
-			   LOG_STR("error", error));
+	j->config_error = fix.kind;
+	LOG_AT(fix.kind != CE_NONE ? LL_ERROR : LL_WARN, pgconn_label(&w->pg), "attempt_failed", LOG_EVENT(j),
+		   LOG_STR("channel", j->channel), LOG_OPT_STR("notification", notification),
+		   LOG_STR("outcome", outcome_name(j->outcome)), LOG_STR("sqlstate", sqlstate ? sqlstate : "-"),
+		   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error),
+		   LOG_OPT_STR("config_error", config_error_name(fix.kind)), LOG_OPT_STR("hint", fix.hint));
+}
+
+/*
+ * sql_fix: an attempt of sql event j failed with an error of the kind error_kind
+ * (pgrelay.error_kind()); for a configuration error the database says which one, and what to fix
+ * (pgrelay._config_hint), into hint. no_fix for any other kind, or when the question failed (the
+ * line then goes without a hint; the event is recorded already).
+ */
+static struct ConfigFix
+sql_fix(struct Worker *w, const struct Job *j, const char *error_kind, const char *sqlstate, char *hint,
+		size_t len)
+{
+	const char *params[2] = {j->channel, sqlstate};
+	struct ConfigFix fix = no_fix;
+	PGresult *res;
+
+	if (error_kind == NULL || strcmp(error_kind, "configuration") != 0)
+		return fix;
+	res = pgconn_query(&w->pg, STMT_CONFIG_HINT, params);
+	if (res == NULL) {
+		if (w->pg.lost) { /* nothing of the event is lost: the session is replaced before the next */
+			pgconn_lost(&w->pg);
+			atomic_store(w->link.state, W_DOWN);
+		}
+		return fix;
+	}
+	if (PQntuples(res) > 0 && pgconn_value(res, 0, 1) != NULL) {
+		fix.kind = config_error_parse(pgconn_value(res, 0, 0));
+		snprintf(hint, len, "%s", pgconn_value(res, 0, 1));
+		fix.hint = hint;
+	}
+	pgconn_clear(res);
+	return fix;
 }
 
 /*
@@ -179,7 +224,7 @@ record_foreign_cancel(struct Worker *w, struct Job *j)
 	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
 	if (!held_record_error(&w->pg, j->id, error, "57014", &j->outcome, retry_at, sizeof retry_at))
 		return false;
-	log_attempt_failed(w, j, NULL, error, "57014", retry_at);
+	log_attempt_failed(w, j, NULL, error, "57014", retry_at, no_fix);
 	return true;
 }
 
@@ -189,6 +234,7 @@ run_sql(struct Worker *w, struct Job *j)
 {
 	char idbuf[24];
 	const char *params[1] = {idbuf};
+	char hint[1024];
 	PGresult *res;
 
 	atomic_store(w->link.state, W_SQL);
@@ -212,8 +258,9 @@ run_sql(struct Worker *w, struct Job *j)
 	}
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2),
-						   pgconn_value(res, 0, 3));
+		log_attempt_failed(
+			w, j, NULL, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2), pgconn_value(res, 0, 3),
+			sql_fix(w, j, pgconn_value(res, 0, 5), pgconn_value(res, 0, 2), hint, sizeof hint));
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
 	else if (j->outcome == OC_SNOOZED)
@@ -237,7 +284,8 @@ run_notify(struct Worker *w, struct Job *j)
 		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", rep.notification),
 					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, rep.notification, rep.error, NULL, NULL);
+		log_attempt_failed(w, j, rep.notification, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL, NULL,
+						   (struct ConfigFix){rep.config_error, rep.hint});
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, rep.notification, NULL);
 }
@@ -258,7 +306,8 @@ run_webhook(struct Worker *w, struct Job *j)
 	if (j->outcome == OC_LOST && rep.step != NULL)
 		statement_failed(w, j, rep.step, NULL);
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, rep.error, NULL, NULL);
+		log_attempt_failed(w, j, NULL, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL, NULL,
+						   (struct ConfigFix){rep.config_error, rep.hint});
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, NULL);
 	if (rep.gone && j->outcome != OC_LOST)
@@ -409,6 +458,7 @@ static void
 batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 {
 	int i = 0, rows = PQntuples(res);
+	char hint[1024];
 	struct Job *j;
 
 	for (j = jobs; j; j = j->next, i++) {
@@ -420,8 +470,9 @@ batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 		}
 		j->outcome = outcome_parse(pgconn_value(res, i, 1));
 		if (outcome_failed(j->outcome))
-			log_attempt_failed(w, j, NULL, pgconn_value(res, i, 2), pgconn_value(res, i, 3),
-							   pgconn_value(res, i, 4));
+			log_attempt_failed(
+				w, j, NULL, pgconn_value(res, i, 2), pgconn_value(res, i, 3), pgconn_value(res, i, 4),
+				sql_fix(w, j, pgconn_value(res, i, 6), pgconn_value(res, i, 3), hint, sizeof hint));
 		else if (j->outcome == OC_REPLAYED)
 			log_replayed(w, j, NULL, pgconn_value(res, i, 5));
 		else if (j->outcome == OC_SNOOZED)

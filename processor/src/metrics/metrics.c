@@ -55,6 +55,8 @@ struct ChannelCounters {
 	char name[132];
 	long long events[N_OUTCOMES]; /* by enum Outcome */
 	struct Hist attempts;         /* attempts made (not skipped, deferred or lost) */
+	/* attempts failed because of the set-up, by enum ConfigError (CE_NONE unused) */
+	long long config_errors[CE_COUNT];
 };
 
 struct ProfileWaits {
@@ -201,6 +203,20 @@ metrics_event(const char *channel, enum Outcome oc, long long duration_us)
 		if (oc != OC_SKIPPED && oc != OC_DEFERRED && oc != OC_REPLAYED && oc != OC_LOST)
 			hist_add(&c->attempts, &attempt_buckets, duration_us);
 	}
+	pthread_mutex_unlock(&m.mu);
+}
+
+void
+metrics_config_error(const char *channel, enum ConfigError e)
+{
+	struct ChannelCounters *c;
+
+	if ((int) e <= (int) CE_NONE || (int) e >= (int) CE_COUNT)
+		return;
+	pthread_mutex_lock(&m.mu);
+	c = find_slot((void **) &m.channels, &m.nchannels, &m.capchannels, sizeof *c, channel);
+	if (c != NULL)
+		c->config_errors[e]++;
 	pthread_mutex_unlock(&m.mu);
 }
 
@@ -570,6 +586,15 @@ render_events(struct Buf *out, const struct Snapshot *s)
 			label_open(out, "pgrelay_events_total", "channel", s->channels[i].name);
 			buf_printf(out, ",outcome=\"%s\"} %lld\n", outcome_name((enum Outcome) o),
 					   s->channels[i].events[o]);
+		}
+	family(out, "pgrelay_config_errors_total", "counter",
+		   "Attempts that failed because of the set-up, which someone must change, by channel and kind "
+		   "(missing_handler, not_security_definer, missing_grant, in_handler, secret).");
+	for (i = 0; i < s->nchannels; i++)
+		for (o = CE_NONE + 1; o < CE_COUNT; o++) {
+			label_open(out, "pgrelay_config_errors_total", "channel", s->channels[i].name);
+			buf_printf(out, ",kind=\"%s\"} %lld\n", config_error_name((enum ConfigError) o),
+					   s->channels[i].config_errors[o]);
 		}
 	family(out, "pgrelay_attempt_duration_seconds", "histogram",
 		   "Duration of each attempt on its worker, by channel.");

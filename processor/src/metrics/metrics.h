@@ -42,6 +42,12 @@ void metrics_reset(void);
 /* metrics_event counts one event a worker finished with outcome oc, and its duration if an attempt. */
 void metrics_event(const char *channel, enum Outcome oc, long long duration_us);
 
+/*
+ * metrics_config_error counts one attempt of channel that failed because of the set-up (e, not
+ * CE_NONE): a missing handler or grant, a secret that could not be read.
+ */
+void metrics_config_error(const char *channel, enum ConfigError e);
+
 /* metrics_probe records one tick's probe: its duration, and whether it failed. */
 void metrics_probe(long long duration_us, bool ok);
 

@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "https.h"
+#include "secrets.h"
 #include "transport.h"
 #include "webhook_endpoint.h"
 #include "webhook_result.h"
@@ -338,8 +339,10 @@ run_hook(struct Hook *k)
 	if (!have_ep)
 		return finish_simple(k, AR_PERMANENT, err);
 	note_endpoint(k);
-	if (!webhook_endpoint_resolve(&k->ep, k->h->ws->secrets_dir, k->h->ws->secret_env, err, sizeof err))
+	if (!webhook_endpoint_resolve(&k->ep, k->h->ws->secrets_dir, k->h->ws->secret_env, err, sizeof err)) {
+		held_config_error(k->h, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(err));
 		return finish_simple(k, AR_TRANSIENT, err);
+	}
 	return send_request(k);
 }
 

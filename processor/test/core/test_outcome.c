@@ -113,6 +113,32 @@ test_notification_settled(void)
 	}
 }
 
+/* The kinds of configuration error: the names the log lines, the metrics and _config_hint use. */
+static void
+test_config_error_names(void)
+{
+	static const struct {
+		enum ConfigError e;
+		const char *name;
+	} rows[] = {
+		{CE_MISSING_HANDLER, "missing_handler"},
+		{CE_NOT_SECURITY_DEFINER, "not_security_definer"},
+		{CE_MISSING_GRANT, "missing_grant"},
+		{CE_IN_HANDLER, "in_handler"},
+		{CE_SECRET, "secret"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof rows / sizeof rows[0]; i++) {
+		CHECK_STR(config_error_name(rows[i].e), rows[i].name);
+		CHECK(config_error_parse(rows[i].name) == rows[i].e);
+	}
+	CHECK_STR(config_error_name(CE_NONE), "");
+	CHECK(config_error_parse("") == CE_NONE);
+	CHECK(config_error_parse("no such kind") == CE_NONE);
+	CHECK(config_error_parse(NULL) == CE_NONE);
+}
+
 int
 main(void)
 {
@@ -120,5 +146,6 @@ main(void)
 	RUN(test_delivery_to_outcome);
 	RUN(test_rcpt_status);
 	RUN(test_notification_settled);
+	RUN(test_config_error_names);
 	return UNIT_DONE();
 }

@@ -159,6 +159,39 @@ test_resolve_table(void)
 	}
 }
 
+/* Each way a reference fails has a hint that says what to do about it. */
+static void
+test_hints(void)
+{
+	static const struct {
+		const char *ref;
+		bool use_dir;
+		const char *hint_has;
+	} rows[] = {
+		{"file:missing", true, "create that file"},
+		{"file:big", true, "at most 64 kB"},
+		{"file:pw", false, "set secrets-dir"},
+		{"env:PGRELAY_TEST_UNSET", true, "set the variable in the Processor's environment"},
+		{"env:HOME", true, "secret-env setting: VARIABLE=profile/NAME"},
+		{"env:PGPASSWORD", true, "a variable of the profile's or channel's own"},
+		{"file:empty", true, "write the secret"},
+		{"file:.hidden", true, "fix the secret reference"},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		struct SecretOwner o = {SO_PROFILE, "default", rows[i].use_dir ? dir : NULL, bindings};
+		char *out = NULL, err[768] = "";
+
+		CHECK(!secrets_resolve(rows[i].ref, &o, &out, err, sizeof(err)));
+		if (strstr(secrets_hint(err), rows[i].hint_has) == NULL)
+			fprintf(stderr, "  row %zu: err \"%s\", hint \"%s\"\n", i, err, secrets_hint(err));
+		CHECK(strstr(secrets_hint(err), rows[i].hint_has) != NULL);
+	}
+	CHECK(strstr(secrets_hint("header X-Key: the resolved value is empty or has a control character"),
+				 "one line of text") != NULL);
+}
+
 static void
 test_no_bindings_no_env(void)
 {
@@ -307,6 +340,7 @@ main(void)
 {
 	setup();
 	RUN(test_resolve_table);
+	RUN(test_hints);
 	RUN(test_no_bindings_no_env);
 	RUN(test_resolve_profile);
 	RUN(test_owner_dir);

@@ -55,6 +55,10 @@ test_families_and_counters(void)
 	metrics_event("orders", OC_OK, 1500);
 	metrics_event("orders", OC_FAILED, 2000000);
 	metrics_event("orders", OC_SKIPPED, 10);
+	metrics_config_error("orders", CE_MISSING_GRANT);
+	metrics_config_error("orders", CE_MISSING_GRANT);
+	metrics_config_error("mail", CE_SECRET);
+	metrics_config_error("orders", CE_NONE); /* not one: not counted */
 	t = render();
 	CHECK(has(t, "# HELP pgrelay_processor_info The Processor's version and mode (always 1)."));
 	CHECK(has(t, "# TYPE pgrelay_processor_info gauge"));
@@ -80,6 +84,14 @@ test_families_and_counters(void)
 	CHECK(has(t, "pgrelay_events_total{channel=\"orders\",outcome=\"failed\"} 1"));
 	CHECK(has(t, "pgrelay_events_total{channel=\"orders\",outcome=\"skipped\"} 1"));
 	CHECK(has(t, "pgrelay_events_total{channel=\"orders\",outcome=\"retry\"} 0"));
+	/* every kind of every channel, the ones that did not happen at 0 */
+	CHECK(has(t, "# TYPE pgrelay_config_errors_total counter"));
+	CHECK(has(t, "pgrelay_config_errors_total{channel=\"orders\",kind=\"missing_grant\"} 2"));
+	CHECK(has(t, "pgrelay_config_errors_total{channel=\"orders\",kind=\"missing_handler\"} 0"));
+	CHECK(has(t, "pgrelay_config_errors_total{channel=\"orders\",kind=\"secret\"} 0"));
+	CHECK(has(t, "pgrelay_config_errors_total{channel=\"mail\",kind=\"secret\"} 1"));
+	CHECK(has(t, "pgrelay_config_errors_total{channel=\"mail\",kind=\"in_handler\"} 0"));
+	CHECK(strstr(t, "kind=\"\"") == NULL);
 	/* a skip is no attempt: two attempts in the histogram, cumulative, +Inf last */
 	CHECK(has(t, "pgrelay_attempt_duration_seconds_bucket{channel=\"orders\",le=\"0.001\"} 0"));
 	CHECK(has(t, "pgrelay_attempt_duration_seconds_bucket{channel=\"orders\",le=\"0.0025\"} 1"));
