@@ -647,6 +647,15 @@ for v in ("1024", "-1", "abc", "1e3", "99999999999", "3 4"):
 case(TN, "processor", "SELECT pgrelay._this_node(1)", (), err("42883", "does not exist"))
 case("pgrelay.decode_id", "monitor", "SELECT pgrelay.decode_id(NULL)", (), result(None))
 case("pgrelay.decode_id", "monitor", "SELECT pgrelay.decode_id('x')", (), err("22P02", "invalid input syntax"))
+TE = "pgrelay._timeout_error"
+case(TE, "processor", "SELECT pgrelay._timeout_error('c_sql', '5 seconds')", (),
+     result("the handler ran longer than the channel's timeout of 5 s: make it faster, or raise the timeout: "
+            "SELECT pgrelay.register('c_sql', timeout => '10 seconds')"))
+case(TE, "processor", "SELECT pgrelay._timeout_error(%s, '20 hours')", ("x'); DROP TABLE pgrelay.queue; --",),
+     result("timeout of 72000 s: make it faster, or raise the timeout: SELECT pgrelay.register('x''); DROP TABLE "
+            "pgrelay.queue; --', timeout => '86400 seconds')"))
+case(TE, "processor", "SELECT pgrelay._timeout_error(NULL, '5 seconds')", (), result(None))
+case(TE, "admin", "SELECT pgrelay._timeout_error('c_sql', '5 seconds')", (), err("42501", "permission denied"))
 CH = "pgrelay._config_hint"
 case(CH, "processor", "SELECT kind FROM pgrelay._config_hint(NULL, '42501', current_user)", (), result(None))
 case(CH, "processor", "SELECT kind FROM pgrelay._config_hint(%s, '42501', current_user)",

@@ -106,6 +106,9 @@ def test_a_timeout_in_a_batch_is_that_events_alone(db, processors):
     assert sorted(r[0] for r in db.sql("SELECT p FROM done")) == ["after", "first"]
     assert p.lines("reconnecting") == []
     assert " outcome=timeout sqlstate=57014 " in p.lines("attempt_failed")[0]
+    # the error says which timeout ended it, and how to raise it
+    assert ('error="the handler ran longer than the channel\'s timeout of 0.3 s: make it faster, or raise the'
+            " timeout: SELECT pgrelay.register('jobs', timeout => '0.6 seconds')\"") in p.lines("attempt_failed")[0]
 
 
 def test_shutdown_cancels_a_batch_and_its_events_wait_unspent(db, processors):

@@ -291,6 +291,11 @@ def test_channel_timeout_cancels_the_handler_and_the_worker_goes_on(db, processo
     # one worker did both: the timed-out session was reused, never reconnected
     assert p.lines("reconnecting") == []
     assert "outcome=timeout" in p.lines("attempt_failed")[0]
+    # the error names the channel's timeout and the call that raises it, in the log and the line
+    said = ("the handler ran longer than the channel's timeout of 0.3 s: make it faster, or raise the timeout:"
+            " SELECT pgrelay.register('sleepy', timeout => '0.6 seconds')")
+    assert db.scalar("SELECT error FROM pgrelay.log WHERE outcome = 'timeout'") == said
+    assert 'error="%s"' % said in p.lines("attempt_failed")[0]
 
 
 def test_inactive_channel_waits_until_activated(db, processors):

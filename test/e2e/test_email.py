@@ -168,6 +168,23 @@ def test_4xx_then_success_on_retry(mail, smtpd, processors):
     assert "outcome=retry" in line and " notification=%d " % nid in line
 
 
+def test_an_unreachable_server_names_the_profile_and_the_retry_time(mail, processors):
+    """No SMTP server listens: the attempt_failed line names the profile the message was sent
+    with, and the time of the next attempt, the one pgrelay.log and the console show."""
+    [port] = testlib.free_ports(1)
+    mail.sql("SELECT pgrelay_notifier.create_profile('p', host => '127.0.0.1', port => %s, security => 'none',"
+             " from_address => 'noreply@example.com', connect_timeout => '2 seconds')", (port,))
+    mail.sql("SELECT pgrelay_notifier.create_channel('mail', 'p', backoff_base => '1 hour', backoff_max => '1 hour')")
+    nid = send(mail)
+    p = processors("-d", mail.dsn)
+    line = p.wait_log(r" attempt_failed ").string
+    retry_at = mail.scalar("SELECT to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+                           " FROM pgrelay.log")
+    assert retry_at is not None
+    assert " notification=%d profile=p outcome=retry sqlstate=- retry_at=%s " % (nid, retry_at) in line, line
+    assert p.stop() == 0
+
+
 def test_5xx_is_permanent(mail, smtpd, processors):
     s = smtpd("--data-reply", "554")
     profile(mail, s)

@@ -754,7 +754,8 @@ BEGIN
                OR clock_timestamp() - timer_start < keep[2]::interval THEN
                 RAISE;
             END IF;
-            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+            error := pgrelay._timeout_error(c.channel, pg_catalog.make_interval(secs => c.timeout_ms / 1000.0));
             result := 'error';
         WHEN SQLSTATE 'PGSNZ' THEN
             -- "run me again later": no attempt spent (_snooze)
@@ -1114,8 +1115,7 @@ BEGIN
                 PERFORM pgrelay._deferred_triggers();
                 IF clock_timestamp() - began > c.timeout THEN
                     -- too late: undone (this subtransaction), and a timeout like any other
-                    RAISE EXCEPTION 'the handler ran longer than the channel''s timeout of %', c.timeout
-                        USING ERRCODE = 'PGTMO';
+                    RAISE EXCEPTION '%', pgrelay._timeout_error(c.channel, c.timeout) USING ERRCODE = 'PGTMO';
                 END IF;
             EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
                 GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
@@ -1125,7 +1125,8 @@ BEGIN
                 IF timer = interval '0' OR clock_timestamp() - timer_start < timer THEN
                     RAISE;
                 END IF;
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+                GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+                err := pgrelay._timeout_error(c.channel, c.timeout);
                 result := 'error';
                 spent := true;
             WHEN SQLSTATE 'PGSNZ' THEN

@@ -163,6 +163,21 @@ $$;
 COMMENT ON FUNCTION pgrelay.error_kind(text) IS
     'What kind of error a SQLSTATE is: transient, configuration, data, handler, timeout, stop or retry';
 
+-- pgrelay._timeout_error()
+CREATE OR REPLACE FUNCTION pgrelay._timeout_error(channel text, timeout interval) RETURNS text
+LANGUAGE sql IMMUTABLE STRICT SET search_path = pg_catalog, pg_temp AS $$
+    -- The error of an attempt the channel's timeout cancelled (process_one, process_batch), in
+    -- the channel's words rather than the server's ("canceling statement due to statement
+    -- timeout": the timeout reaches the handler as statement_timeout): which timeout, and the call
+    -- that raises it, to twice as long (at most the 24 hours a timeout may be).
+    SELECT format('the handler ran longer than the channel''s timeout of %s s: make it faster, or raise the '
+                  'timeout: SELECT pgrelay.register(%L, timeout => ''%s seconds'')',
+                  trim_scale(extract(epoch FROM timeout)), channel,
+                  trim_scale(LEAST(2 * extract(epoch FROM timeout), 86400)))
+$$;
+COMMENT ON FUNCTION pgrelay._timeout_error(text, interval) IS
+    'The error of an attempt the channel''s timeout ended: the timeout, and how to raise it';
+
 -- pgrelay._config_hint()
 CREATE OR REPLACE FUNCTION pgrelay._config_hint(channel text, sqlstate text, role name,
                                                 OUT kind text, OUT hint text)

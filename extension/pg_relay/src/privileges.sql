@@ -41,6 +41,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.error_kind(text),
     -- a configuration error's attempt_failed line: what to fix
     pgrelay._config_hint(text, text, name),
+    -- the error of an attempt the channel's timeout ended (process_one, process_batch)
+    pgrelay._timeout_error(text, interval),
     -- high availability (docs/ha.md): the tick of multi-node and leader mode and its parts
     pgrelay._ha_tick(bigint, boolean, boolean, boolean, jsonb),
     pgrelay._startup_queue_check(),

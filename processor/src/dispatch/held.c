@@ -80,6 +80,8 @@ finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg
 	if (res == NULL)
 		return held_lost(rep, "write_log");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
+	snprintf(rep->retry_at, sizeof rep->retry_at, "%s",
+			 pgconn_value(res, 0, 1) ? pgconn_value(res, 0, 1) : "");
 	made = record == NULL || record(arg, oc, pgconn_value(res, 0, 1), &step);
 	pgconn_clear(res);
 	if (!made)

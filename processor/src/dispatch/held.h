@@ -27,8 +27,9 @@ struct TransportCache;
 struct EventReport {
 	char notification[24]; /* a notify event's notification id (its payload), once claimed */
 	char error[1024];      /* OC_RETRY, OC_TIMEOUT, OC_FAILED: why the attempt failed */
+	char retry_at[40];     /* ... and when it runs again (ISO 8601), "" for never */
 	const char *step;      /* OC_LOST: the statement that failed (its error is the connection's) */
-	char profile[128];     /* OC_DEFERRED: the profile whose rate limit was reached */
+	char profile[128];     /* a notify event's profile, once its message is read */
 	long wait_ms;          /* OC_DEFERRED: until the limit lets the next message go */
 	long http_status;      /* a webhook's answer, 0 when none */
 	bool gone;             /* a webhook's endpoint answered 410: its channel was paused */

@@ -140,15 +140,16 @@ static const struct ConfigFix no_fix = {CE_NONE, NULL};
  * to change, from the first attempt on, and the event counts in the metric of such errors.
  */
 static void
-log_attempt_failed(struct Worker *w, struct Job *j, const char *notification, const char *error,
-				   const char *sqlstate, const char *retry_at, struct ConfigFix fix)
+log_attempt_failed(struct Worker *w, struct Job *j, const char *notification, const char *profile,
+				   const char *error, const char *sqlstate, const char *retry_at, struct ConfigFix fix)
 {
 	j->config_error = fix.kind;
 	LOG_AT(fix.kind != CE_NONE ? LL_ERROR : LL_WARN, pgconn_label(&w->pg), "attempt_failed", LOG_EVENT(j),
 		   LOG_STR("channel", j->channel), LOG_OPT_STR("notification", notification),
-		   LOG_STR("outcome", outcome_name(j->outcome)), LOG_STR("sqlstate", sqlstate ? sqlstate : "-"),
-		   LOG_STR("retry_at", retry_at ? retry_at : "-"), LOG_STR("error", error),
-		   LOG_OPT_STR("config_error", config_error_name(fix.kind)), LOG_OPT_STR("hint", fix.hint));
+		   LOG_OPT_STR("profile", profile), LOG_STR("outcome", outcome_name(j->outcome)),
+		   LOG_STR("sqlstate", sqlstate ? sqlstate : "-"), LOG_STR("retry_at", retry_at ? retry_at : "-"),
+		   LOG_STR("error", error), LOG_OPT_STR("config_error", config_error_name(fix.kind)),
+		   LOG_OPT_STR("hint", fix.hint));
 }
 
 /*
@@ -224,7 +225,7 @@ record_foreign_cancel(struct Worker *w, struct Job *j)
 	snprintf(error, sizeof error, "%.*s", (int) utf8_prefix(w->pg.error, sizeof error - 1), w->pg.error);
 	if (!held_record_error(&w->pg, j->id, error, "57014", &j->outcome, retry_at, sizeof retry_at))
 		return false;
-	log_attempt_failed(w, j, NULL, error, "57014", retry_at, no_fix);
+	log_attempt_failed(w, j, NULL, NULL, error, "57014", retry_at, no_fix);
 	return true;
 }
 
@@ -259,7 +260,7 @@ run_sql(struct Worker *w, struct Job *j)
 	j->outcome = outcome_parse(pgconn_value(res, 0, 0));
 	if (outcome_failed(j->outcome))
 		log_attempt_failed(
-			w, j, NULL, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2), pgconn_value(res, 0, 3),
+			w, j, NULL, NULL, pgconn_value(res, 0, 1), pgconn_value(res, 0, 2), pgconn_value(res, 0, 3),
 			sql_fix(w, j, pgconn_value(res, 0, 5), pgconn_value(res, 0, 2), hint, sizeof hint));
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, pgconn_value(res, 0, 4));
@@ -284,7 +285,8 @@ run_notify(struct Worker *w, struct Job *j)
 		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", rep.notification),
 					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, rep.notification, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL, NULL,
+		log_attempt_failed(w, j, rep.notification, rep.profile, rep.error,
+						   rep.sqlstate[0] ? rep.sqlstate : NULL, rep.retry_at[0] ? rep.retry_at : NULL,
 						   (struct ConfigFix){rep.config_error, rep.hint});
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, rep.notification, NULL);
@@ -306,7 +308,8 @@ run_webhook(struct Worker *w, struct Job *j)
 	if (j->outcome == OC_LOST && rep.step != NULL)
 		statement_failed(w, j, rep.step, NULL);
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL, NULL,
+		log_attempt_failed(w, j, NULL, NULL, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL,
+						   rep.retry_at[0] ? rep.retry_at : NULL,
 						   (struct ConfigFix){rep.config_error, rep.hint});
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, NULL, NULL);
@@ -471,7 +474,7 @@ batch_results(struct Worker *w, struct Job *jobs, PGresult *res)
 		j->outcome = outcome_parse(pgconn_value(res, i, 1));
 		if (outcome_failed(j->outcome))
 			log_attempt_failed(
-				w, j, NULL, pgconn_value(res, i, 2), pgconn_value(res, i, 3), pgconn_value(res, i, 4),
+				w, j, NULL, NULL, pgconn_value(res, i, 2), pgconn_value(res, i, 3), pgconn_value(res, i, 4),
 				sql_fix(w, j, pgconn_value(res, i, 6), pgconn_value(res, i, 3), hint, sizeof hint));
 		else if (j->outcome == OC_REPLAYED)
 			log_replayed(w, j, NULL, pgconn_value(res, i, 5));

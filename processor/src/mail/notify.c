@@ -151,7 +151,6 @@ defer(struct Mail *m, long wait_ms)
 
 	if (oc == OC_LOST)
 		return oc;
-	snprintf(rep->profile, sizeof rep->profile, "%s", m->msg.profile.name ? m->msg.profile.name : "");
 	rep->wait_ms = wait_ms;
 	return oc;
 }
@@ -259,6 +258,9 @@ run_mail(struct Mail *m)
 	free(doc);
 	if (!m->have_msg)
 		return finish_simple(m, AR_PERMANENT, err, true);
+	/* every line the worker logs about the attempt names the profile it was sent with */
+	snprintf(m->h->rep->profile, sizeof m->h->rep->profile, "%s",
+			 m->msg.profile.name ? m->msg.profile.name : "");
 	return decide(m);
 }
 
