@@ -164,17 +164,64 @@ def test_unreachable_server_with_once_fails_at_once():
     assert p.lines("reconnecting") == []
 
 
-def test_missing_database_is_an_error_with_a_hint_while_retrying(db):
-    """A connection that fails until someone changes the set-up (here: no such database) is
-    reported at error level with what to check, and retried until it works."""
+def test_a_processor_that_never_connected_stops_at_a_missing_database(db):
+    """A first connection that fails until someone changes the set-up (here: no such database)
+    is not retried for ever in a terminal: one startup_failed line with what to check, exit 1
+    (under systemd the unit starts it again)."""
     p = testlib.Processor(["-d", db.dsn.replace("dbname=" + db.name, "dbname=nonesuch_db"),
                            "--reconnect-max=200ms"])
+    assert p.wait_exit() == 1
+    [line] = p.lines("startup_failed")
+    assert " error startup_failed " in line and 'database \\"nonesuch_db\\" does not exist' in line
+    assert 'hint="create the database, or fix dbname= in --dbname"' in line
+    assert p.lines("reconnecting") == [] and p.lines("started") == []
+
+
+def test_a_processor_that_never_connected_stops_at_a_wrong_password(tmp_path):
+    """A wrong password at the first connection (pg_hba.conf asks for one) stops the Processor
+    with the hint, where it used to print the same error every few seconds."""
+    c = testlib.Cluster(os.path.join(testlib.work_dir("auth-"), "c"))
+    c.start()
     try:
-        line = p.wait_log(r" error reconnecting conn=control .*hint=").string
-        assert 'database \\"nonesuch_db\\" does not exist' in line
-        assert 'hint="create the database, or fix dbname= in --dbname"' in line
+        with c.connect() as conn:
+            conn.execute("CREATE ROLE proof_pw LOGIN PASSWORD 'the-right-one'")
+        with open(os.path.join(c.path, "data", "pg_hba.conf")) as f:
+            hba = f.read()
+        with open(os.path.join(c.path, "data", "pg_hba.conf"), "w") as f:
+            f.write("host all proof_pw 127.0.0.1/32 scram-sha-256\n" + hba)
+        with c.connect() as conn:
+            conn.execute("SELECT pg_reload_conf()")
+        dsn = "host=127.0.0.1 port=%d dbname=postgres user=proof_pw" % c.port
+        p = testlib.Processor(["-d", dsn, "--reconnect-max=200ms"], env={"PGPASSWORD": "a-wrong-one"})
+        assert p.wait_exit() == 1
+        [line] = p.lines("startup_failed")
+        assert 'password authentication failed for user \\"proof_pw\\"' in line
+        assert 'hint="check the role\'s password' in line
+        assert p.lines("reconnecting") == []
+        assert "a-wrong-one" not in p.log()
     finally:
-        p.stop()
+        c.stop("immediate")
+
+
+def test_a_running_processor_keeps_retrying_what_only_a_change_of_set_up_ends(db, processors):
+    """Once connected, a Processor never gives up: its role made NOLOGIN and its sessions ended,
+    it says at error level what to fix, keeps retrying, and carries on once it may log in again."""
+    relay = "proof_nologin_%d" % os.getpid()
+    db.sql('CREATE ROLE "%s" LOGIN IN ROLE pgrelay_processor' % relay)
+    try:
+        p = processors("-d", db.dsn.replace("user=postgres", "user=" + relay), "--reconnect-max=200ms",
+                       "--poll-interval=50ms")
+        p.wait_log(r" started ")
+        db.sql('ALTER ROLE "%s" NOLOGIN' % relay)
+        db.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename = %s", (relay,))
+        line = p.wait_log(r" error reconnecting conn=control .*hint=", count=2).string
+        assert "is not permitted to log in" in line and 'hint="ALTER ROLE ... LOGIN' in line
+        db.sql('ALTER ROLE "%s" LOGIN' % relay)
+        p.wait_log(r" reconnected conn=control ")
+        assert p.lines("startup_failed") == []
+        assert p.stop() == 0
+    finally:
+        db.sql('DROP ROLE IF EXISTS "%s"' % relay)
 
 
 def test_peer_authentication_failure_says_to_connect_over_tcp(tmp_path):

@@ -606,7 +606,13 @@ main_loop_once(void)
 	pool_wait(service_loop(wait_ms, true));
 }
 
-/* startup_connect: the first connection; retried with backoff unless --once. */
+/*
+ * startup_connect: the first connection; retried with backoff unless --once, or the failure lasts
+ * until someone changes the set-up (a wrong password, no such role or database, pg_hba.conf): a
+ * Processor started by hand then stops with the hint rather than retry for ever, and under systemd
+ * it is started again (Restart=on-failure), so a fix is picked up within seconds. Once it has
+ * connected, it keeps retrying whatever the failure (pgconn_session).
+ */
 static bool
 startup_connect(void)
 {
@@ -615,7 +621,7 @@ startup_connect(void)
 	while (!shutdown_requested) {
 		if (tick_session(&ticker, &cf, &wait_ms))
 			return true;
-		if (cf.once)
+		if (cf.once || ticker.pg.lasting)
 			return false;
 		pool_wait(service_loop(wait_ms, false));
 	}

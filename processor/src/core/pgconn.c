@@ -270,6 +270,7 @@ bool
 pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 {
 	long long now = now_us();
+	const char *hint;
 
 	*wait_ms = 0;
 	if (pgconn_is_up(c))
@@ -278,6 +279,7 @@ pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 		*wait_ms = (long) ((c->next_attempt_us - now) / 1000) + 1;
 		return false;
 	}
+	c->lasting = false;
 	if (connect_once(c)) {
 		if (c->attempts > 0) {
 			log_info_c(c, "reconnected", LOG_INT("attempts", c->attempts));
@@ -292,14 +294,15 @@ pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms)
 	c->backoff_ms = backoff_next(c->backoff_ms, RECONNECT_MIN_MS, reconnect_max_ms);
 	*wait_ms = backoff_jitter(c->backoff_ms, backoff_random());
 	c->next_attempt_us = now_us() + *wait_ms * 1000LL;
-	if (!c->one_attempt) {
-		bool config;
-		const char *hint = pgconn_connect_hint(c->error, &config);
-
-		/* A failure that only an admin can end (a password, a missing role) is an error. */
-		LOG_AT(config ? LL_ERROR : LL_WARN, pgconn_label(c), "reconnecting", LOG_INT("attempt", c->attempts),
-			   LOG_MS("retry_in_ms", *wait_ms), LOG_STR("error", c->error), LOG_OPT_STR("hint", hint));
-	}
+	hint = pgconn_connect_hint(c->error, &c->lasting);
+	/*
+	 * A failure that only an admin can end (a password, a missing role) is an error; before the
+	 * first session of a connection that stops on it, it is the caller's to report.
+	 */
+	if (!c->one_attempt && !(c->stop_if_lasting && c->lasting && c->sessions == 0))
+		LOG_AT(c->lasting ? LL_ERROR : LL_WARN, pgconn_label(c), "reconnecting",
+			   LOG_INT("attempt", c->attempts), LOG_MS("retry_in_ms", *wait_ms), LOG_STR("error", c->error),
+			   LOG_OPT_STR("hint", hint));
 	return false;
 }
 

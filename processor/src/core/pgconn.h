@@ -35,10 +35,16 @@ struct PgConn {
 	char mode[16];           /* pg_relay.mode of every session */
 	long session_timeout_ms; /* statement_timeout each new session starts with, -1: the server's */
 	bool one_attempt;        /* no retries (--once): a failed attempt is the caller's to report */
+	/*
+	 * Until its first session, a failure only a change of set-up ends (lasting) is not retried
+	 * either: the caller reports it and stops (the control connection of a Processor starting).
+	 */
+	bool stop_if_lasting;
 	/* Reconnecting. */
 	long backoff_ms;           /* the delay before jitter; 0 while connected */
 	long long next_attempt_us; /* when the next attempt is due (now_us) */
 	int attempts;              /* failed attempts, and the lost session, since the last success */
+	bool lasting;              /* the last attempt failed for a reason only a change of set-up ends */
 };
 
 /*
@@ -66,6 +72,8 @@ void pgconn_destroy(struct PgConn *c);
  * time until the next attempt is due. A failed attempt logs "reconnecting" (attempt, retry_in_ms,
  * error) and waits longer each time (capped exponential backoff with jitter, at most
  * reconnect_max_ms); the first success after failures or a lost session logs "reconnected".
+ * c->lasting says whether the failure lasts until someone changes the set-up; such a failure
+ * before the first session of a connection that stops on it (stop_if_lasting) logs nothing.
  */
 bool pgconn_session(struct PgConn *c, long reconnect_max_ms, long *wait_ms) MUSTCHECK;
 /*

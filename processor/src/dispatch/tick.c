@@ -20,6 +20,8 @@ tick_init(struct Ticker *t, const struct Config *c)
 	/* The control connection's statements are all short; never let one hang forever. */
 	t->pg.session_timeout_ms = 60000;
 	t->pg.one_attempt = c->once;
+	/* a Processor that never connected stops at a wrong password or a missing database */
+	t->pg.stop_if_lasting = true;
 	t->gate = -1;
 	t->paused = -1;
 	t->seen_generation = -1;
