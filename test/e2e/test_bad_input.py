@@ -161,10 +161,23 @@ case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => 'public.h
      err("42501", "who registers it"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => 'public.nope(text)')", (),
      err("42883", "does not exist"))
-case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => %s)", ("public.h_ok(text); DROP TABLE x",),
-     err("22P02", "expected a right parenthesis"))
-case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => %s)", ("public.h_ok",),
-     err("22P02", "expected a left parenthesis"))
+# a handler that is no signature: how to write one, never an echo of what was given
+for h in ("public.h_ok(text); DROP TABLE x", "public.h_ok", "", "two words(text)", "h_ok(text" + CONTROLS["LF"]):
+    case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => %s)", (h,),
+         err("22023", "handler must name a function with its argument types, such as 'app.order_placed(text)'"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => '-')", (), err("42883", "handler - does not exist"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => 'nowhere.h_ok(text)')", (),
+     err("3F000", 'schema "nowhere" does not exist'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'sql', handler => 'public.h_ok(nosuchtype)')", (),
+     err("42704", 'type "nosuchtype" does not exist'))
+# register() once the handler is looked up: what it refuses, register() refuses
+RI = "pgrelay._register"
+case(RI, "admin", "SELECT pgrelay._register(NULL, 'sql', 'public.h_ok(text)')", (), err("22004", "channel must not be NULL"))
+case(RI, "admin", "SELECT pgrelay._register('new_one', 'sql', 'public.h_invoker(text)')", (),
+     err("42501", "must be SECURITY DEFINER"))
+case(RI, "admin", "SELECT pgrelay._register('new_one', 'sql', 'public.h_ok')", (), err("22P02", "expected a left parenthesis"))
+case(RI, "admin", "SELECT pgrelay._register('new_one', 'sql', 0)", (), err("42883", "handler - does not exist"))
+case(RI, "producer", "SELECT pgrelay._register('new_one', 'sql', 'public.h_ok(text)')", (), err("42501", "permission denied"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'notify', handler => 'public.h_ok(text)')", (),
      err("22023", "notify channels take no handler"))
 case(R, "admin", "SELECT pgrelay.register('c_sql', concurrency_mode => 'serial')", (),

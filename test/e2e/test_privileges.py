@@ -342,6 +342,11 @@ IN_BODY = ("pgrelay.process_one(bigint)", "pgrelay.process_batch(bigint[])")
 # that the planner inlines them (a SET clause would hide the caller's path and undo the pin), which
 # name the schema of every function they call.
 INLINED = ("pgrelay._settings_restore(text[])", "pgrelay._settings_saved()")
+# What looks up a name the caller gave on the caller's path, as a cast in the caller's statement
+# would (register()'s handler): SECURITY INVOKER without a SET clause, naming the schema of
+# everything else it uses.
+ON_CALLER_PATH = ("pgrelay.register(text,text,text,text,boolean,integer,interval,interval,interval,boolean,text,"
+                  "integer,text,boolean,boolean)",)
 
 
 def test_security_definer_functions_pin_search_path(cluster):
@@ -360,12 +365,23 @@ def test_security_definer_functions_pin_search_path(cluster):
         bodies = [d.scalar("SELECT prosrc FROM pg_proc WHERE oid = %s::regprocedure", (f,)) for f in IN_BODY]
         inlined = [d.sql("SELECT l.lanname, p.prosrc FROM pg_proc p JOIN pg_language l ON l.oid = p.prolang"
                          " WHERE p.oid = %s::regprocedure", (f,))[0] for f in INLINED]
+        on_caller_path = [d.sql("SELECT p.oid::regprocedure::text, p.prosecdef, p.proconfig, p.prosrc FROM pg_proc p"
+                                " WHERE p.oid = %s::regprocedure", (f,))[0] for f in ON_CALLER_PATH]
     finally:
         d.close()
     assert len(rows) > 40
     unpinned = [name for name, _, config in rows
-                if "search_path=pg_catalog, pg_temp" not in (config or []) and name not in IN_BODY + INLINED]
+                if "search_path=pg_catalog, pg_temp" not in (config or [])
+                and name not in IN_BODY + INLINED + tuple(n for n, _, _, _ in on_caller_path)]
     assert unpinned == []
+    for name, definer, config, body in on_caller_path:
+        code = re.sub(r"'(?:[^']|'')*'", "''", re.sub(r"/\*.*?\*/", "", body, flags=re.S))
+        assert not definer and not config, name
+        # every function it calls and every type it casts to or declares names its schema
+        assert re.findall(r"(?<![\w.])(\w+)\s*\(", code) == [], (name, code)
+        assert re.findall(r"::\s*(?!pg_catalog\.)\w+", code) == [], (name, code)
+        declared = code[code.index("DECLARE") + len("DECLARE"):code.index("BEGIN")].split(";")[:-1]
+        assert declared and all(re.fullmatch(r"\s*\w+ (pg_catalog|pgrelay)\.\w+", d) for d in declared), declared
     assert sorted(name for name, _, config in rows if name in INLINED and not config) == list(INLINED)
     for language, body in inlined:
         code = re.sub(r"/\*.*?\*/", "", body, flags=re.S)

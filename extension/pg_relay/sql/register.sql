@@ -52,6 +52,23 @@ SELECT pgrelay.register('r_new', 'sql', handler => 'regress_two(text,text)');
 SELECT pgrelay.register('r_new', 'sql', handler => 'regress_proc(text)');
 -- a handler that does not exist (error)
 SELECT pgrelay.register('r_new', 'sql', handler => 'regress_missing(text)');
+SELECT pgrelay.register('r_new', 'sql', handler => 'regress_nowhere.regress_handler(text)');
+-- a handler without its argument types, or not a signature at all: how to write it (error)
+SELECT pgrelay.register('r_new', 'sql', handler => 'regress_handler');
+SELECT pgrelay.register('r_new', 'sql', handler => 'public.regress_handler(text');
+SELECT pgrelay.register('r_new', 'sql', handler => 'two words(text)');
+SELECT pgrelay.register('r_new', 'sql', handler => '');
+-- '-' is no function at all (error)
+SELECT pgrelay.register('r_new', 'sql', handler => '-');
+-- the handler is looked up on the caller's search_path, as a cast in its statement would
+CREATE SCHEMA regress_path;
+CREATE FUNCTION regress_path.regress_on_path(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE sql AS $$ SELECT $$;
+SET search_path = regress_path, public;
+SELECT handler FROM pgrelay.register('r_path', 'sql', handler => 'regress_on_path(text)');
+RESET search_path;
+SELECT pgrelay.unregister('r_path');
+DROP SCHEMA regress_path CASCADE;
 -- a system function as handler (error)
 SELECT pgrelay.register('r_new', 'sql', handler => 'pg_catalog.upper(text)');
 -- a handler the Processor's role cannot execute (error)

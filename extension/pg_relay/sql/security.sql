@@ -14,7 +14,8 @@ ALTER TABLE regress_app.seen OWNER TO regress_owner;
 -- Every function any role may execute is immune to the caller's search_path: it pins its own.
 -- process_one and process_batch pin it in their bodies (they must read the caller's first, to give
 -- it back); _settings_saved and _settings_restore, which they call before the pin and after RESET
--- ALL, name the schema of all they call instead (below).
+-- ALL, name the schema of all they call instead (below), and so does register, which looks the
+-- handler up on the caller's path on purpose, as a cast in the caller's statement would.
 SELECT p.oid::regprocedure AS unpinned_entry_point
 FROM pg_proc p
 WHERE p.pronamespace = 'pgrelay'::regnamespace
@@ -22,7 +23,9 @@ WHERE p.pronamespace = 'pgrelay'::regnamespace
               WHERE a.grantee <> p.proowner AND a.privilege_type = 'EXECUTE')
   AND NOT COALESCE('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
   AND p.oid NOT IN ('pgrelay.process_one(bigint)'::regprocedure, 'pgrelay.process_batch(bigint[])'::regprocedure,
-                    'pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure)
+                    'pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure,
+                    'pgrelay.register(text, text, text, text, boolean, integer, interval, interval, interval, boolean,'
+                    ' text, integer, text, boolean, boolean)'::regprocedure)
 ORDER BY 1;
 
 -- A handler must be SECURITY DEFINER: it runs with its owner's rights, never the Processor's (error)

@@ -74,6 +74,10 @@ BEGIN
     SELECT x.oid, x.prokind, x.pronargs, x.proargtypes, x.prosecdef, n.nspname, x.proname INTO p
     FROM pg_proc x JOIN pg_namespace n ON n.oid = x.pronamespace
     WHERE x.oid = handler;
+    IF NOT FOUND THEN
+        -- '-' (no function) or the oid of one dropped since it was looked up
+        RAISE EXCEPTION 'handler % does not exist', handler USING ERRCODE = 'undefined_function';
+    END IF;
     IF p.prokind <> 'f' OR p.pronargs <> 1 OR p.proargtypes[0] <> 'text'::regtype THEN
         RAISE EXCEPTION 'handler % must be a function taking one text argument', handler
             USING ERRCODE = 'invalid_function_definition';
@@ -218,8 +222,8 @@ $$;
 COMMENT ON FUNCTION pgrelay._check_action_type(pgrelay.channels, pgrelay.channels) IS
     'Internal: raises a clear error when a channel may not have the action type register() is giving it';
 
--- pgrelay.register()
-CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAULT NULL,
+-- pgrelay._register()
+CREATE OR REPLACE FUNCTION pgrelay._register(channel text, action_type text DEFAULT NULL,
                                  handler regprocedure DEFAULT NULL,
                                  concurrency_mode text DEFAULT NULL,
                                  node_restricted boolean DEFAULT NULL,
@@ -236,72 +240,73 @@ CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAU
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Creates a channel, or updates one: an argument left NULL keeps the current value (or takes the
- * default for a new channel). Everything is validated here so that the Processor never meets a
- * channel it cannot run. Asks the Processors to reload.
+ * register() once the handler is looked up (as the caller): creates a channel, or updates one: an
+ * argument left NULL keeps the current value (or takes the default for a new channel). Everything
+ * is validated here so that the Processor never meets a channel it cannot run. Asks the
+ * Processors to reload.
  */
 DECLARE
     prev pgrelay.channels;
     ch pgrelay.channels;
 BEGIN
-    PERFORM pgrelay._check_name('channel', 'channel', register.channel);
+    PERFORM pgrelay._check_name('channel', 'channel', _register.channel);
 
-    SELECT * INTO prev FROM pgrelay.channels x WHERE x.channel = register.channel FOR UPDATE;
+    SELECT * INTO prev FROM pgrelay.channels x WHERE x.channel = _register.channel FOR UPDATE;
     IF NOT FOUND THEN
-        IF register.action_type IS NULL THEN
-            RAISE EXCEPTION 'channel "%" does not exist; give its action_type to create it', register.channel
+        IF _register.action_type IS NULL THEN
+            RAISE EXCEPTION 'channel "%" does not exist; give its action_type to create it', _register.channel
                 USING ERRCODE = 'null_value_not_allowed';
         END IF;
         prev := NULL;
-        ch := pgrelay._channel_new(register.channel);
+        ch := pgrelay._channel_new(_register.channel);
     ELSE
         ch := prev;
     END IF;
 
-    ch.action_type := COALESCE(register.action_type, ch.action_type);
+    ch.action_type := COALESCE(_register.action_type, ch.action_type);
     PERFORM pgrelay._check_action_type(prev, ch);
-    IF register.handler IS NOT NULL THEN
-        ch.handler := pgrelay._register_handler(register.handler);
+    IF _register.handler IS NOT NULL THEN
+        ch.handler := pgrelay._register_handler(_register.handler);
     END IF;
     IF ch.action_type = 'sql' AND ch.handler IS NULL THEN
-        RAISE EXCEPTION 'channel "%": a sql channel needs a handler function taking one text argument', register.channel
+        RAISE EXCEPTION 'channel "%": a sql channel needs a handler function taking one text argument', _register.channel
             USING ERRCODE = 'null_value_not_allowed';
     ELSIF ch.action_type <> 'sql' THEN
-        IF register.handler IS NOT NULL THEN
-            RAISE EXCEPTION 'channel "%": % channels take no handler', register.channel, ch.action_type
+        IF _register.handler IS NOT NULL THEN
+            RAISE EXCEPTION 'channel "%": % channels take no handler', _register.channel, ch.action_type
                 USING ERRCODE = 'invalid_parameter_value';
         END IF;
         ch.handler := NULL;
     END IF;
 
-    ch.concurrency_mode := COALESCE(register.concurrency_mode, ch.concurrency_mode);
-    ch.node_restricted := COALESCE(register.node_restricted, ch.node_restricted);
-    ch.max_attempts := COALESCE(register.max_attempts, ch.max_attempts);
-    ch.timeout := COALESCE(register.timeout, ch.timeout);
-    ch.backoff_base := COALESCE(register.backoff_base, ch.backoff_base);
-    ch.backoff_max := COALESCE(register.backoff_max, ch.backoff_max);
-    ch.max_payload_bytes := COALESCE(register.max_payload_bytes, ch.max_payload_bytes);
-    ch.retry_policy := COALESCE(register.retry_policy, ch.retry_policy);
+    ch.concurrency_mode := COALESCE(_register.concurrency_mode, ch.concurrency_mode);
+    ch.node_restricted := COALESCE(_register.node_restricted, ch.node_restricted);
+    ch.max_attempts := COALESCE(_register.max_attempts, ch.max_attempts);
+    ch.timeout := COALESCE(_register.timeout, ch.timeout);
+    ch.backoff_base := COALESCE(_register.backoff_base, ch.backoff_base);
+    ch.backoff_max := COALESCE(_register.backoff_max, ch.backoff_max);
+    ch.max_payload_bytes := COALESCE(_register.max_payload_bytes, ch.max_payload_bytes);
+    ch.retry_policy := COALESCE(_register.retry_policy, ch.retry_policy);
     -- Batching is for sql actions only, and on unless asked otherwise (a new channel, or one that
     -- becomes a sql channel); a notify event is always its own held transaction.
     IF ch.action_type = 'sql' THEN
-        ch.batch := COALESCE(register.batch,
+        ch.batch := COALESCE(_register.batch,
                              CASE WHEN prev.channel IS NULL OR prev.action_type <> 'sql' THEN true ELSE ch.batch END);
-    ELSIF register.batch THEN
+    ELSIF _register.batch THEN
         RAISE EXCEPTION 'channel "%": % channels finish one event per transaction; batch applies to sql channels',
-                        register.channel, ch.action_type
+                        _register.channel, ch.action_type
             USING ERRCODE = 'invalid_parameter_value';
     ELSE
         ch.batch := false;
     END IF;
-    ch.active := COALESCE(register.active, ch.active);
-    ch.shared_keys := COALESCE(register.shared_keys, ch.shared_keys);
-    ch.description := COALESCE(register.description, ch.description);
+    ch.active := COALESCE(_register.active, ch.active);
+    ch.shared_keys := COALESCE(_register.shared_keys, ch.shared_keys);
+    ch.description := COALESCE(_register.description, ch.description);
     ch.updated_at := now();
     PERFORM pgrelay._check_channel(ch);
 
     IF prev.action_type = 'webhook' AND ch.action_type <> 'webhook' THEN
-        DELETE FROM pgrelay.webhooks w WHERE w.channel = register.channel;
+        DELETE FROM pgrelay.webhooks w WHERE w.channel = _register.channel;
     END IF;
     IF prev.channel IS NULL THEN
         INSERT INTO pgrelay.channels SELECT ch.*;
@@ -314,15 +319,68 @@ BEGIN
             description = ch.description, updated_at = ch.updated_at,
             max_payload_bytes = ch.max_payload_bytes, retry_policy = ch.retry_policy, batch = ch.batch,
             shared_keys = ch.shared_keys
-        WHERE x.channel = register.channel;
+        WHERE x.channel = _register.channel;
     END IF;
     PERFORM pgrelay.request_reload();
     RETURN ch;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval,
+COMMENT ON FUNCTION pgrelay._register(text, text, regprocedure, text, boolean, integer, interval, interval,
+                                      interval, boolean, text, integer, text, boolean, boolean) IS
+    'register() with its handler looked up: creates or updates a channel and asks the Processors to reload';
+
+-- pgrelay.register()
+CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAULT NULL,
+                                 handler text DEFAULT NULL,
+                                 concurrency_mode text DEFAULT NULL,
+                                 node_restricted boolean DEFAULT NULL,
+                                 max_attempts integer DEFAULT NULL,
+                                 timeout interval DEFAULT NULL,
+                                 backoff_base interval DEFAULT NULL,
+                                 backoff_max interval DEFAULT NULL,
+                                 active boolean DEFAULT NULL,
+                                 description text DEFAULT NULL,
+                                 max_payload_bytes integer DEFAULT NULL,
+                                 retry_policy text DEFAULT NULL,
+                                 batch boolean DEFAULT NULL,
+                                 shared_keys boolean DEFAULT NULL)
+RETURNS pgrelay.channels
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Creates a channel, or updates one (_register, as pg_relay's owner: an argument left NULL keeps
+ * the current value). The one step taken here, as the caller: the handler, given as text, is
+ * looked up as a cast in the caller's own statement would look it up (on the caller's search_path,
+ * with the caller's rights: a name without a schema works, and so does a schema pg_relay's owner
+ * may not use). Text rather than a regprocedure argument, so that a handler given without its
+ * argument types ('app.fn') gets an error that says how to write it, not the cast's "expected a
+ * left parenthesis". SECURITY INVOKER without a SET clause on purpose, so it names the schema of
+ * everything else it uses.
+ */
+DECLARE
+    fn pg_catalog.regprocedure;
+    why pg_catalog.text;
+BEGIN
+    IF register.handler IS NOT NULL THEN
+        BEGIN
+            fn := register.handler::pg_catalog.regprocedure;
+        EXCEPTION WHEN invalid_text_representation OR invalid_name THEN
+            GET STACKED DIAGNOSTICS why = MESSAGE_TEXT;
+            RAISE EXCEPTION 'handler must name a function with its argument types, such as ''app.order_placed(text)'''
+                USING ERRCODE = 'invalid_parameter_value',
+                      DETAIL = pg_catalog.format('The function name was read as a signature: %s.', why),
+                      HINT = 'A handler takes one text argument: handler => ''schema.function(text)''.';
+        END;
+    END IF;
+    RETURN pgrelay._register(register.channel, register.action_type, fn, register.concurrency_mode,
+                             register.node_restricted, register.max_attempts, register.timeout,
+                             register.backoff_base, register.backoff_max, register.active,
+                             register.description, register.max_payload_bytes, register.retry_policy,
+                             register.batch, register.shared_keys);
+END
+$$;
+COMMENT ON FUNCTION pgrelay.register(text, text, text, text, boolean, integer, interval, interval,
                                      interval, boolean, text, integer, text, boolean, boolean) IS
-    'Creates or updates a channel (named arguments; NULL keeps the current value) and asks the Processors to reload';
+    'Creates or updates a channel (named arguments; NULL keeps the current value; handler => ''schema.function(text)'') and asks the Processors to reload';
 
 -- pgrelay.unregister()
 CREATE OR REPLACE FUNCTION pgrelay.unregister(channel text) RETURNS void

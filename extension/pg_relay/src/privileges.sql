@@ -59,8 +59,11 @@ GRANT EXECUTE ON FUNCTION
 TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
-    pgrelay.register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
+    pgrelay.register(text, text, text, text, boolean, integer, interval, interval, interval, boolean, text,
                      integer, text, boolean, boolean),
+    -- register() looks the handler up as the caller (SECURITY INVOKER), then this writes the channel
+    pgrelay._register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
+                      integer, text, boolean, boolean),
     pgrelay.unregister(text),
     pgrelay.pause(text),
     pgrelay.resume(text),
