@@ -95,13 +95,23 @@ SELECT pgrelay.purge_log('30 days');
 SELECT pgrelay.purge_log('-1 day');
 SELECT pgrelay.purge_log(NULL);
 
--- pause / resume / request_reload as the probe reports them
-SELECT pgrelay.pause();
-SELECT pgrelay.pause();
-SELECT paused, paused_at IS NOT NULL AS since FROM pgrelay.control;
+-- pause / resume / request_reload as the probe reports them; pause() and resume() say whether they
+-- changed anything (a second pause() keeps the first one's time)
+SELECT pgrelay.pause() AS paused_it;
+SELECT paused_at AS first_paused_at FROM pgrelay.control \gset
+SELECT pgrelay.pause() AS paused_it;
+SELECT paused, paused_at = :'first_paused_at' AS since_the_first FROM pgrelay.control;
 SELECT paused FROM pgrelay.queue_probe();
-SELECT pgrelay.resume();
+SELECT pgrelay.resume() AS resumed_it;
+SELECT pgrelay.resume() AS resumed_it;
 SELECT paused, paused_at FROM pgrelay.control;
+-- the same for one channel; an unknown one is an error whatever its state would be
+SELECT channel FROM pgrelay.register('a_pause', 'notify');
+SELECT pgrelay.pause('a_pause') AS paused_it, pgrelay.pause('a_pause') AS again;
+SELECT pgrelay.resume('a_pause') AS resumed_it, pgrelay.resume('a_pause') AS again;
+SELECT pgrelay.pause('a_nonesuch');
+SELECT pgrelay.resume('a_nonesuch');
+SELECT pgrelay.unregister('a_pause');
 SELECT reload_generation AS gen FROM pgrelay.control \gset
 SELECT pgrelay.request_reload() - :gen AS step;
 SELECT reload_requested FROM pgrelay.queue_probe(:gen);

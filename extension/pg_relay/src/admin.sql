@@ -16,22 +16,27 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Without a channel: stops dispatch on every Processor until resume(). With one: stops that
  * channel's dispatch only, while its producers keep queueing (notify() still accepts events);
- * its queued events wait. Returns true.
+ * its queued events wait. Returns whether this call paused it: false when it was paused already
+ * (nothing is written then: paused_at stays the time of the first pause).
  */
 BEGIN
     IF pause.channel IS NULL THEN
-        UPDATE pgrelay.control SET paused = true, paused_at = COALESCE(paused_at, now());
-    ELSE
-        UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = pause.channel;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(pause.channel) USING ERRCODE = 'undefined_object';
-        END IF;
+        UPDATE pgrelay.control SET paused = true, paused_at = now() WHERE NOT paused;
+        RETURN FOUND;
     END IF;
-    RETURN true;
+    UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = pause.channel AND NOT x.paused;
+    IF FOUND THEN
+        RETURN true;
+    END IF;
+    IF NOT EXISTS (SELECT 1 FROM pgrelay.channels x WHERE x.channel = pause.channel) THEN
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(pause.channel) USING ERRCODE = 'undefined_object';
+    END IF;
+    RETURN false;
 END
 $$;
 COMMENT ON FUNCTION pgrelay.pause(text) IS
-    'Stops dispatch on every Processor, or of one channel (its producers keep queueing), until resume()';
+    'Stops dispatch on every Processor, or of one channel (its producers keep queueing), until resume(); '
+    'true when this call paused it, false when it was paused already';
 
 -- pgrelay.resume()
 CREATE OR REPLACE FUNCTION pgrelay.resume(channel text DEFAULT NULL) RETURNS boolean
@@ -39,24 +44,29 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Without a channel: resumes dispatch after pause() (channels paused one by one stay paused).
  * With one: resumes that channel, and clears the gone mark of its webhook endpoint (a 410
- * paused it). Returns false, the new paused state.
+ * paused it). Returns whether this call resumed it: false when it was not paused (nor gone).
  */
+DECLARE
+    resumed boolean;
 BEGIN
     IF resume.channel IS NULL THEN
-        UPDATE pgrelay.control SET paused = false, paused_at = NULL;
-    ELSE
-        UPDATE pgrelay.channels x SET paused = false, updated_at = now() WHERE x.channel = resume.channel;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(resume.channel) USING ERRCODE = 'undefined_object';
-        END IF;
-        -- a webhook endpoint that answered 410 Gone paused its channel: resuming it says it is back
-        UPDATE pgrelay.webhooks w SET gone_at = NULL, gone_status = NULL, gone_reason = NULL
-        WHERE w.channel = resume.channel AND w.gone_at IS NOT NULL;
+        UPDATE pgrelay.control SET paused = false, paused_at = NULL WHERE paused;
+        RETURN FOUND;
     END IF;
-    RETURN false;
+    UPDATE pgrelay.channels x SET paused = false, updated_at = now() WHERE x.channel = resume.channel AND x.paused;
+    resumed := FOUND;
+    IF NOT resumed AND NOT EXISTS (SELECT 1 FROM pgrelay.channels x WHERE x.channel = resume.channel) THEN
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(resume.channel) USING ERRCODE = 'undefined_object';
+    END IF;
+    -- a webhook endpoint that answered 410 Gone paused its channel: resuming it says it is back
+    UPDATE pgrelay.webhooks w SET gone_at = NULL, gone_status = NULL, gone_reason = NULL
+    WHERE w.channel = resume.channel AND w.gone_at IS NOT NULL;
+    RETURN resumed OR FOUND;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.resume(text) IS 'Resumes dispatch after pause(), everywhere or for one channel';
+COMMENT ON FUNCTION pgrelay.resume(text) IS
+    'Resumes dispatch after pause(), everywhere or for one channel; true when this call resumed it, false when it '
+    'was not paused';
 
 -- pgrelay._register_handler()
 CREATE OR REPLACE FUNCTION pgrelay._register_handler(handler regprocedure) RETURNS text
