@@ -197,6 +197,13 @@ SELECT count(*) AS endpoints_of_h_plain FROM pgrelay.webhooks WHERE channel = 'h
 SELECT pgrelay.unregister('h_orders');
 SELECT count(*) AS endpoints, (SELECT count(*) FROM pgrelay.webhook_secrets) AS secrets FROM pgrelay.webhooks;
 
+-- in a transaction whose constraints were made immediate (as process_one() makes them once a
+-- handler returned), a webhook channel is still registered
+BEGIN;
+SET CONSTRAINTS ALL IMMEDIATE;
+SELECT channel, url FROM pgrelay.register_webhook('h_immediate', 'https://hooks.example.com/x');
+ROLLBACK;
+
 DELETE FROM pgrelay.log;
 DELETE FROM pgrelay.failed_events;
 DELETE FROM pgrelay.channels WHERE channel IN ('h_plain', 'h_sql');

@@ -302,7 +302,10 @@ BEGIN
     w.signing := pgrelay._secret_shown(s.signing_secret);
     w.updated_at := now();
 
-    -- The endpoint first: register() refuses a webhook channel without one.
+    -- The endpoint first: register() refuses a webhook channel without one. Its foreign key is
+    -- checked at the commit, unless something earlier in the transaction made every constraint
+    -- immediate (process_one() does, once a handler returned): deferred again for this statement.
+    SET CONSTRAINTS pgrelay.webhooks_channel_fkey DEFERRED;
     INSERT INTO pgrelay.webhooks AS x SELECT w.*
     ON CONFLICT ON CONSTRAINT webhooks_pkey DO UPDATE
         SET url = EXCLUDED.url, method = EXCLUDED.method, allow_http = EXCLUDED.allow_http,
