@@ -52,7 +52,6 @@ SELECT pgrelay.register('r_new', 'sql', handler => 'regress_two(text,text)');
 SELECT pgrelay.register('r_new', 'sql', handler => 'regress_proc(text)');
 -- a handler that does not exist (error)
 SELECT pgrelay.register('r_new', 'sql', handler => 'regress_missing(text)');
-SELECT pgrelay.register('r_new', 'sql', handler => 'regress_nowhere.regress_handler(text)');
 -- a handler without its argument types, or not a signature at all: how to write it (error)
 SELECT pgrelay.register('r_new', 'sql', handler => 'regress_handler');
 SELECT pgrelay.register('r_new', 'sql', handler => 'public.regress_handler(text');

@@ -266,14 +266,22 @@ DEALLOCATE regress_before;
 CLOSE regress_kept;
 
 -- A handler's deferred triggers fire when it returns, as pgrelay_nobody, which holds no right (not
--- even CREATE or USAGE on the schema), not at the commit as the Processor's role
+-- even CREATE or USAGE on the schema), not at the commit as the Processor's role. (PostgreSQL 18
+-- fires them as the role that queued them, the handler's owner here: no more than the handler.)
 CREATE TABLE public.regress_deferred (x int);
+GRANT INSERT ON public.regress_deferred TO regress_owner;
 CREATE FUNCTION public.regress_deferred_who() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN RAISE NOTICE 'fired as %', current_user; RETURN NULL; END $$;
+BEGIN
+    RAISE NOTICE 'fired as %', CASE WHEN current_user IN ('pgrelay_nobody', 'regress_owner')
+                                    THEN 'no more than the handler' ELSE current_user::text END;
+    RETURN NULL;
+END $$;
 CREATE CONSTRAINT TRIGGER regress_deferred_t AFTER INSERT ON public.regress_deferred
     DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION public.regress_deferred_who();
 BEGIN;
+SET LOCAL ROLE regress_owner;
 INSERT INTO public.regress_deferred VALUES (1);
+RESET ROLE;
 SELECT pgrelay._deferred_triggers();
 COMMIT;
 SELECT p.proowner::regrole, pg_catalog.has_schema_privilege('pgrelay_nobody', 'pgrelay', 'CREATE') AS may_create,

@@ -642,7 +642,8 @@ LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS 
     -- the owner of this function, pgrelay_nobody, which holds no right at all (privileges.sql).
     -- Left for the commit, they would fire as the Processor's role (a trigger function runs as
     -- the current user), so a handler could have code of its owner's run with the Processor's
-    -- rights. In a SECURITY DEFINER function a trigger cannot SET ROLE its way out either. A
+    -- rights (before PostgreSQL 18, which fires it as the role that queued it). In a SECURITY
+    -- DEFINER function a trigger cannot SET ROLE its way out either. A
     -- failure is the handler's: its subtransaction rolls back. The transaction's constraints are
     -- immediate from here on: a later handler of the same batch that wants deferral sets it
     -- itself (SET CONSTRAINTS ... DEFERRED).
