@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """bench/bench.py - measures the Processor against the database's own floor and prints one table.
 
-Run it through bench/run (`make bench`), which builds the release Processor first. Every figure,
-how it is measured and the targets are described in docs/benchmarks.md. Progress goes to stderr,
-the table to stdout.
+Run it through bench/run (`make bench`), which builds the release Processor first. Every figure
+and the targets are described in docs/benchmarks.md, how each is measured in
+docs/design/benchmark-notes.md. Progress goes to stderr, the table to stdout.
 """
 import http.client
 import os
@@ -49,7 +49,7 @@ PROCESSOR = os.path.join(ROOT, "processor", "build", "release", "pg_relay")
 PGBENCH = os.environ.get("PGBENCH", "/usr/lib/postgresql/15/bin/pgbench")
 PYTHON = "/usr/bin/python3"
 
-# The sizes of the runs (docs/benchmarks.md explains each).
+# The sizes of the runs (docs/design/benchmark-notes.md explains each).
 DRAIN_EVENTS = 20000
 DRAIN_WORKERS = (4, 8)
 DRAIN_BATCHES = (1, 10, 50, 100)     # --events-per-commit: one event per transaction, ..., the default 50
@@ -643,7 +643,7 @@ class Bench:
     def run_drains(self):
         # History first: a drain against an empty pgrelay.log is not the steady state (and an
         # ANALYZE of the empty log makes the Processor's sessions cache sequential scans of it,
-        # docs/benchmarks.md). The probe phase then tops the log up to LOG_ROWS.
+        # docs/design/benchmark-notes.md). The probe phase then tops the log up to LOG_ROWS.
         self.fill_log(LOG_ROWS - self.drains_logged())
         say("drain: %d due events on a sql channel whose handler inserts one row; %d runs of each figure,"
             " the floor of each worker count in every run" % (DRAIN_EVENTS, REPEATS))

@@ -6,7 +6,8 @@
 //
 // The database is the one of the PG* environment variables. Every job's handler inserts one row
 // into bench_sink, as pg_relay's bench handler does; bench.py times the drain from those rows.
-// The settings are the peers' own documented ones for throughput (docs/benchmarks.md says which).
+// The settings are the peers' own documented ones for throughput (docs/design/benchmark-notes.md
+// says which).
 import pg from "pg";
 
 const [mode, system, arg] = process.argv.slice(2);

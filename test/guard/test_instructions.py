@@ -5,9 +5,9 @@ timing test), held against the statement that does the same writes in plain SQL.
 a catalog or a table whole, or a per-event call that should be per batch, multiplies them; no drain
 test would notice (one release shipped at 133M instructions per event).
 
-The multiples are the current figures with room (docs/benchmarks.md has the figures of the
-release): process_one() <= 3.5 times the floor statement (one event per transaction), a batch of 50
-<= 5 times the batched limit's statement per event, notify() <= 3 times a plain insert into a
+The multiples are the current figures with room (docs/design/benchmark-notes.md has the figures of
+the release): process_one() <= 3.5 times the floor statement (one event per transaction), a batch
+of 50 <= 5 times the batched limit's statement per event, notify() <= 3 times a plain insert into a
 table with the queue's indexes."""
 import os
 import shutil

@@ -116,7 +116,7 @@ CREATE INDEX queue_key_idx ON pgrelay.queue (owner_node, channel, key) WHERE key
 -- Autovacuum's defaults (20% of the table, throttled by a cost delay) let the dispatch indexes of a
 -- busy queue grow by the pages of every row inserted between two visits, and keep growing from one
 -- backlog to the next; vacuumed after every 1,000 dead rows and without the delay, they reuse their
--- emptied pages (docs/benchmarks.md, queue bloat).
+-- emptied pages (docs/design/benchmark-notes.md, queue bloat).
 ALTER TABLE pgrelay.queue SET (autovacuum_vacuum_scale_factor = 0, autovacuum_vacuum_threshold = 1000,
                                autovacuum_vacuum_cost_delay = 0);
 
@@ -320,7 +320,7 @@ COMMENT ON COLUMN pgrelay.backlog_samples.failed IS 'Events failed for good (pgr
 
 -- The results of process_one() and of the two steps it calls for each event. Named row types,
 -- not OUT parameters: the server caches a named type's description, while a record of OUT
--- parameters is built again from pg_proc on every call (docs/benchmarks.md).
+-- parameters is built again from pg_proc on every call (docs/design/benchmark-notes.md).
 CREATE TYPE pgrelay.process_result AS (outcome text, log_id bigint, retry_id bigint, error text,
                                        sqlstate text, retry_at timestamptz);
 COMMENT ON TYPE pgrelay.process_result IS

@@ -196,7 +196,7 @@ SET plan_cache_mode = force_generic_plan AS $$
 /*
  * PL/pgSQL, not SQL: a SECURITY DEFINER SQL function is never inlined, and PostgreSQL plans the
  * body of a SQL function afresh on every call, which made planning (~0.2 ms) most of the cost of
- * a probe. PL/pgSQL plans this statement once per session (docs/benchmarks.md).
+ * a probe. PL/pgSQL plans this statement once per session (docs/design/benchmark-notes.md).
  *
  * force_generic_plan, for these statements and those of _queue_bound, which runs under it: the
  * statements that take the bound's times as parameters would otherwise be planned again on every
@@ -278,7 +278,7 @@ RETURNS TABLE (id bigint, action_type text, channel text, timeout_ms integer, at
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER
 -- jit off: action_types is far too small for autovacuum to ever analyze it, so the planner
 -- guesses 850 rows and a cost over jit_above_cost; compiling the plan took 60-160 ms per call
--- for a query that runs in 2 ms (docs/benchmarks.md).
+-- for a query that runs in 2 ms (docs/design/benchmark-notes.md).
 SET search_path = pg_catalog, pg_temp SET jit = off AS $$
 /*
  * Every eligible row (or max_rows of them), ordered by action_types.run_order NULLS LAST, run_at,

@@ -28,7 +28,7 @@ SET enable_seqscan = off SET jit = off AS $$
  * process_one() calls it once per event, so it is kept small: two statements (the row, locked;
  * then its channel, the dispatch switch and the handler), each cheaper to start than one join of
  * all four, and a named row type as its result, whose description is cached, where a record of
- * OUT parameters is built again from the catalog on every call (docs/benchmarks.md).
+ * OUT parameters is built again from the catalog on every call (docs/design/benchmark-notes.md).
  *
  * A replayed row. A row whose attempt this node has recorded already (pgrelay.log has the row of
  * its event_id and queue id) was finished here: the transaction that wrote that log row deleted
@@ -353,7 +353,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *
  * An ok attempt needs nothing of its channel, and it is nearly every attempt: only another result
  * reads the channel (its attempts, retry policy and backoff) and resolves the outcome. Like
- * _claim_event(), it returns a named row type (docs/benchmarks.md).
+ * _claim_event(), it returns a named row type (docs/design/benchmark-notes.md).
  */
 DECLARE
     q record;
@@ -685,10 +685,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  *
  * Why it is one long function: the handler's subtransaction (the BEGIN ... EXCEPTION block) must
  * run in the frame that holds timer_start and the saved settings, and each step moved out of it
- * would be one more PL/pgSQL call per event on the Processor's hot path (docs/benchmarks.md counts
- * the instructions per event). The steps that stand alone are helpers already: the claim
- * (_claim_event), the finish (_complete, _snooze), the settings (_settings_saved and
- * _settings_restore, inlined).
+ * would be one more PL/pgSQL call per event on the Processor's hot path
+ * (docs/design/benchmark-notes.md counts the instructions per event). The steps that stand alone
+ * are helpers already: the claim (_claim_event), the finish (_complete, _snooze), the settings
+ * (_settings_saved and _settings_restore, inlined).
  */
 DECLARE
     -- Every type here is schema-qualified: PL/pgSQL resolves the declarations when it compiles the

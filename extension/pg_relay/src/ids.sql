@@ -44,11 +44,11 @@ LANGUAGE sql STABLE AS $$
     -- Internal: this node's id, as _this_node() says it, for the extension's own statements. A
     -- plain SQL expression (no SET clause, no FROM) that the planner inlines into the calling
     -- statement: ids, queue rows and log rows ask for it on every insert, and a call of a
-    -- function with a SET clause costs a few microseconds (docs/benchmarks.md). The expression is
-    -- kept small, because every execution of a statement compiles the expressions in its plan:
-    -- an unset setting (single mode) is 0 at once, and only a set one is parsed and checked, by
-    -- _node_id_of(). Operators are schema-qualified: an inlined body is read with the caller's
-    -- search_path.
+    -- function with a SET clause costs a few microseconds (docs/design/benchmark-notes.md).
+    -- The expression is kept small, because every execution of a statement compiles the
+    -- expressions in its plan: an unset setting (single mode) is 0 at once, and only a set one
+    -- is parsed and checked, by _node_id_of(). Operators are schema-qualified: an inlined body
+    -- is read with the caller's search_path.
     SELECT CASE WHEN COALESCE(pg_catalog.current_setting('pg_relay.node_id', true), '') OPERATOR(pg_catalog.=) ''
                 THEN 0
                 ELSE pgrelay._node_id_of(pg_catalog.current_setting('pg_relay.node_id', true))
@@ -137,7 +137,8 @@ LANGUAGE plpgsql VOLATILE AS $$
  * _id_clock_catch_up) and makes them into ids with the same arithmetic, so the common path is
  * kept to two: the nextval, and one test that sends both rare cases (behind the wall clock, or
  * past the 41 bits of milliseconds, 2^53 units) to the slow path. Each statement is compiled once
- * per transaction, so fewer and smaller statements are measurably cheaper (docs/benchmarks.md).
+ * per transaction, so fewer and smaller statements are measurably cheaper
+ * (docs/design/benchmark-notes.md).
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');

@@ -223,12 +223,13 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * Every producer runs this once per event, so its common case (no run_at) does in its own body
  * what _next_id() and _enqueue() do, with their statements copied (a change to one is a change to
  * both, and to notify_many's ids): each nested PL/pgSQL call, and each expression a statement's
- * plan holds, costs a share of a notify measured in percent (docs/benchmarks.md). The id: one
- * nextval of the clock and one test that sends the rare cases to _id_clock_catch_up(); then the
- * one INSERT, and _enqueue_refused() only when it queued nothing. An event with a run_at goes
- * through _enqueue(). The INSERT checks what the channel takes: an active channel, the payload's
- * size, and on an email channel (action type notify) a payload of the form of a notification id
- * (_notification_id_form: one regular expression, folded into the plan).
+ * plan holds, costs a share of a notify measured in percent (docs/design/benchmark-notes.md).
+ * The id: one nextval of the clock and one test that sends the rare cases to
+ * _id_clock_catch_up(); then the one INSERT, and _enqueue_refused() only when it queued nothing.
+ * An event with a run_at goes through _enqueue(). The INSERT checks what the channel takes: an
+ * active channel, the payload's size, and on an email channel (action type notify) a payload of
+ * the form of a notification id (_notification_id_form: one regular expression, folded into the
+ * plan).
  */
 DECLARE
     v bigint := pg_catalog.nextval('pgrelay._id_clock');

@@ -15,7 +15,7 @@ LANGUAGE plpgsql STABLE AS $$
 /*
  * PL/pgSQL, not SQL: fetch() calls this once per email, and PostgreSQL plans the body of a SQL
  * function that cannot be inlined again on every call (~0.1 ms here); PL/pgSQL keeps the plan for
- * the session (docs/benchmarks.md).
+ * the session (docs/design/benchmark-notes.md).
  */
 DECLARE
     doc jsonb;

@@ -75,7 +75,7 @@ const struct Transport *transport_find(const char *name, char *err, size_t errle
 /*
  * transport_global_init sets up libcurl (and with it the TLS library) once per process, on the
  * first delivery rather than at startup: a Processor that only runs SQL events stays ~2 MB
- * smaller (docs/benchmarks.md). Thread-safe; false when the set-up failed.
+ * smaller (docs/design/benchmark-notes.md). Thread-safe; false when the set-up failed.
  * transport_global_cleanup undoes it at exit, if it happened, and forgets the cached OAuth2
  * tokens once no TransportCache is left (a stuck worker's may still use them).
  */
