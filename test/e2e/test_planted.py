@@ -549,6 +549,21 @@ def test_a_role_name_cannot_draw_lines_in_a_refusal(c):
     assert "schema pgrelay belongs to role x?pg_relay install: pg_relay %s installed, which is neither" % V in r.stderr
 
 
+def test_a_server_message_cannot_drive_the_terminal(c):
+    """The install's refusal quotes a role's name from the server's error: a name holding terminal
+    escapes (clear the screen, move the cursor) reaches stderr with each control character shown
+    as "?"."""
+    evil = "m\x1b[2J\x1b[1;1H\rok"
+    with c.connect() as s:
+        s.execute("CREATE ROLE pgrelay_admin NOLOGIN")
+        s.execute('CREATE ROLE "%s" NOLOGIN' % evil)
+        s.execute('GRANT pgrelay_admin TO "%s" WITH ADMIN OPTION' % evil)
+    r = run("install", "-d", dsn(c, "mgr"))
+    assert r.returncode == 1, r.stdout + r.stderr
+    assert "m?[2J?[1;1H?ok" in r.stderr and "may grant it to anyone" in r.stderr, r.stderr
+    assert not any(ch in r.stderr + r.stdout for ch in "\x1b\r"), repr(r.stderr)
+
+
 def test_a_running_processor_stops_when_its_schema_is_made_anew(relay, processors):
     """pg_relay is dropped under a running Processor and, in the same transaction, mallory makes a
     schema pgrelay of her own with the functions its tick calls: the Processor finds at its next

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "pgconn.h"
+#include "utf8.h"
 
 const char *
 install_kind_name(enum InstallKind k)
@@ -109,19 +110,6 @@ install_schema_trust(enum InstallReader reader, const char *schema, const struct
 	return true;
 }
 
-/*
- * visible replaces control characters in a role name copied from the catalog: the names reach a
- * terminal in messages, and a role's name is whatever its creator chose (a newline and a line
- * that reads "installed" would hide a refusal).
- */
-static void
-visible(char *s)
-{
-	for (; *s; s++)
-		if ((unsigned char) *s < 0x20 || *s == 0x7f)
-			*s = '?';
-}
-
 /* owner_read reads whose a schema is from row r of the install probe. */
 static void
 owner_read(PGresult *res, int r, struct SchemaOwner *o)
@@ -139,8 +127,8 @@ owner_read(PGresult *res, int r, struct SchemaOwner *o)
 	o->owner_acts_as_me = pgconn_value(res, r, 7) && strcmp(pgconn_value(res, r, 7), "t") == 0;
 	v = pgconn_value(res, r, 8);
 	snprintf(o->creators, sizeof o->creators, "%s", v ? v : "");
-	visible(o->owner);
-	visible(o->creators);
+	utf8_no_controls(o->owner);
+	utf8_no_controls(o->creators);
 }
 
 /*

@@ -14,6 +14,7 @@
 #include "clock.h"
 #include "log.h"
 #include "metrics.h"
+#include "utf8.h"
 
 /* The first reconnect delay; it doubles up to --reconnect-max. */
 #define RECONNECT_MIN_MS 100
@@ -52,7 +53,10 @@ is_worker(const struct PgConn *c)
 	return strncmp(c->label, "worker", 6) == 0;
 }
 
-/* set_error keeps a one-line copy of a libpq message (they end in newlines and tabs). */
+/*
+ * set_error keeps a one-line copy of a libpq message (they end in newlines and tabs), without
+ * control characters: it is printed on terminals and quotes names anybody may choose.
+ */
 static void
 set_error(struct PgConn *c, const char *msg, const char *sqlstate)
 {
@@ -72,6 +76,7 @@ set_error(struct PgConn *c, const char *msg, const char *sqlstate)
 		c->error[n++] = ch;
 	}
 	c->error[n] = '\0';
+	utf8_no_controls(c->error);
 	snprintf(c->sqlstate, sizeof c->sqlstate, "%s", sqlstate ? sqlstate : "");
 }
 
@@ -381,6 +386,7 @@ check_result(struct PgConn *c, PGresult *res)
 			 res && PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)
 				 ? PQresultErrorField(res, PG_DIAG_MESSAGE_HINT)
 				 : "");
+	utf8_no_controls(c->hint);
 	/*
 	 * An error without a SQLSTATE was made by libpq itself ("server closed the connection
 	 * unexpectedly"): treat it as a lost session even if PQstatus has not caught up yet.

@@ -100,6 +100,14 @@ utf8_snprintf(char *buf, size_t len, const char *fmt, ...)
 	utf8_trim_cut(buf);
 }
 
+void
+utf8_no_controls(char *s)
+{
+	for (; s != NULL && *s; s++)
+		if ((unsigned char) *s < 0x20 || *s == 0x7f)
+			*s = '?';
+}
+
 bool
 utf8_clean(struct Buf *out, const char *s, size_t len, size_t max)
 {

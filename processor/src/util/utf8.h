@@ -49,4 +49,11 @@ void utf8_snprintf(char *buf, size_t len, const char *fmt, ...) __attribute__((f
  */
 bool utf8_clean_line(struct Buf *out, const char *s, size_t len, size_t max);
 
+/*
+ * utf8_no_controls turns every control character of s (C0 and DEL) into "?", in place: text from
+ * the server (an error, a role's name) printed on an operator's terminal must not move its cursor,
+ * clear its screen or draw a line of its own.
+ */
+void utf8_no_controls(char *s);
+
 #endif

@@ -87,9 +87,21 @@ test_cuts_never_split_a_character(void)
 	CHECK_STR(s, "ab\x80");
 }
 
+/* Text for a terminal: no control character reaches it. */
+static void
+test_controls_become_question_marks(void)
+{
+	char s[] = "role \x1b[2J\r\bx\x7f \xc3\xa9";
+
+	utf8_no_controls(s);
+	CHECK_STR(s, "role ?[2J??x? \xc3\xa9");
+	utf8_no_controls(NULL);
+}
+
 int
 main(void)
 {
+	RUN(test_controls_become_question_marks);
 	RUN(test_cuts_never_split_a_character);
 	RUN(test_valid_text_is_unchanged);
 	RUN(test_bad_bytes_become_replacement_characters);
