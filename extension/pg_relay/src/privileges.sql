@@ -149,7 +149,11 @@ BEGIN
         WHERE p.oid = 'pgrelay._deferred_triggers()'::pg_catalog.regprocedure) = 'pgrelay_nobody'::pg_catalog.regrole THEN
         RETURN;
     END IF;
-    IF NOT pg_catalog.pg_has_role('pgrelay_nobody', 'MEMBER') THEN
+    -- From PostgreSQL 16 on, acting as a role is the SET option of a membership: a role with
+    -- CREATEROLE that made pgrelay_nobody is a member with ADMIN OPTION, and without SET
+    IF NOT pg_catalog.pg_has_role('pgrelay_nobody',
+                                  CASE WHEN pg_catalog.current_setting('server_version_num')::int >= 160000
+                                       THEN 'SET' ELSE 'MEMBER' END) THEN
         BEGIN
             EXECUTE pg_catalog.format('GRANT pgrelay_nobody TO %I', current_user);
         EXCEPTION WHEN insufficient_privilege THEN
