@@ -238,6 +238,67 @@ SELECT outcome, retry_id IS NOT NULL AS has_retry, retry_at > now() AS later
 FROM pgrelay._complete(:tr_id, 'error', 'boom', '40001');
 DELETE FROM pgrelay.queue;
 
+-- _log_row: the log row of an attempt, made from its queue row and not written (no node id yet)
+SELECT pgrelay.notify('p_work', 'rows one') AS rw1 \gset
+SELECT pgrelay.notify('p_work', 'rows two') AS rw2 \gset
+SELECT (l).id, (l).queue_id = :rw1 AS of_row, (l).payload, (l).attempt, (l).outcome, (l).error, (l).sqlstate,
+       (l).node_id, (l).started_at, (l).finished_at, (l).retry_at
+FROM (SELECT pgrelay._log_row(q, 7, 'retry', 'again', '40001', NULL, '2030-01-01', '2030-01-02', '2030-01-03') l
+      FROM pgrelay.queue q WHERE q.id = :rw1) x;
+-- _attempt_row: the outcome resolved (an ok has no retry time whatever the caller's; a retry at the
+-- caller's time, or after the channel's backoff; a permanent error fails), nothing written; times
+-- that are not finite refused
+SELECT (a).outcome, (a).retry_at, (a).started_at
+FROM (SELECT pgrelay._attempt_row(q, 'ok', NULL, NULL, '2030-01-01', NULL, '2031-01-01') a
+      FROM pgrelay.queue q WHERE q.id = :rw1) x;
+SELECT (a).outcome, (a).retry_at, (a).error
+FROM (SELECT pgrelay._attempt_row(q, 'transient', 'again', NULL, NULL, NULL, '2031-01-01') a
+      FROM pgrelay.queue q WHERE q.id = :rw1) x;
+SELECT (a).outcome, (a).retry_at - (a).finished_at BETWEEN '5 seconds' AND '10 seconds' AS backoff
+FROM (SELECT pgrelay._attempt_row(q, 'error', 'deadlock', '40P01', NULL, NULL, NULL) a
+      FROM pgrelay.queue q WHERE q.id = :rw1) x;
+SELECT (a).outcome, (a).retry_at, (a).sqlstate
+FROM (SELECT pgrelay._attempt_row(q, 'permanent', 'no', 'X0001', NULL, NULL, NULL) a
+      FROM pgrelay.queue q WHERE q.id = :rw1) x;
+SELECT regress_error(format('SELECT pgrelay._attempt_row(q, ''transient'', NULL, NULL, NULL, NULL, ''infinity'') FROM pgrelay.queue q WHERE q.id = %s', :rw1));
+SELECT regress_error(format('SELECT pgrelay._attempt_row(q, ''ok'', NULL, NULL, ''-infinity'', NULL, NULL) FROM pgrelay.queue q WHERE q.id = %s', :rw1));
+SELECT count(*) AS logged FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2);
+-- _finish_rows: write_log writes the log rows only (with this node's id); settle queues the next
+-- row of a retry (attempt + 1, its error) and of a snooze (the same attempt, snoozes + 1, last_error
+-- kept) and records a failure, without writing the log rows again
+CREATE TEMP TABLE regress_fin AS
+SELECT q.id, q, CASE WHEN q.id = :rw1 THEN pgrelay._attempt_row(q, 'transient', 'again', NULL, NULL, NULL, '2031-01-01')
+                     ELSE pgrelay._log_row(q, pgrelay._next_id(), 'snoozed', 'later', 'PGSNZ', NULL, now(), now(),
+                                           '2031-02-01') END AS l
+FROM pgrelay.queue q WHERE q.id IN (:rw1, :rw2);
+UPDATE pgrelay.queue SET last_error = 'before' WHERE id = :rw2;
+UPDATE regress_fin SET q = x FROM pgrelay.queue x WHERE x.id = regress_fin.id;
+SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
+                                                    ARRAY(SELECT l FROM regress_fin ORDER BY id), true, false);
+SELECT payload, outcome, error, sqlstate, retry_at, node_id = pgrelay._node_id() AS this_node
+FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2) ORDER BY queue_id;
+DELETE FROM pgrelay.queue WHERE id IN (:rw1, :rw2);
+CREATE TEMP TABLE regress_next AS
+SELECT * FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
+                                   ARRAY(SELECT l FROM regress_fin ORDER BY id), false, true);
+SELECT n.queue_id = :rw1 AS of_rw1, x.payload, x.attempt, x.run_at, x.last_error, x.snoozes
+FROM regress_next n JOIN pgrelay.queue x ON x.id = n.retry_id
+ORDER BY n.queue_id;
+SELECT count(*) AS log_rows FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2);
+-- a failed attempt: its failure recorded, and recorded again for the same event (updated)
+UPDATE regress_fin SET l = pgrelay._log_row(q, pgrelay._next_id(), 'failed', 'gave up', 'X0001', NULL, now(), now(), NULL)
+WHERE id = :rw1;
+SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
+                                                    ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true);
+UPDATE regress_fin SET l.error = 'gave up again' WHERE id = :rw1;
+SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
+                                                    ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true);
+SELECT payload, attempts, error, sqlstate, log_id = (SELECT (l).id FROM regress_fin WHERE id = :rw1) AS its_log_row
+FROM pgrelay.failed_events WHERE event_id = (SELECT (q).event_id FROM regress_fin WHERE id = :rw1);
+DROP TABLE regress_fin, regress_next;
+DELETE FROM pgrelay.queue;
+DELETE FROM pgrelay.failed_events;
+
 -- _config_hint: what to fix after a configuration error, read from the catalog; its kind and a hint
 -- that names the handler and the grant, or nothing for an error of another kind
 CREATE ROLE regress_cfg_processor;

@@ -23,22 +23,26 @@ COMMENT ON FUNCTION pgrelay._cancel_node(integer, boolean) IS
 
 -- pgrelay._cancel_rows()
 CREATE OR REPLACE FUNCTION pgrelay._cancel_rows(ids bigint[]) RETURNS bigint
-LANGUAGE sql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
-    -- Internal (cancel): deletes queue rows the caller has locked and writes the cancelled log row
-    -- of each (attempt: the attempt that will not run). Returns how many.
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (cancel): deletes queue rows the caller has locked and writes the cancelled log row of
+ * each (attempt: the attempt that will not run; _finish_rows). Returns how many.
+ */
+DECLARE
+    qs pgrelay.queue[];
+    ls pgrelay.log[];
+BEGIN
     WITH d AS (
-        DELETE FROM pgrelay.queue x WHERE x.id = ANY (ids)
-        RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.attempt, x.queued_at
-    ), l AS (
-        INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                                 error, node_id, queued_at, started_at, finished_at)
-        SELECT pgrelay._next_id(), d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'cancelled',
-               format('cancelled by %s', session_user), pgrelay._node_id(), d.queued_at, clock_timestamp(),
-               clock_timestamp()
-        FROM d
-        RETURNING 1
+        DELETE FROM pgrelay.queue x WHERE x.id = ANY (ids) RETURNING x AS q
     )
-    SELECT count(*) FROM l
+    SELECT array_agg(d.q),
+           array_agg(pgrelay._log_row(d.q, pgrelay._next_id(), 'cancelled', format('cancelled by %s', session_user),
+                                      NULL, NULL, clock_timestamp(), clock_timestamp(), NULL))
+    INTO qs, ls
+    FROM d;
+    PERFORM pgrelay._finish_rows(qs, ls, true, false);
+    RETURN COALESCE(cardinality(qs), 0);
+END
 $$;
 COMMENT ON FUNCTION pgrelay._cancel_rows(bigint[]) IS
     'Internal: removes locked queue rows with a cancelled log row each';

@@ -196,88 +196,144 @@ $$;
 COMMENT ON FUNCTION pgrelay._outcome(text, text, integer, integer, text) IS
     'Internal: what an attempt''s result makes of the event: ok, partial, cancelled, retry, timeout or failed';
 
--- pgrelay._log_attempt()
-CREATE OR REPLACE FUNCTION pgrelay._log_attempt(q pgrelay.queue, result text, error text, sqlstate text,
-                                     started_at timestamptz, detail jsonb, retry_at timestamptz)
+-- pgrelay._log_row()
+CREATE OR REPLACE FUNCTION pgrelay._log_row(q pgrelay.queue, id bigint, outcome text, error text, sqlstate text,
+                                 detail jsonb, started_at timestamptz, finished_at timestamptz,
+                                 retry_at timestamptz)
 RETURNS pgrelay.log
-LANGUAGE plpgsql VOLATILE AS $$
-/*
- * Internal: writes the one audit row of an attempt on the locked row q, with its outcome
- * (_outcome). The row's retry_at is the caller's (a provider's Retry-After) or now + the
- * channel's backoff.
- */
-DECLARE
-    c pgrelay.channels;
-    l pgrelay.log;
-BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
-        RAISE EXCEPTION 'invalid result "%"', result
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
-    END IF;
-    -- A retry at infinity would never be due, one at -infinity would jump every queue; a log row
-    -- must say when its attempt started.
-    IF NOT isfinite(COALESCE(_log_attempt.retry_at, now())) THEN
-        RAISE EXCEPTION 'retry_at must be a finite time, not %', _log_attempt.retry_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF NOT isfinite(COALESCE(started_at, now())) THEN
-        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    SELECT * INTO c FROM pgrelay.channels y WHERE y.channel = q.channel;
-    l.outcome := pgrelay._outcome(result, sqlstate, q.attempt, c.max_attempts, c.retry_policy);
-    IF l.outcome IN ('retry', 'timeout') THEN
-        l.retry_at := COALESCE(_log_attempt.retry_at,
-                               clock_timestamp() + pgrelay._backoff(q.attempt, c.backoff_base, c.backoff_max));
-    END IF;
-    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                             error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
-    VALUES (pgrelay._next_id(), q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt,
-            l.outcome, error, sqlstate, detail, pgrelay._node_id(), q.queued_at,
-            COALESCE(started_at, clock_timestamp()), clock_timestamp(), l.retry_at)
-    RETURNING * INTO l;
-    RETURN l;
-END
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal: the log row of an attempt on the queue row q, not written yet (_finish_rows writes
+    -- it, with this node's id). A plain expression, inlined into its callers' statements (a
+    -- PL/pgSQL assignment of it is a simple expression): its type is schema-qualified, since an
+    -- inlined body is read with the caller's search_path. The fields in pgrelay.log's order.
+    SELECT ROW(id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome, error, sqlstate,
+               detail, NULL, q.queued_at, started_at, finished_at, retry_at)::pgrelay.log
 $$;
-COMMENT ON FUNCTION pgrelay._log_attempt(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz) IS
-    'Internal: writes the audit row of one attempt and resolves its outcome';
+COMMENT ON FUNCTION pgrelay._log_row(pgrelay.queue, bigint, text, text, text, jsonb, timestamptz, timestamptz, timestamptz) IS
+    'Internal: the log row of an attempt on a queue row, for _finish_rows() to write';
 
--- pgrelay._settle()
-CREATE OR REPLACE FUNCTION pgrelay._settle(q pgrelay.queue, l pgrelay.log) RETURNS bigint
+-- pgrelay._finish_rows()
+CREATE OR REPLACE FUNCTION pgrelay._finish_rows(qs pgrelay.queue[], ls pgrelay.log[], write_log boolean,
+                                     settle boolean)
+RETURNS TABLE (queue_id bigint, retry_id bigint)
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal: finishes the locked row q as its log row l says: deletes it, and inserts the next
- * attempt (same event_id, attempt + 1, run_at = l.retry_at) for retry/timeout, or records the
- * event in failed_events for failed. Returns the id of the retry row, or NULL.
+ * Internal: the one writer of what finishing attempts leaves behind, for any number of them. ls
+ * are the log rows of the attempts on the queue rows qs (one each, matched by queue_id; _log_row);
+ * the caller has locked or deleted the queue rows. write_log: the log rows are written (with this
+ * node's id). settle: for each log row that says so, the next row of its event is queued (retry and
+ * timeout: the next attempt, run_at the log row's retry_at and last_error its error; snoozed: the
+ * same attempt again, snoozes + 1, last_error kept) or the event is recorded in failed_events
+ * (failed). The caller deletes the finished queue rows itself (it read them in the same
+ * statement). Returns the id of each queued row by the queue row it follows.
+ *
+ * One statement for each kind of row, over all the rows, run only when some row needs it: an
+ * INSERT that inserts nothing still opens its table and every index of it, and nearly every
+ * attempt is ok, which needs the log row only.
  */
+#variable_conflict use_column
 DECLARE
-    v bigint;
+    l pgrelay.log;
+    next boolean := false;
+    failed boolean := false;
 BEGIN
-    DELETE FROM pgrelay.queue x WHERE x.id = q.id;
-
-    IF l.outcome IN ('retry', 'timeout') THEN
-        v := pgrelay._next_id();
-        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
-        VALUES (v, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, pgrelay._run_at(l.retry_at), q.queued_at, l.error, q.key,
-                q.key_owner, q.snoozes);
-        RETURN v;
-    ELSIF l.outcome = 'failed' THEN
+    IF write_log THEN
+        INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
+                                 error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
+        SELECT l.id, l.queue_id, l.event_id, l.channel, l.action_type, l.payload, l.attempt, l.outcome,
+               l.error, l.sqlstate, l.detail, pgrelay._node_id(), l.queued_at, l.started_at, l.finished_at,
+               l.retry_at
+        FROM pg_catalog.unnest(ls) l;
+    END IF;
+    IF NOT settle THEN
+        RETURN;
+    END IF;
+    FOREACH l IN ARRAY ls LOOP
+        next := next OR l.outcome IN ('retry', 'timeout', 'snoozed');
+        failed := failed OR l.outcome = 'failed';
+    END LOOP;
+    IF failed THEN
         INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
                                                 error, sqlstate, log_id, node_id, queued_at, failed_at)
-        VALUES (q.event_id, q.channel, q.action_type, q.payload, q.attempt, l.error, l.sqlstate,
-                l.id, l.node_id, q.queued_at, l.finished_at)
+        SELECT l.event_id, l.channel, l.action_type, l.payload, l.attempt, l.error, l.sqlstate,
+               l.id, pgrelay._node_id(), l.queued_at, l.finished_at
+        FROM pg_catalog.unnest(ls) l
+        WHERE l.outcome = 'failed'
         ON CONFLICT (event_id) DO UPDATE
             SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
                 log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at;
     END IF;
-    RETURN NULL;
+    IF next THEN
+        RETURN QUERY
+        WITH n AS MATERIALIZED (
+            SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted, q.key,
+                   q.key_owner, q.queued_at, l.retry_at,
+                   CASE WHEN l.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
+                   CASE WHEN l.outcome = 'snoozed' THEN q.last_error ELSE l.error END AS last_error,
+                   CASE WHEN l.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
+                   pgrelay._next_id() AS next_id
+            FROM pg_catalog.unnest(ls) l
+            JOIN pg_catalog.unnest(qs) q ON q.id = l.queue_id
+            WHERE l.outcome IN ('retry', 'timeout', 'snoozed')
+        ), r AS (
+            INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                                       attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
+            SELECT n.next_id, n.event_id, n.channel, n.action_type, n.payload, n.owner_node, n.node_restricted,
+                   n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes
+            FROM n
+        )
+        SELECT n.id, n.next_id FROM n;
+    END IF;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._settle(pgrelay.queue, pgrelay.log) IS
-    'Internal: deletes a finished queue row and queues its retry or records its failure';
+COMMENT ON FUNCTION pgrelay._finish_rows(pgrelay.queue[], pgrelay.log[], boolean, boolean) IS
+    'Internal: writes the log rows of attempts and queues their retries or records their failures';
+
+-- pgrelay._attempt_row()
+CREATE OR REPLACE FUNCTION pgrelay._attempt_row(q pgrelay.queue, result text, error text, sqlstate text,
+                                     started_at timestamptz, detail jsonb, retry_at timestamptz)
+RETURNS pgrelay.log
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (_complete, _write_log): the log row of one attempt on the queue row q (_log_row), with
+ * its outcome (_outcome: the retry decision) and, for a retry, when: the caller's retry_at (a
+ * provider's Retry-After) or now + the channel's backoff. An ok attempt needs nothing of its
+ * channel, and it is nearly every attempt: only another result reads the channel. The caller has
+ * checked result; it is not written here (_finish_rows).
+ */
+DECLARE
+    ch pgrelay.channels;
+    finished timestamptz := clock_timestamp();
+    o text := 'ok';
+    at timestamptz;
+BEGIN
+    -- A retry at infinity would never be due, one at -infinity would jump every queue; a log row
+    -- must say when its attempt started.
+    IF NOT isfinite(COALESCE(_attempt_row.retry_at, finished)) THEN
+        RAISE EXCEPTION 'retry_at must be a finite time, not %', _attempt_row.retry_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF NOT isfinite(COALESCE(started_at, finished)) THEN
+        RAISE EXCEPTION 'started_at must be a finite time, not %', started_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF result <> 'ok' THEN
+        SELECT * INTO ch FROM pgrelay.channels c WHERE c.channel = q.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'the channel of queue row % does not exist', q.id
+                USING ERRCODE = 'undefined_object';
+        END IF;
+        o := pgrelay._outcome(result, _attempt_row.sqlstate, q.attempt, ch.max_attempts, ch.retry_policy);
+        IF o IN ('retry', 'timeout') THEN
+            at := COALESCE(_attempt_row.retry_at, finished + pgrelay._backoff(q.attempt, ch.backoff_base, ch.backoff_max));
+        END IF;
+    END IF;
+    RETURN pgrelay._log_row(q, pgrelay._next_id(), o, error, _attempt_row.sqlstate, detail,
+                            COALESCE(started_at, finished), finished, at);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._attempt_row(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz) IS
+    'Internal: the log row of one attempt on a queue row, with its outcome resolved (not written)';
 
 -- pgrelay._write_log()
 CREATE OR REPLACE FUNCTION pgrelay._write_log(queue_id bigint, result text, error text DEFAULT NULL,
@@ -304,7 +360,8 @@ BEGIN
         RAISE EXCEPTION 'the log row of queue row % is written already', q.id
             USING ERRCODE = 'unique_violation';
     END IF;
-    l := pgrelay._log_attempt(q, result, error, sqlstate, started_at, detail, retry_at);
+    l := pgrelay._attempt_row(q, result, error, sqlstate, started_at, detail, retry_at);
+    PERFORM pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, false);
     log_id := l.id;
     outcome := l.outcome;
     next_run_at := l.retry_at;
@@ -317,8 +374,10 @@ COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, js
 CREATE OR REPLACE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Step 3 of 3: finishes a claimed row as its log row says (see _settle). Returns the id of the
- * retry row, or NULL. A row without its log row is refused.
+ * Step 3 of 3: finishes a claimed row as its log row says: deletes it, and queues the next attempt
+ * (same event_id, attempt + 1, run_at the log row's retry_at) for retry and timeout, or records
+ * the event in failed_events for failed (_finish_rows). Returns the id of the retry row, or NULL.
+ * A row without its log row is refused.
  */
 DECLARE
     q pgrelay.queue;
@@ -333,7 +392,8 @@ BEGIN
             USING ERRCODE = 'object_not_in_prerequisite_state',
                   HINT = 'Write it with pgrelay._write_log() first.';
     END IF;
-    RETURN pgrelay._settle(q, l);
+    DELETE FROM pgrelay.queue x WHERE x.id = q.id;
+    RETURN (SELECT f.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], false, true) f);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_mark_done(bigint) IS
@@ -347,17 +407,14 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 /*
  * Steps 2 and 3 at once (_write_log, _queue_mark_done), for a caller that claimed the row in this
  * transaction (process_one): the row is deleted and read in one statement (a row another
- * transaction holds is waited for, not taken), then its log row is written and its retry row
- * queued or its failure recorded. Returns the log row's id and outcome, and the retry row's id
- * and run_at.
- *
- * An ok attempt needs nothing of its channel, and it is nearly every attempt: only another result
- * reads the channel (its attempts, retry policy and backoff) and resolves the outcome. Like
- * _claim_event(), it returns a named row type (docs/design/benchmark-notes.md).
+ * transaction holds is waited for, not taken), then its log row is made (an ok one at once, any
+ * other by _attempt_row, which reads the channel) and written, and its retry row queued or its
+ * failure recorded (_finish_rows). Returns the log row's id and outcome, and the retry row's id
+ * and run_at. Like _claim_event(), it returns a named row type (docs/design/benchmark-notes.md).
  */
 DECLARE
-    q record;
-    ch pgrelay.channels;
+    q pgrelay.queue;
+    l pgrelay.log;
     r pgrelay._completed;
     finished timestamptz;
 BEGIN
@@ -366,10 +423,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
-    DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id
-    RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-              x.attempt, x.queued_at, x.key, x.key_owner, x.snoozes
-    INTO q;
+    DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id RETURNING x.* INTO q;
     IF NOT FOUND THEN
         -- The DELETE waits for a row another transaction holds, so a row it did not find is gone:
         -- _lock_claimed() raises the clear error for that. The RAISE after it is a guard only
@@ -378,42 +432,21 @@ BEGIN
         RAISE EXCEPTION 'queue row % could not be finished', _complete.queue_id
             USING ERRCODE = 'lock_not_available';
     END IF;
-    finished := clock_timestamp();
     IF result = 'ok' THEN
+        -- nearly every attempt: its log row only, without a call to make it (_log_row is inlined)
+        finished := clock_timestamp();
+        r.log_id := pgrelay._next_id();
         r.outcome := 'ok';
-    ELSE
-        SELECT * INTO ch FROM pgrelay.channels c WHERE c.channel = q.channel;
-        IF NOT FOUND THEN
-            RAISE EXCEPTION 'the channel of queue row % does not exist', _complete.queue_id
-                USING ERRCODE = 'undefined_object';
-        END IF;
-        r.outcome := pgrelay._outcome(result, _complete.sqlstate, q.attempt, ch.max_attempts, ch.retry_policy);
-        IF r.outcome IN ('retry', 'timeout') THEN
-            r.retry_at := finished + pgrelay._backoff(q.attempt, ch.backoff_base, ch.backoff_max);
-        END IF;
+        PERFORM pgrelay._finish_rows(ARRAY[q], ARRAY[pgrelay._log_row(q, r.log_id, 'ok', error, sqlstate, NULL,
+                                                                      COALESCE(started_at, finished), finished,
+                                                                      NULL)], true, false);
+        RETURN r;
     END IF;
-    r.log_id := pgrelay._next_id();
-    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                             error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
-    VALUES (r.log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, r.outcome,
-            _complete.error, _complete.sqlstate, pgrelay._node_id(), q.queued_at,
-            COALESCE(_complete.started_at, finished), finished, r.retry_at);
-    IF r.outcome IN ('retry', 'timeout') THEN
-        r.retry_id := pgrelay._next_id();
-        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
-        VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node,
-                q.node_restricted, q.attempt + 1, pgrelay._run_at(r.retry_at), q.queued_at, _complete.error, q.key,
-                q.key_owner, q.snoozes);
-    ELSIF r.outcome = 'failed' THEN
-        INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
-                                                error, sqlstate, log_id, node_id, queued_at, failed_at)
-        VALUES (q.event_id, q.channel, q.action_type, q.payload, q.attempt, _complete.error,
-                _complete.sqlstate, r.log_id, pgrelay._node_id(), q.queued_at, finished)
-        ON CONFLICT (event_id) DO UPDATE
-            SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
-                log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at;
-    END IF;
+    l := pgrelay._attempt_row(q, result, error, sqlstate, started_at, NULL, NULL);
+    r.log_id := l.id;
+    r.outcome := l.outcome;
+    r.retry_at := l.retry_at;
+    SELECT f.retry_id INTO r.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true) f;
     RETURN r;
 END
 $$;
@@ -473,6 +506,7 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  */
 DECLARE
     q pgrelay.queue;
+    l pgrelay.log;
     r pgrelay.process_result;
     c pgrelay._completed;
     finished timestamptz := clock_timestamp();
@@ -496,17 +530,10 @@ BEGIN
     r.error := message;
     r.outcome := 'snoozed';
     r.log_id := pgrelay._next_id();
-    r.retry_id := pgrelay._next_id();
     r.retry_at := finished + delay;
-    INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                             error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
-    VALUES (r.log_id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, r.outcome,
-            _snooze.message, 'PGSNZ', pgrelay._node_id(), q.queued_at, COALESCE(_snooze.started_at, finished),
-            finished, r.retry_at);
-    INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                               attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
-    VALUES (r.retry_id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-            q.attempt, pgrelay._run_at(r.retry_at), q.queued_at, q.last_error, q.key, q.key_owner, q.snoozes + 1);
+    l := pgrelay._log_row(q, r.log_id, r.outcome, message, 'PGSNZ', NULL, COALESCE(_snooze.started_at, finished),
+                          finished, r.retry_at);
+    SELECT f.retry_id INTO r.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true) f;
     RETURN r;
 END
 $$;
@@ -887,14 +914,17 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 -- a sequential scan that remains, of the one-row control table, then costs more than jit_above_cost.)
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 /*
- * _complete() for the events of a batch, in one statement whatever their number: each claimed
- * row is deleted, its log row written with the attempt's result (the arrays are parallel, one
- * element per event), and its retry row queued or its failure recorded. A row that is not there
- * any more is an error (the caller claimed every one of them in this transaction).
+ * _complete() for the events of a batch, in two statements whatever their number: the claimed
+ * rows are deleted and their log rows made with the attempts' results (the arrays are parallel,
+ * one element per event), then the log rows are written and the retry rows queued or the failures
+ * recorded (_finish_rows). A row that is not there any more is an error (the caller claimed every
+ * one of them in this transaction).
  */
 #variable_conflict use_column
 DECLARE
     n integer := 0;
+    qs pgrelay.queue[];
+    ls pgrelay.log[];
 BEGIN
     -- parallel arrays: one element of each per id (a short one would read as NULLs)
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
@@ -910,7 +940,7 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
-    RETURN QUERY
+    -- the rows, deleted, and their log rows with the outcomes (_outcome: the retry decision)
     WITH r AS (
         SELECT * FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(results), pg_catalog.unnest(errors),
                                  pg_catalog.unnest(sqlstates), pg_catalog.unnest(started),
@@ -920,47 +950,29 @@ BEGIN
         -- by = ANY: an index scan of the primary key, whatever the generic plan guesses of r
         DELETE FROM pgrelay.queue x USING pgrelay.channels c
         WHERE x.id = ANY (_complete_events.ids) AND c.channel = x.channel
-        RETURNING x.id, x.event_id, x.channel, x.action_type, x.payload, x.owner_node, x.node_restricted,
-                  x.attempt, x.queued_at, x.key, x.key_owner, x.snoozes, c.max_attempts, c.retry_policy, c.backoff_base,
-                  c.backoff_max
-    ), o AS MATERIALIZED (
-        SELECT d.*, r.error, r.sqlstate, r.started_at, r.finished_at, e.outcome, pgrelay._next_id() AS log_id,
-               CASE WHEN e.outcome IN ('retry', 'timeout') THEN pgrelay._next_id() END AS retry_id,
-               CASE WHEN e.outcome IN ('retry', 'timeout')
-                    THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base, d.backoff_max) END AS retry_at
-        FROM d
-        JOIN r ON r.id = d.id
-        CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
-                                                     d.retry_policy) AS outcome) e
-    ), l AS (
-        INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                                 error, sqlstate, node_id, queued_at, started_at, finished_at, retry_at)
-        SELECT o.log_id, o.id, o.event_id, o.channel, o.action_type, o.payload, o.attempt, o.outcome,
-               o.error, o.sqlstate, pgrelay._node_id(), o.queued_at, o.started_at, o.finished_at, o.retry_at
-        FROM o
-    ), q AS (
-        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node,
-                                   node_restricted, attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
-        SELECT o.retry_id, o.event_id, o.channel, o.action_type, o.payload, o.owner_node,
-               o.node_restricted, o.attempt + 1, pgrelay._run_at(o.retry_at), o.queued_at, o.error, o.key,
-               o.key_owner, o.snoozes
-        FROM o WHERE o.retry_id IS NOT NULL
-    ), f AS (
-        INSERT INTO pgrelay.failed_events AS f (event_id, channel, action_type, payload, attempts,
-                                                error, sqlstate, log_id, node_id, queued_at, failed_at)
-        SELECT o.event_id, o.channel, o.action_type, o.payload, o.attempt, o.error, o.sqlstate,
-               o.log_id, pgrelay._node_id(), o.queued_at, o.finished_at
-        FROM o WHERE o.outcome = 'failed'
-        ON CONFLICT (event_id) DO UPDATE
-            SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
-                log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at
+        RETURNING x AS q, x.id, x.attempt, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
     )
-    SELECT o.id, o.outcome, o.log_id, o.retry_id, o.retry_at FROM o;
-    GET DIAGNOSTICS n = ROW_COUNT;
+    SELECT pg_catalog.array_agg(d.q),
+           pg_catalog.array_agg(pgrelay._log_row(d.q, pgrelay._next_id(), e.outcome, r.error, r.sqlstate, NULL,
+                                                 r.started_at, r.finished_at,
+                                                 CASE WHEN e.outcome IN ('retry', 'timeout')
+                                                      THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
+                                                                                            d.backoff_max) END))
+    INTO qs, ls
+    FROM d
+    JOIN r ON r.id = d.id
+    CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
+                                                 d.retry_policy) AS outcome) e;
+    n := COALESCE(pg_catalog.cardinality(ls), 0);
     IF n <> COALESCE(pg_catalog.cardinality(ids), 0) THEN
         RAISE EXCEPTION 'only % of the % claimed queue rows of the batch are there', n, pg_catalog.cardinality(ids)
             USING ERRCODE = 'no_data_found';
     END IF;
+    RETURN QUERY
+    SELECT l.queue_id, l.outcome, l.id, f.retry_id, l.retry_at
+    FROM pg_catalog.unnest(ls) WITH ORDINALITY l
+    LEFT JOIN pgrelay._finish_rows(qs, ls, true, true) f ON f.queue_id = l.queue_id
+    ORDER BY l.ordinality;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]) IS

@@ -98,3 +98,8 @@ DROP FUNCTION IF EXISTS pgrelay._claim_events(bigint[]);
 -- _queue_fetch() returns each row's event_id too (the Processor's log lines name the event): a
 -- function's result columns change only by dropping it
 DROP FUNCTION IF EXISTS pgrelay._queue_fetch(integer, jsonb);
+
+-- The log row, the retry row and the failed row of a finished attempt have one writer,
+-- _finish_rows(), which every finish calls: the functions it replaces go
+DROP FUNCTION IF EXISTS pgrelay._log_attempt(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz);
+DROP FUNCTION IF EXISTS pgrelay._settle(pgrelay.queue, pgrelay.log);
