@@ -265,7 +265,8 @@ SELECT regress_error(format('SELECT pgrelay._attempt_row(q, ''ok'', NULL, NULL, 
 SELECT count(*) AS logged FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2);
 -- _finish_rows: write_log writes the log rows only (with this node's id); settle queues the next
 -- row of a retry (attempt + 1, its error) and of a snooze (the same attempt, snoozes + 1, last_error
--- kept) and records a failure, without writing the log rows again
+-- kept) and records a failure, without writing the log rows again; the ids of the rows queued, in
+-- the order of the log rows (NULL when none)
 CREATE TEMP TABLE regress_fin AS
 SELECT q.id, q, CASE WHEN q.id = :rw1 THEN pgrelay._attempt_row(q, 'transient', 'again', NULL, NULL, NULL, '2031-01-01')
                      ELSE pgrelay._log_row(q, pgrelay._next_id(), 'snoozed', 'later', 'PGSNZ', NULL, now(), now(),
@@ -273,26 +274,28 @@ SELECT q.id, q, CASE WHEN q.id = :rw1 THEN pgrelay._attempt_row(q, 'transient', 
 FROM pgrelay.queue q WHERE q.id IN (:rw1, :rw2);
 UPDATE pgrelay.queue SET last_error = 'before' WHERE id = :rw2;
 UPDATE regress_fin SET q = x FROM pgrelay.queue x WHERE x.id = regress_fin.id;
-SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
-                                                    ARRAY(SELECT l FROM regress_fin ORDER BY id), true, false);
+SELECT pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
+                            ARRAY(SELECT l FROM regress_fin ORDER BY id), true, false) AS queued;
 SELECT payload, outcome, error, sqlstate, retry_at, node_id = pgrelay._node_id() AS this_node
 FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2) ORDER BY queue_id;
 DELETE FROM pgrelay.queue WHERE id IN (:rw1, :rw2);
 CREATE TEMP TABLE regress_next AS
-SELECT * FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
-                                   ARRAY(SELECT l FROM regress_fin ORDER BY id), false, true);
-SELECT n.queue_id = :rw1 AS of_rw1, x.payload, x.attempt, x.run_at, x.last_error, x.snoozes
+SELECT n.ord, n.retry_id
+FROM pg_catalog.unnest(pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin ORDER BY id),
+                                            ARRAY(SELECT l FROM regress_fin ORDER BY id), false, true))
+     WITH ORDINALITY n(retry_id, ord);
+SELECT n.ord, x.payload, x.attempt, x.run_at, x.last_error, x.snoozes
 FROM regress_next n JOIN pgrelay.queue x ON x.id = n.retry_id
-ORDER BY n.queue_id;
+ORDER BY n.ord;
 SELECT count(*) AS log_rows FROM pgrelay.log WHERE queue_id IN (:rw1, :rw2);
 -- a failed attempt: its failure recorded, and recorded again for the same event (updated)
 UPDATE regress_fin SET l = pgrelay._log_row(q, pgrelay._next_id(), 'failed', 'gave up', 'X0001', NULL, now(), now(), NULL)
 WHERE id = :rw1;
-SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
-                                                    ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true);
+SELECT pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
+                            ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true) AS queued;
 UPDATE regress_fin SET l.error = 'gave up again' WHERE id = :rw1;
-SELECT count(*) AS queued FROM pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
-                                                    ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true);
+SELECT pgrelay._finish_rows(ARRAY(SELECT q FROM regress_fin WHERE id = :rw1),
+                            ARRAY(SELECT l FROM regress_fin WHERE id = :rw1), false, true) AS queued;
 SELECT payload, attempts, error, sqlstate, log_id = (SELECT (l).id FROM regress_fin WHERE id = :rw1) AS its_log_row
 FROM pgrelay.failed_events WHERE event_id = (SELECT (q).event_id FROM regress_fin WHERE id = :rw1);
 DROP TABLE regress_fin, regress_next;

@@ -215,7 +215,7 @@ COMMENT ON FUNCTION pgrelay._log_row(pgrelay.queue, bigint, text, text, text, js
 -- pgrelay._finish_rows()
 CREATE OR REPLACE FUNCTION pgrelay._finish_rows(qs pgrelay.queue[], ls pgrelay.log[], write_log boolean,
                                      settle boolean)
-RETURNS TABLE (queue_id bigint, retry_id bigint)
+RETURNS bigint[]
 LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Internal: the one writer of what finishing attempts leaves behind, for any number of them. ls
@@ -225,18 +225,24 @@ LANGUAGE plpgsql VOLATILE AS $$
  * timeout: the next attempt, run_at the log row's retry_at and last_error its error; snoozed: the
  * same attempt again, snoozes + 1, last_error kept) or the event is recorded in failed_events
  * (failed). The caller deletes the finished queue rows itself (it read them in the same
- * statement). Returns the id of each queued row by the queue row it follows.
+ * statement). Returns the ids of the queued rows, one element per log row in the order of ls
+ * (NULL for a row that queued none; NULL for all when none did).
  *
  * One statement for each kind of row, over all the rows, run only when some row needs it: an
  * INSERT that inserts nothing still opens its table and every index of it, and nearly every
- * attempt is ok, which needs the log row only.
+ * attempt is ok, which needs the log row only. A scalar result, so that a call for one event is a
+ * simple expression of its caller (a set-returning one would start a query).
  */
 #variable_conflict use_column
 DECLARE
     l pgrelay.log;
     next boolean := false;
     failed boolean := false;
+    ids bigint[];
 BEGIN
+    IF ls IS NULL THEN
+        RETURN NULL;   -- no rows (an empty batch; a cancel that found none)
+    END IF;
     IF write_log THEN
         INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                                  error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
@@ -246,7 +252,7 @@ BEGIN
         FROM pg_catalog.unnest(ls) l;
     END IF;
     IF NOT settle THEN
-        RETURN;
+        RETURN NULL;
     END IF;
     FOREACH l IN ARRAY ls LOOP
         next := next OR l.outcome IN ('retry', 'timeout', 'snoozed');
@@ -263,27 +269,31 @@ BEGIN
             SET attempts = EXCLUDED.attempts, error = EXCLUDED.error, sqlstate = EXCLUDED.sqlstate,
                 log_id = EXCLUDED.log_id, node_id = EXCLUDED.node_id, failed_at = EXCLUDED.failed_at;
     END IF;
-    IF next THEN
-        RETURN QUERY
-        WITH n AS MATERIALIZED (
-            SELECT q.id, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted, q.key,
-                   q.key_owner, q.queued_at, l.retry_at,
-                   CASE WHEN l.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
-                   CASE WHEN l.outcome = 'snoozed' THEN q.last_error ELSE l.error END AS last_error,
-                   CASE WHEN l.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
-                   pgrelay._next_id() AS next_id
-            FROM pg_catalog.unnest(ls) l
-            JOIN pg_catalog.unnest(qs) q ON q.id = l.queue_id
-            WHERE l.outcome IN ('retry', 'timeout', 'snoozed')
-        ), r AS (
-            INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                                       attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
-            SELECT n.next_id, n.event_id, n.channel, n.action_type, n.payload, n.owner_node, n.node_restricted,
-                   n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes
-            FROM n
-        )
-        SELECT n.id, n.next_id FROM n;
+    IF NOT next THEN
+        RETURN NULL;
     END IF;
+    WITH n AS MATERIALIZED (
+        SELECT l.ordinality AS ord, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
+               q.key, q.key_owner, q.queued_at, l.retry_at,
+               CASE WHEN l.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
+               CASE WHEN l.outcome = 'snoozed' THEN q.last_error ELSE l.error END AS last_error,
+               CASE WHEN l.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
+               pgrelay._next_id() AS next_id
+        FROM pg_catalog.unnest(ls) WITH ORDINALITY l
+        JOIN pg_catalog.unnest(qs) q ON q.id = l.queue_id
+        WHERE l.outcome IN ('retry', 'timeout', 'snoozed')
+    ), r AS (
+        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                                   attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
+        SELECT n.next_id, n.event_id, n.channel, n.action_type, n.payload, n.owner_node, n.node_restricted,
+               n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes
+        FROM n
+    )
+    SELECT pg_catalog.array_agg(n.next_id ORDER BY o.ord)
+    INTO ids
+    FROM pg_catalog.generate_series(1, pg_catalog.cardinality(ls)) o(ord)
+    LEFT JOIN n ON n.ord = o.ord;
+    RETURN ids;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._finish_rows(pgrelay.queue[], pgrelay.log[], boolean, boolean) IS
@@ -393,7 +403,7 @@ BEGIN
                   HINT = 'Write it with pgrelay._write_log() first.';
     END IF;
     DELETE FROM pgrelay.queue x WHERE x.id = q.id;
-    RETURN (SELECT f.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], false, true) f);
+    RETURN (pgrelay._finish_rows(ARRAY[q], ARRAY[l], false, true))[1];
 END
 $$;
 COMMENT ON FUNCTION pgrelay._queue_mark_done(bigint) IS
@@ -446,7 +456,7 @@ BEGIN
     r.log_id := l.id;
     r.outcome := l.outcome;
     r.retry_at := l.retry_at;
-    SELECT f.retry_id INTO r.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true) f;
+    r.retry_id := (pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true))[1];
     RETURN r;
 END
 $$;
@@ -533,7 +543,7 @@ BEGIN
     r.retry_at := finished + delay;
     l := pgrelay._log_row(q, r.log_id, r.outcome, message, 'PGSNZ', NULL, COALESCE(_snooze.started_at, finished),
                           finished, r.retry_at);
-    SELECT f.retry_id INTO r.retry_id FROM pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true) f;
+    r.retry_id := (pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true))[1];
     RETURN r;
 END
 $$;
@@ -925,6 +935,7 @@ DECLARE
     n integer := 0;
     qs pgrelay.queue[];
     ls pgrelay.log[];
+    retry_ids bigint[];
 BEGIN
     -- parallel arrays: one element of each per id (a short one would read as NULLs)
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
@@ -968,10 +979,10 @@ BEGIN
         RAISE EXCEPTION 'only % of the % claimed queue rows of the batch are there', n, pg_catalog.cardinality(ids)
             USING ERRCODE = 'no_data_found';
     END IF;
+    retry_ids := pgrelay._finish_rows(qs, ls, true, true);
     RETURN QUERY
-    SELECT l.queue_id, l.outcome, l.id, f.retry_id, l.retry_at
+    SELECT l.queue_id, l.outcome, l.id, retry_ids[l.ordinality::integer], l.retry_at
     FROM pg_catalog.unnest(ls) WITH ORDINALITY l
-    LEFT JOIN pgrelay._finish_rows(qs, ls, true, true) f ON f.queue_id = l.queue_id
     ORDER BY l.ordinality;
 END
 $$;
