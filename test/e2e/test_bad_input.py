@@ -597,6 +597,20 @@ case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_b
      err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
 case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_busy}, -1], ARRAY['ok', 'ok'], %s)" % ONE,
      (), err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
+BR = "pgrelay._batch_results"
+NINE = ", ".join(["NULL"] * 9)
+case(BR, "processor", "SELECT count(*) FROM pgrelay._batch_results(%s)" % NINE, (), result(0))
+case(BR, "processor", "SELECT outcome FROM pgrelay._batch_results(ARRAY[-1], %s)" % NINE[6:], (), result("skipped"))
+case(BR, "processor", "SELECT count(*) FROM pgrelay._batch_results(ARRAY[-1], ARRAY[-1], ARRAY['ok'], %s, NULL, NULL)" % ONE,
+     (), err("P0002", "only 0 of the 1 claimed queue rows of the batch are there"))
+RH = "pgrelay._run_handler"
+case(RH, "processor", "SELECT (pgrelay._run_handler(NULL, NULL, 'x', 'c_sql', '1 s', now(), '0', false))[1:3]::text",
+     (), result('{error,"query string argument of EXECUTE is null",22004}'))
+case(RH, "processor", "SELECT (pgrelay._run_handler('pgrelay.nope', NULL, 'x', 'c_sql', '1 s', now(), '0', false))[3]",
+     (), result("42883"))
+case(RH, "processor", "SELECT (pgrelay._run_handler('pg_catalog.length', 'pg_catalog.length(text)'::regprocedure, 'x',"
+     " 'c_sql', '1 s', now(), '0', false))[1:3]::text", (),
+     result('{error,"handler pg_catalog.length(text) is gone, or is not SECURITY DEFINER any more",42501}'))
 QF = "pgrelay._queue_fetch"
 for v in (0, -1, None):
     case(QF, "processor", "SELECT count(*) FROM pgrelay._queue_fetch(%s)", (v,), err("22023", "max_rows must be positive"))

@@ -219,6 +219,44 @@ SELECT payload, outcome, error FROM pgrelay.log WHERE event_id IN (:c1, :c2) ORD
 SELECT payload, attempt, last_error FROM pgrelay.queue;
 DELETE FROM pgrelay.queue;
 
+-- _batch_results() finishes the attempts that ended (_complete_events) and returns one row per id,
+-- in the order of ids: the attempt's, the one of an event finished apart (replayed, snoozed), or
+-- skipped
+SELECT pgrelay.notify('b_work', 'br1') AS br1 \gset
+BEGIN;
+SELECT count(*) AS claimed FROM pgrelay._claim_events(ARRAY[:br1]);
+SELECT id = :br1 AS is_br1, outcome, CASE WHEN id < 0 THEN log_id ELSE log_id - log_id + 1 END AS log_id, retry_id,
+       error, sqlstate, retry_at
+FROM pgrelay._batch_results(ARRAY[-8, :br1, -7], ARRAY[:br1], '{permanent}', '{nope}', '{X0001}', ARRAY[now()],
+                            ARRAY[now()], ARRAY[-7],
+                            ARRAY[ROW('replayed', 42, NULL, NULL, NULL, NULL)::pgrelay.process_result]);
+COMMIT;
+SELECT payload, outcome, error FROM pgrelay.log WHERE event_id = :br1;
+SELECT payload, error FROM pgrelay.failed_events WHERE event_id = :br1;
+DELETE FROM pgrelay.failed_events;
+
+-- _run_handler() runs a handler in a subtransaction and says what became of it: ok; its error; a
+-- timeout of the channel when it returns too late (late_is_timeout), and not otherwise; with fn,
+-- the function read again first: one no longer SECURITY DEFINER is not run; a cancel once the
+-- statement's timer has run out is the channel's timeout (the timer spent), one before is re-raised
+CREATE FUNCTION regress_batch_invoker(payload text) RETURNS void LANGUAGE sql AS $$ SELECT $$;
+SELECT COALESCE(max(n), 0) AS rh_n FROM regress_batch_calls \gset
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'rh ok', 'b_work', '1 hour', now(), '0', false);
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'fail', 'b_work', '1 hour', now(), '0', false);
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'slow', 'b_work', '1 ms', now(), '0', true);
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'slow', 'b_work', '1 ms', now(), '0', false);
+SELECT pgrelay._run_handler('public.regress_batch_work', 'public.regress_batch_work(text)'::regprocedure, 'rh fn',
+                            'b_work', '1 hour', now(), '0', false);
+SELECT pgrelay._run_handler('public.regress_batch_invoker', 'public.regress_batch_invoker(text)'::regprocedure,
+                            'rh no', 'b_work', '1 hour', now(), '0', false);
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'cancel', 'b_work', '1 hour',
+                            now() - interval '1 hour', '1 minute', false);
+SELECT pgrelay._run_handler('public.regress_batch_work', NULL, 'cancel', 'b_work', '1 hour', now(), '0', false);
+SELECT payload FROM regress_batch_calls WHERE n > :rh_n ORDER BY n;
+DELETE FROM regress_batch_calls WHERE n > :rh_n;
+RESET work_mem;
+DROP FUNCTION regress_batch_invoker(text);
+
 -- After each handler, RESET ALL gives the session back the search_path it started with until
 -- the pin is set again: a database whose default path lists pg_catalog after a schema its owner
 -- writes to must not have that owner's look-alike set_config() run as the Processor

@@ -14,7 +14,8 @@ ALTER TABLE regress_app.seen OWNER TO regress_owner;
 -- Every function any role may execute is immune to the caller's search_path: it pins its own.
 -- process_one and process_batch pin it in their bodies (they must read the caller's first, to give
 -- it back); _settings_saved and _settings_restore, which they call before the pin and after RESET
--- ALL, name the schema of all they call instead (below), and so does register, which looks the
+-- ALL, name the schema of all they call instead (below), and so do _run_handler, which they call
+-- once per event (a SET clause would cost a tenth of the event), and register, which looks the
 -- handler up on the caller's path on purpose, as a cast in the caller's statement would.
 SELECT p.oid::regprocedure AS unpinned_entry_point
 FROM pg_proc p
@@ -24,6 +25,7 @@ WHERE p.pronamespace = 'pgrelay'::regnamespace
   AND NOT COALESCE('search_path=pg_catalog, pg_temp' = ANY (p.proconfig), false)
   AND p.oid NOT IN ('pgrelay.process_one(bigint)'::regprocedure, 'pgrelay.process_batch(bigint[])'::regprocedure,
                     'pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure,
+                    'pgrelay._run_handler(text, oid, text, text, interval, timestamptz, interval, boolean)'::regprocedure,
                     'pgrelay.register(text, text, text, text, boolean, integer, interval, interval, interval, boolean,'
                     ' text, integer, text, boolean, boolean)'::regprocedure)
 ORDER BY 1;

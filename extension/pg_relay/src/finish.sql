@@ -689,6 +689,85 @@ $$;
 COMMENT ON FUNCTION pgrelay._deferred_triggers() IS
     'Internal (process_one, process_batch): fires a handler''s deferred triggers when it returns, with no rights (owned by pgrelay_nobody)';
 
+-- pgrelay._run_handler()
+CREATE OR REPLACE FUNCTION pgrelay._run_handler(call text, fn oid, payload text, channel text, timeout interval,
+                                     timer_start timestamptz, timer interval, late_is_timeout boolean)
+RETURNS text[]
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (process_one, process_batch): runs the handler call (a quoted, qualified name the claim
+ * checked) with the payload, in a subtransaction of its own (this block), and returns what became
+ * of it: {result, error, sqlstate, snooze detail, spent}. result is ok, error (the handler's
+ * error, or the channel's timeout: SQLSTATE 57014) or snooze (it raised PGSNZ; the detail is its
+ * DETAIL). A cancel before the statement's timer (timer, from timer_start; 0: none) ran out is
+ * someone else's (the Processor stopping, an admin): re-raised, it rolls the caller back
+ * unfinished. One after it is the channel's timeout; spent is then set: the statement's timer is
+ * spent, nothing more may start in it. late_is_timeout (a batch, whose timer is not the
+ * handler's): a handler that returns after running longer than timeout is rolled back and is a
+ * timeout too.
+ *
+ * fn (a batch, after one of its handlers ran): the handler's function as the claim checked it,
+ * read again first. A handler that ran since, in this transaction and with its owner's rights,
+ * may have made its owner's handler of this event SECURITY INVOKER (ALTER FUNCTION) or dropped and
+ * made it again: then nothing runs, and the attempt is an error (42501).
+ *
+ * No SET clause: one costs a tenth of what process_one() does per event, and would not undo a
+ * search_path the handler sets for the session anyway. The handler runs on the path its callers
+ * pinned, and may set another: everything here names its schema and its operators, so that
+ * nothing is looked up on a path a handler set, and the caller's RESET ALL and
+ * _settings_restore() then undo what the handler did to the session. Every type here is
+ * schema-qualified (the declarations are resolved on the caller's search_path).
+ */
+DECLARE
+    began pg_catalog.timestamptz;
+    err pg_catalog.text;
+    state pg_catalog.text;
+    detail pg_catalog.text;
+    definer pg_catalog.bool;
+BEGIN
+    began := pg_catalog.clock_timestamp();
+    IF fn IS NOT NULL THEN
+        -- one index probe of a statement planned once
+        SELECT p.prosecdef INTO definer FROM pg_catalog.pg_proc p WHERE p.oid OPERATOR(pg_catalog.=) _run_handler.fn;
+        IF definer IS NOT TRUE THEN
+            RETURN ARRAY['error', pg_catalog.format('handler %s(text) is gone, or is not SECURITY DEFINER any more', call),
+                         '42501', NULL, NULL];
+        END IF;
+    END IF;
+    EXECUTE 'SELECT ' OPERATOR(pg_catalog.||) call OPERATOR(pg_catalog.||) '($1)' USING payload;
+    PERFORM pgrelay._deferred_triggers();
+    IF late_is_timeout
+       AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) began OPERATOR(pg_catalog.>) timeout THEN
+        -- too late: undone with this subtransaction, and a timeout like any other
+        RAISE EXCEPTION '%', pgrelay._timeout_error(channel, timeout) USING ERRCODE = 'PGTMO';
+    END IF;
+    RETURN '{ok,NULL,NULL,NULL,NULL}';
+EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
+    GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
+    RETURN ARRAY['error', err, '57014', NULL, NULL];
+WHEN query_canceled THEN
+    -- Measured from timer_start, which is never before the timer's start, a timeout is never
+    -- taken for someone else's cancel in a transaction of its own; in a batch it may look a few
+    -- microseconds short and be re-raised, and the Processor then runs the batch's events one per
+    -- transaction.
+    IF timer OPERATOR(pg_catalog.=) '0'::pg_catalog.interval
+       OR pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) timer_start OPERATOR(pg_catalog.<) timer THEN
+        RAISE;
+    END IF;
+    GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
+    RETURN ARRAY['error', pgrelay._timeout_error(channel, timeout), state, NULL, 'spent'];
+WHEN SQLSTATE 'PGSNZ' THEN
+    -- "run me again later": no attempt spent, see _snooze
+    GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, detail = PG_EXCEPTION_DETAIL;
+    RETURN ARRAY['snooze', err, 'PGSNZ', detail, NULL];
+WHEN OTHERS OR assert_failure THEN
+    GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
+    RETURN ARRAY['error', err, state, NULL, NULL];
+END
+$$;
+COMMENT ON FUNCTION pgrelay._run_handler(text, oid, text, text, interval, timestamptz, interval, boolean) IS
+    'Internal (process_one, process_batch): runs a handler in a subtransaction; {result, error, sqlstate, snooze detail, spent}';
+
 -- pgrelay.process_one()
 CREATE OR REPLACE FUNCTION pgrelay.process_one(id bigint) RETURNS pgrelay.process_result
 LANGUAGE plpgsql VOLATILE AS $$
@@ -720,12 +799,8 @@ LANGUAGE plpgsql VOLATILE AS $$
  * until it is set, only the pg_catalog-qualified calls and types of the DECLARE section are
  * looked up.
  *
- * Why it is one long function: the handler's subtransaction (the BEGIN ... EXCEPTION block) must
- * run in the frame that holds timer_start and the saved settings, and each step moved out of it
- * would be one more PL/pgSQL call per event on the Processor's hot path
- * (docs/design/benchmark-notes.md counts the instructions per event). The steps that stand alone
- * are helpers already: the claim (_claim_event), the finish (_complete, _snooze), the settings
- * (_settings_saved and _settings_restore, inlined).
+ * Its steps are helpers: the claim (_claim_event), the handler's run (_run_handler), the finish
+ * (_complete, _snooze), the settings (_settings_saved and _settings_restore, inlined).
  */
 DECLARE
     -- Every type here is schema-qualified: PL/pgSQL resolves the declarations when it compiles the
@@ -735,7 +810,7 @@ DECLARE
     -- keep[1] is the caller's search_path, keep[2] its statement_timeout (_settings_saved).
     keep pg_catalog.text[] := pgrelay._settings_saved();
     -- When this statement's statement_timeout timer started, or a little later (never earlier):
-    -- see the cancel below. In a transaction of its own (no transaction id yet), the
+    -- see the cancel in _run_handler. In a transaction of its own (no transaction id yet), the
     -- transaction's start: the timer starts with the statement's transaction, at the Bind of the
     -- Processor's prepared statement, before statement_timestamp() (the Execute). Later in a
     -- transaction (a batch), the statement's own start.
@@ -744,11 +819,8 @@ DECLARE
     pinned pg_catalog.text := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
     c pg_catalog.record;
     started pg_catalog.timestamptz;
-    result pg_catalog.text := 'ok';
-    state pg_catalog.text; -- not "sqlstate": inside an exception handler that names the error's SQLSTATE
+    h pg_catalog.text[];   -- what became of the handler (_run_handler)
     l pg_catalog.record;
-    error pg_catalog.text;
-    snooze pg_catalog.text;
     -- the result: a named row type, whose description is cached (OUT parameters would make the
     -- server build it from the catalog on every call); computed before the caller's search_path
     -- is put back, so that every expression here is planned on the pinned one
@@ -772,37 +844,12 @@ BEGIN
     started := clock_timestamp();
     IF c.call IS NULL THEN
         -- the handler is gone or no longer SECURITY DEFINER: an error of the attempt
-        error := c.refusal;
-        state := c.refusal_sqlstate;
-        result := 'error';
+        h := ARRAY['error', c.refusal, c.refusal_sqlstate];
     ELSE
-        BEGIN
-            EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
-            PERFORM pgrelay._deferred_triggers();
-        EXCEPTION WHEN query_canceled THEN
-            -- The channel's timeout is statement_timeout; a cancel before it ran out is someone
-            -- else's (the Processor stopping after its shutdown timeout, an admin's
-            -- pg_cancel_backend), not the handler's failure: re-raised, it rolls the event back
-            -- unfinished, and it is offered again later without spending an attempt. Measured
-            -- from timer_start, which is never before the timer's start, a timeout is never
-            -- taken for someone else's cancel in a transaction of its own; in a batch it may look
-            -- a few microseconds short and be re-raised, and the Processor then runs the batch's
-            -- events one per transaction.
-            IF keep[2]::interval = interval '0'
-               OR clock_timestamp() - timer_start < keep[2]::interval THEN
-                RAISE;
-            END IF;
-            GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
-            error := pgrelay._timeout_error(c.channel, pg_catalog.make_interval(secs => c.timeout_ms / 1000.0));
-            result := 'error';
-        WHEN SQLSTATE 'PGSNZ' THEN
-            -- "run me again later": no attempt spent (_snooze)
-            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, snooze = PG_EXCEPTION_DETAIL;
-            result := 'snooze';
-        WHEN OTHERS OR assert_failure THEN
-            GET STACKED DIAGNOSTICS error = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-            result := 'error';
-        END;
+        -- The channel's timeout is statement_timeout (keep[2]): the cancel lands in the handler.
+        h := pgrelay._run_handler(c.call, NULL, c.payload, c.channel,
+                                  pg_catalog.make_interval(secs => c.timeout_ms / 1000.0), timer_start,
+                                  keep[2]::pg_catalog.interval, false);
     END IF;
     -- RESET ALL puts back the search_path the session started with (its role's or database's
     -- default, which may list a schema its owner writes to before pg_catalog): the call that pins
@@ -812,11 +859,11 @@ BEGIN
     pinned := pgrelay._settings_restore(keep);
     PERFORM pgrelay._forget_handler_state();
 
-    IF result = 'snooze' THEN
-        r := pgrelay._snooze(c.queue_id, error, snooze, started);
+    IF h[1] = 'snooze' THEN
+        r := pgrelay._snooze(c.queue_id, h[2], h[4], started);
     ELSE
-        l := pgrelay._complete(c.queue_id, result, error, state, started);
-        r := ROW(l.outcome, l.log_id, l.retry_id, error, state, l.retry_at);
+        l := pgrelay._complete(c.queue_id, h[1], h[2], h[3], started);
+        r := ROW(l.outcome, l.log_id, l.retry_id, h[2], h[3], l.retry_at);
     END IF;
     pinned := set_config('search_path', keep[1], false);
     RETURN r;
@@ -1006,6 +1053,38 @@ $$;
 COMMENT ON FUNCTION pgrelay._gate_open(text) IS
     'Internal (process_batch): may an event of the channel start now (dispatch and the channel not paused, the channel active)?';
 
+-- pgrelay._batch_results()
+CREATE OR REPLACE FUNCTION pgrelay._batch_results(ids bigint[], done_ids bigint[], results text[], errors text[],
+                                       sqlstates text[], started timestamptz[], finished timestamptz[],
+                                       apart_ids bigint[], aparts pgrelay.process_result[])
+RETURNS TABLE (id bigint, outcome text, log_id bigint, retry_id bigint, error text, sqlstate text,
+               retry_at timestamptz)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (process_batch), once its handlers have run: finishes the events whose attempts ended
+ * (done_ids, with the parallel arrays of their results: _complete_events) and returns one row per
+ * id of the batch, in the order of ids: the finished attempt's, the one of an event finished apart
+ * (apart_ids: replayed, or snoozed), or skipped for an event not claimed or not started.
+ */
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    SELECT i.id, COALESCE(f.outcome, a.outcome, 'skipped'), COALESCE(f.log_id, a.log_id),
+           COALESCE(f.retry_id, a.retry_id), COALESCE(e.err, a.error), COALESCE(e.state, a.sqlstate),
+           COALESCE(f.retry_at, a.retry_at)
+    FROM pg_catalog.unnest(ids) WITH ORDINALITY i(id, ord)
+    LEFT JOIN pgrelay._complete_events(done_ids, results, errors, sqlstates, started, finished) f ON f.queue_id = i.id
+    LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errors), pg_catalog.unnest(sqlstates))
+              AS e(id, err, state) ON e.id = i.id
+    LEFT JOIN ROWS FROM (pg_catalog.unnest(apart_ids), pg_catalog.unnest(aparts))
+              AS a(id, outcome, log_id, retry_id, error, sqlstate, retry_at) ON a.id = i.id
+    ORDER BY i.ord;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._batch_results(bigint[], bigint[], text[], text[], text[], timestamptz[], timestamptz[],
+                                           bigint[], pgrelay.process_result[]) IS
+    'Internal (process_batch): finishes the attempts of a batch and returns one result row per id, in order';
+
 -- pgrelay.process_batch()
 CREATE OR REPLACE FUNCTION pgrelay.process_batch(ids bigint[])
 RETURNS TABLE (id bigint, outcome text, log_id bigint, retry_id bigint, error text, sqlstate text,
@@ -1038,12 +1117,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  * leaves the events it may no longer start queued (skipped): no event starts more than 10 ms
  * after pause() has committed.
  *
- * Why it is one long function: the loop runs each handler in a subtransaction of this frame,
- * beside the statement's timer, the gate and the result arrays it fills, and the last statement
- * finishes all the events at once from those arrays; a helper for the loop's body would cost a
- * PL/pgSQL call per event and pass a dozen arrays in and out. What stands alone is in helpers:
- * the claim (_claim_events), the gate (_gate_open), the finish (_complete_events, _snooze), the
- * settings (_settings_saved and _settings_restore, inlined, shared with process_one).
+ * Its steps are helpers: the claim (_claim_events), the gate (_gate_open), each handler's run
+ * (_run_handler, shared with process_one), the finish and the result (_snooze, _batch_results
+ * and _complete_events), the settings (_settings_saved and _settings_restore, inlined, shared with
+ * process_one).
  */
 #variable_conflict use_column
 DECLARE
@@ -1061,34 +1138,23 @@ DECLARE
     checked pg_catalog.timestamptz;      -- when the gate was last asked
     open_channel pg_catalog.text;        -- ... and the channel it was open for (NULL: closed)
     began pg_catalog.timestamptz;
-    result pg_catalog.text;
-    err pg_catalog.text;
-    state pg_catalog.text;
+    h pg_catalog.text[];   -- what became of the handler (_run_handler)
     done_ids pg_catalog.int8[] := '{}';
     results pg_catalog.text[] := '{}';
     errs pg_catalog.text[] := '{}';
     states pg_catalog.text[] := '{}';
     starts pg_catalog.timestamptz[] := '{}';
     ends pg_catalog.timestamptz[] := '{}';
-    replayed_ids pg_catalog.int8[] := '{}';
-    replayed_logs pg_catalog.int8[] := '{}';
-    snooze pg_catalog.text;
     handlers_ran pg_catalog.bool := false;  -- a handler ran in this batch: the next one is read again
-    definer pg_catalog.bool;
-    s pgrelay.process_result;
-    -- the events whose handler snoozed, finished right away (_snooze): parallel arrays
-    sn_ids pg_catalog.int8[] := '{}';
-    sn_outcomes pg_catalog.text[] := '{}';
-    sn_logs pg_catalog.int8[] := '{}';
-    sn_retries pg_catalog.int8[] := '{}';
-    sn_ats pg_catalog.timestamptz[] := '{}';
-    sn_errs pg_catalog.text[] := '{}';
+    -- the events finished apart, by the claim (replayed) or at once (snoozed: _snooze)
+    apart_ids pg_catalog.int8[] := '{}';
+    aparts pgrelay.process_result[] := '{}';
 BEGIN
     FOR c IN SELECT * FROM pgrelay._claim_events(process_batch.ids) LOOP
         -- replayed: finished by the claim, nothing runs (its outcome stands as recorded)
         IF c.replayed_log IS NOT NULL THEN
-            replayed_ids := replayed_ids || c.queue_id;
-            replayed_logs := replayed_logs || c.replayed_log;
+            apart_ids := apart_ids || c.queue_id;
+            aparts := aparts || ROW('replayed', c.replayed_log, NULL, NULL, NULL, NULL)::pgrelay.process_result;
             CONTINUE;
         END IF;
         IF c.action_type <> 'sql' THEN
@@ -1096,8 +1162,7 @@ BEGIN
                 USING ERRCODE = 'wrong_object_type',
                       HINT = 'notify events are delivered by the Processor.';
         END IF;
-        -- not started (skipped, its row stays queued): the timer is spent, or could end this
-        -- handler before its own timeout
+        -- not started (skipped, stays queued): the timer is spent, or could end it before its timeout
         CONTINUE WHEN spent
             OR (timer > interval '0' AND clock_timestamp() - timer_start + c.timeout > timer);
         -- The gate may have closed since the claim (pause(), pause(channel), the channel made
@@ -1109,97 +1174,35 @@ BEGIN
         END IF;
         CONTINUE WHEN open_channel IS NULL;
         began := clock_timestamp();
-        result := 'ok';
-        err := NULL;
-        state := NULL;
-        -- The handler was checked at the claim, before any ran. One that ran since, in this
-        -- transaction and with its owner's rights, may have made its owner's handler of this
-        -- event SECURITY INVOKER (ALTER FUNCTION) or dropped and made it again: the function the
-        -- claim checked (fn) is read again, one index probe of a statement planned once.
-        IF c.call IS NOT NULL AND handlers_ran THEN
-            SELECT p.prosecdef INTO definer FROM pg_catalog.pg_proc p WHERE p.oid = c.fn;
-            IF definer IS NOT TRUE THEN
-                c.refusal := pg_catalog.format('handler %s(text) is gone, or is not SECURITY DEFINER any more', c.call);
-                c.refusal_sqlstate := '42501';
-                c.call := NULL;
-            END IF;
-        END IF;
         IF c.call IS NULL THEN
-            result := 'error';
-            err := c.refusal;
-            state := c.refusal_sqlstate;
+            h := ARRAY['error', c.refusal, c.refusal_sqlstate];
         ELSE
+            -- checked at the claim, before any handler ran; after one ran, read again
+            h := pgrelay._run_handler(c.call, CASE WHEN handlers_ran THEN c.fn END, c.payload, c.channel, c.timeout,
+                                      timer_start, timer, true);
             handlers_ran := true;
-            BEGIN
-                EXECUTE 'SELECT ' || c.call || '($1)' USING c.payload;
-                -- The handler may have set a search_path for the session: pinned again before
-                -- anything below is looked up, by a call that names its schema and takes
-                -- literals (a rollback of this block undoes the handler's setting anyway).
-                pinned := pg_catalog.set_config('search_path', 'pg_catalog, pg_temp', true);
-                PERFORM pgrelay._deferred_triggers();
-                IF clock_timestamp() - began > c.timeout THEN
-                    -- too late: undone (this subtransaction), and a timeout like any other
-                    RAISE EXCEPTION '%', pgrelay._timeout_error(c.channel, c.timeout) USING ERRCODE = 'PGTMO';
-                END IF;
-            EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
-                result := 'error';
-                state := '57014';
-            WHEN query_canceled THEN
-                IF timer = interval '0' OR clock_timestamp() - timer_start < timer THEN
-                    RAISE;
-                END IF;
-                GET STACKED DIAGNOSTICS state = RETURNED_SQLSTATE;
-                err := pgrelay._timeout_error(c.channel, c.timeout);
-                result := 'error';
-                spent := true;
-            WHEN SQLSTATE 'PGSNZ' THEN
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, snooze = PG_EXCEPTION_DETAIL;
-                result := 'snooze';
-                state := 'PGSNZ';
-            WHEN OTHERS OR assert_failure THEN
-                GET STACKED DIAGNOSTICS err = MESSAGE_TEXT, state = RETURNED_SQLSTATE;
-                result := 'error';
-            END;
+            spent := h[5] IS NOT NULL;
             -- as in process_one: the session's own search_path is back until the pin, so the
             -- call that pins it names its schema (_settings_restore)
             RESET ALL;
             pinned := pgrelay._settings_restore(keep);
         END IF;
-        IF result = 'snooze' THEN
+        IF h[1] = 'snooze' THEN
             -- finished now, alone: the row goes back to the queue for later (_snooze)
-            s := pgrelay._snooze(c.queue_id, err, snooze, began);
-            sn_ids := sn_ids || c.queue_id;
-            sn_outcomes := sn_outcomes || s.outcome;
-            sn_logs := sn_logs || s.log_id;
-            sn_retries := sn_retries || s.retry_id;
-            sn_ats := sn_ats || s.retry_at;
-            sn_errs := sn_errs || s.error;
+            apart_ids := apart_ids || c.queue_id;
+            aparts := aparts || pgrelay._snooze(c.queue_id, h[2], h[4], began);
             CONTINUE;
         END IF;
         done_ids := done_ids || c.queue_id;
-        results := results || result;
-        errs := errs || err;
-        states := states || state;
+        results := results || h[1];
+        errs := errs || h[2];
+        states := states || h[3];
         starts := starts || began;
         ends := ends || clock_timestamp();
     END LOOP;
     PERFORM pgrelay._forget_handler_state();
 
-    RETURN QUERY
-    SELECT i.id, COALESCE(f.outcome, sn.outcome, CASE WHEN rp.id IS NOT NULL THEN 'replayed' END, 'skipped'),
-           COALESCE(f.log_id, sn.log_id, rp.log_id), COALESCE(f.retry_id, sn.retry_id), COALESCE(e.err, sn.err),
-           COALESCE(e.state, CASE WHEN sn.id IS NOT NULL THEN 'PGSNZ' END), COALESCE(f.retry_at, sn.retry_at)
-    FROM pg_catalog.unnest(process_batch.ids) WITH ORDINALITY i(id, ord)
-    LEFT JOIN pgrelay._complete_events(done_ids, results, errs, states, starts, ends) f ON f.queue_id = i.id
-    LEFT JOIN ROWS FROM (pg_catalog.unnest(replayed_ids), pg_catalog.unnest(replayed_logs)) AS rp(id, log_id)
-              ON rp.id = i.id
-    LEFT JOIN ROWS FROM (pg_catalog.unnest(done_ids), pg_catalog.unnest(errs), pg_catalog.unnest(states))
-              AS e(id, err, state) ON e.id = i.id
-    LEFT JOIN ROWS FROM (pg_catalog.unnest(sn_ids), pg_catalog.unnest(sn_outcomes), pg_catalog.unnest(sn_logs),
-                         pg_catalog.unnest(sn_retries), pg_catalog.unnest(sn_ats), pg_catalog.unnest(sn_errs))
-              AS sn(id, outcome, log_id, retry_id, retry_at, err) ON sn.id = i.id
-    ORDER BY i.ord;
+    RETURN QUERY SELECT * FROM pgrelay._batch_results(ids, done_ids, results, errs, states, starts, ends, apart_ids, aparts);
     pinned := set_config('search_path', keep[1], false);
 END
 $$;
