@@ -67,10 +67,11 @@ SELECT pgrelay.notify('p_work', 'assert') AS id \gset
 SELECT outcome, error FROM pgrelay.process_one(:id);
 
 -- a transient error: a retry row with attempt + 1, the same event id, run_at after the backoff
-SELECT pgrelay.notify('p_work', 'deadlock') AS id \gset
+-- (t0: a time before the attempt; the backoff of 5 to 10 s starts when the attempt ends)
+SELECT pgrelay.notify('p_work', 'deadlock') AS id, clock_timestamp() AS t0 \gset
 SELECT outcome, retry_id > 0 AS has_retry, error FROM pgrelay.process_one(:id);
 SELECT id <> :id AS new_row, event_id = :id AS same_event, attempt, last_error,
-       run_at BETWEEN now() + interval '5 seconds' AND clock_timestamp() + interval '10 seconds' AS backoff_1
+       run_at BETWEEN :'t0'::timestamptz + interval '5 seconds' AND clock_timestamp() + interval '10 seconds' AS backoff_1
 FROM pgrelay.queue;
 SELECT l.outcome, l.retry_at = q.run_at AS logged_retry_at FROM pgrelay.log l, pgrelay.queue q WHERE l.event_id = :id;
 -- not due yet: skipped
