@@ -567,7 +567,7 @@ def test_a_server_message_cannot_drive_the_terminal(c):
 def test_a_running_processor_stops_when_its_schema_is_made_anew(relay, processors):
     """pg_relay is dropped under a running Processor and, in the same transaction, mallory makes a
     schema pgrelay of her own with the functions its tick calls: the Processor finds at its next
-    beat that the schema is not the one it checked at start, stops (exit 1, install_changed) and
+    probe that the schema is not the one it checked at start, stops (exit 1, install_changed) and
     calls nothing of hers."""
     p = processors("-d", dsn(relay, "relay"), "--poll-interval=50ms")
     p.wait_log(r" started ")

@@ -388,33 +388,19 @@ fire_schedules(struct ProbeResult *r)
 }
 
 /*
- * schema_unchanged: at each beat, before anything of pg_relay is named, is its schema still the
- * one the startup check trusted? If it was dropped and made again, the Processor stops (exit 1):
- * a new start checks the new one. False also when the question failed (the connection is then
- * reopened as after a probe).
+ * install_gone: the probe found that schema pgrelay is not the one the startup check
+ * trusted (it was dropped, and maybe made again), and ran nothing of it. The Processor stops
+ * (exit 1): a new start checks the new one.
  */
-static bool
-schema_unchanged(void)
+static void
+install_gone(void)
 {
-	switch (tick_same_schema(&ticker)) {
-	case 1:
-		return true;
-	case 0:
-		log_error("install_changed",
-				  LOG_STR("error", "schema pgrelay is not the one this Processor checked at start"
-								   " (it was dropped, and maybe made again)"),
-				  LOG_STR("hint", "start the Processor again: it checks the install anew"));
-		install_changed = true;
-		shutdown_requested = 1;
-		return false;
-	default:
-		if (ticker.pg.lost)
-			control_lost();
-		else
-			log_error("tick_failed", LOG_STR("sqlstate", ticker.pg.sqlstate),
-					  LOG_STR("error", ticker.pg.error));
-		return false;
-	}
+	log_error("install_changed",
+			  LOG_STR("error", "schema pgrelay is not the one this Processor checked at start"
+							   " (it was dropped, and maybe made again)"),
+			  LOG_STR("hint", "start the Processor again: it checks the install anew"));
+	install_changed = true;
+	shutdown_requested = 1;
 }
 
 /*
@@ -431,10 +417,12 @@ run_tick(bool beat)
 	int n;
 
 	loop.ticked = true;
-	if (beat && !schema_unchanged())
-		return;
 	ok = probe(beat, &r);
 	metrics_probe(now_us() - t0, ok);
+	if (!ok && ticker.schema_changed) {
+		install_gone();
+		return;
+	}
 	if (!ok)
 		goto failed;
 	metrics_state(true, r.dispatch, r.paused, r.leader);

@@ -510,28 +510,18 @@ send_in_pipeline(struct PgConn *c, const struct PgPipeStmt *ps)
 	return PQsendQueryParams(c->conn, st->sql, st->nparams, NULL, ps->values, NULL, NULL, 0) == 1;
 }
 
-bool
-pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
+/*
+ * read_pipeline reads the results of n statements and the sync. After a failure the server
+ * reports the rest as aborted: only the first error is kept, and *failed says whose it was. A
+ * successful result of the last statement is handed to *last when last is not NULL.
+ */
+static bool
+read_pipeline(struct PgConn *c, int n, PGresult **last, int *failed)
 {
 	PGresult *res;
 	bool ok = true;
 	int i;
 
-	if (!start_statement(c) || !drop_distrusted(c))
-		return false;
-	if (!PQenterPipelineMode(c->conn))
-		return check_result(c, NULL) != NULL;
-	for (i = 0; i < n && ok; i++)
-		ok = send_in_pipeline(c, &stmts[i]);
-	if (!ok || !PQpipelineSync(c->conn)) {
-		check_result(c, NULL);
-		PQexitPipelineMode(c->conn);
-		return false;
-	}
-	/*
-	 * Each statement's results end with a NULL; the sync's own result comes last. After a
-	 * failure the server reports the rest as aborted: only the first error is kept.
-	 */
 	for (i = 0; i <= n; i++) {
 		while ((res = PQgetResult(c->conn)) != NULL) {
 			ExecStatusType st = PQresultStatus(res);
@@ -543,6 +533,12 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 			if (ok && st != PGRES_PIPELINE_ABORTED) {
 				res = check_result(c, res);
 				ok = res != NULL;
+				if (!ok)
+					*failed = i;
+				else if (last != NULL && i == n - 1 && *last == NULL) {
+					*last = res;
+					continue;
+				}
 			}
 			PQclear(res);
 		}
@@ -552,11 +548,78 @@ pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
 			break;
 		}
 	}
+	return ok;
+}
+
+/* run_pipeline is pgconn_pipeline, keeping the last statement's result (read_pipeline). */
+static bool
+run_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n, PGresult **last, int *failed)
+{
+	bool ok = true;
+	int i;
+
+	*failed = -1;
+	if (!PQenterPipelineMode(c->conn))
+		return check_result(c, NULL) != NULL;
+	for (i = 0; i < n && ok; i++)
+		ok = send_in_pipeline(c, &stmts[i]);
+	if (!ok || !PQpipelineSync(c->conn)) {
+		check_result(c, NULL);
+		PQexitPipelineMode(c->conn);
+		return false;
+	}
+	ok = read_pipeline(c, n, last, failed);
 	if (!PQexitPipelineMode(c->conn) && ok) {
 		set_error(c, PQerrorMessage(c->conn), NULL);
 		ok = false;
 	}
 	return ok;
+}
+
+bool
+pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n)
+{
+	int failed;
+
+	if (!start_statement(c) || !drop_distrusted(c))
+		return false;
+	return run_pipeline(c, stmts, n, NULL, &failed);
+}
+
+PGresult *
+pgconn_query_guarded(struct PgConn *c, const struct PgPipeStmt *guard, enum StmtId id,
+					 const char *const *values, bool *guard_failed)
+{
+	const struct Statement *st = statement(id);
+	struct PgPipeStmt steps[2] = {*guard, {id, values}};
+	uint64_t bit = (uint64_t) 1 << id;
+	PGresult *res = NULL;
+	int failed;
+
+	*guard_failed = false;
+	if (!start_statement(c) || !drop_distrusted(c))
+		return NULL;
+	/*
+	 * Prepared once per session outside the pipeline, so that the statement need not be parsed
+	 * again at each guarded run; parsing names objects but runs none of them.
+	 */
+	if (st->prepared && (c->prepared & bit) == 0) {
+		res = check_result(c, PQprepare(c->conn, st->name, st->sql, st->nparams, NULL));
+		if (res == NULL)
+			return NULL;
+		PQclear(res);
+		res = NULL;
+		c->prepared |= bit;
+	}
+	if (!run_pipeline(c, steps, 2, &res, &failed)) {
+		PQclear(res);
+		*guard_failed = failed == 0;
+		/* 26000: the statement is gone (DISCARD ALL, DEALLOCATE): prepare it again next time. */
+		if (failed == 1 && strcmp(c->sqlstate, "26000") == 0)
+			c->prepared &= ~bit;
+		return NULL;
+	}
+	return res;
 }
 
 bool

@@ -154,6 +154,15 @@ struct PgPipeStmt {
  */
 bool pgconn_pipeline(struct PgConn *c, const struct PgPipeStmt *stmts, int n) MUSTCHECK;
 
+/*
+ * pgconn_query_guarded runs guard, then statement id, in one round trip and one implicit
+ * transaction, and returns id's result as pgconn_query does. When the guard fails (it raises an
+ * error when something id relies on is not as checked), id is not even bound: the server skips it
+ * unread, and *guard_failed is set.
+ */
+PGresult *pgconn_query_guarded(struct PgConn *c, const struct PgPipeStmt *guard, enum StmtId id,
+							   const char *const *values, bool *guard_failed) MUSTCHECK;
+
 /* pgconn_exec is pgconn_query for statements whose rows do not matter. */
 bool pgconn_exec(struct PgConn *c, enum StmtId id, const char *const *values) MUSTCHECK;
 void pgconn_clear(PGresult *res);

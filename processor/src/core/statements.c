@@ -63,6 +63,14 @@ static const struct Statement statements[] = {
 							   "SELECT version FROM pgrelay_notifier.installation()", 0, false},
 	[STMT_SCHEMA_OID] = {"pgrelay_schema_oid",
 						 "SELECT oid FROM pg_catalog.pg_namespace WHERE nspname = 'pgrelay'", 0, true},
+	/*
+	 * A division by zero when schema pgrelay is not (or no longer) the one of oid $1. Only
+	 * pg_catalog is named, and the count is not a constant, so the planner cannot raise it early.
+	 */
+	[STMT_SCHEMA_GUARD] = {"pgrelay_schema_guard",
+						   "SELECT 1 / (SELECT count(*)::integer FROM pg_catalog.pg_namespace"
+						   " WHERE nspname = 'pgrelay' AND oid = $1::oid)",
+						   1, true},
 	[STMT_PRIVILEGES] =
 		{"pgrelay_privileges",
 		 "SELECT pg_catalog.has_schema_privilege('pgrelay', 'USAGE')"

@@ -30,7 +30,8 @@ enum StmtId {
 	STMT_INSTALL_PROBE,     /* startup, status, install: what the catalog says of both extensions */
 	STMT_INSTALL_RELAY,     /* ... pgrelay.installation(): the version of a script install */
 	STMT_INSTALL_NOTIFIER,  /* ... pgrelay_notifier.installation() */
-	STMT_SCHEMA_OID,        /* startup and each beat: which schema is pgrelay (its oid) */
+	STMT_SCHEMA_OID,        /* startup: which schema is pgrelay (its oid) */
+	STMT_SCHEMA_GUARD,      /* each probe, first: an error unless pgrelay is the trusted schema */
 	STMT_PRIVILEGES,        /* startup: may this role run the dispatch functions */
 	STMT_INTERFACE_VERSION, /* startup: pgrelay.interface_version() */
 	STMT_PROBE,             /* each tick: queue_probe() and the mode gate */

@@ -238,7 +238,7 @@ ha_probe(struct Ha *h, struct Ticker *t, bool beat, int in_flight, struct ProbeR
 	params[2] = h->first ? "t" : "f";
 	params[3] = h->holding ? "t" : "f";
 	params[4] = t->bound ? t->bound : "{}";
-	res = pgconn_query(&t->pg, STMT_HA_TICK, params);
+	res = tick_query(t, STMT_HA_TICK, params);
 	if (res == NULL)
 		return false;
 	read_answer(res, h, r, &a);

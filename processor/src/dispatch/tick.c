@@ -146,15 +146,22 @@ sqlerr:
 	return false;
 }
 
-int
-tick_same_schema(struct Ticker *t)
+PGresult *
+tick_query(struct Ticker *t, enum StmtId id, const char *const *params)
 {
-	char oid[24];
-	bool isnull;
+	const char *oid[1] = {t->schema_oid};
+	struct PgPipeStmt guard = {STMT_SCHEMA_GUARD, oid};
 
-	if (!one_value(t, STMT_SCHEMA_OID, oid, sizeof oid, &isnull))
-		return -1;
-	return !isnull && strcmp(oid, t->schema_oid) == 0;
+	PGresult *res;
+	bool guard_failed;
+
+	t->schema_changed = false;
+	if (t->schema_oid[0] == '\0')
+		return pgconn_query(&t->pg, id, params);
+	res = pgconn_query_guarded(&t->pg, &guard, id, params, &guard_failed);
+	/* 22012: the guard's division by zero; any other failure of it is not an answer. */
+	t->schema_changed = guard_failed && !t->pg.lost && strcmp(t->pg.sqlstate, "22012") == 0;
+	return res;
 }
 
 void
@@ -191,7 +198,7 @@ tick_probe(struct Ticker *t, struct ProbeResult *r)
 	const char *v;
 
 	snprintf(gen, sizeof gen, "%lld", t->seen_generation);
-	res = pgconn_query(&t->pg, STMT_PROBE, params);
+	res = tick_query(t, STMT_PROBE, params);
 	if (res == NULL)
 		return false;
 	r->has_work = strcmp(PQgetvalue(res, 0, 0), "t") == 0;

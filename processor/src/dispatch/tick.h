@@ -29,6 +29,7 @@ struct Ticker {
 	long long seen_generation; /* -1 before the first probe */
 	char install[160];         /* what the startup check found: "pg_relay 1.3 (extension), ..." */
 	char schema_oid[24];       /* the oid of schema pgrelay when the startup check trusted it */
+	bool schema_changed;       /* the last probe found another schema pgrelay, or none */
 	/*
 	 * The floors under finished queue rows that the probe returned (NULL: start again from
 	 * none). Passed back to the next probe and to each fetch, so that neither steps over the rows
@@ -57,12 +58,13 @@ bool tick_session(struct Ticker *t, const struct Config *c, long *wait_ms) MUSTC
 bool tick_check_installation(struct Ticker *t, char *err, size_t errlen, char *hint, size_t hintlen);
 
 /*
- * tick_same_schema: is schema pgrelay still the one the startup check trusted? A schema dropped
- * and made again (by whoever may create schemas, once pg_relay's owner dropped it) is one nothing
- * was checked of: the Processor's statements would run what it holds. 1 the same, 0 another or
- * none, -1 the statement failed (t->pg says why).
+ * tick_query runs the probe statement id. Once the startup check trusted schema pgrelay, it first
+ * checks, in the same round trip and transaction, that the schema is still that one: a schema
+ * dropped and made again (by whoever may create schemas, once pg_relay's owner dropped it) is one
+ * nothing was checked of, and the probe would run what it holds. Then the probe is not run at
+ * all, and t->schema_changed is set.
  */
-int tick_same_schema(struct Ticker *t);
+PGresult *tick_query(struct Ticker *t, enum StmtId id, const char *const *params) MUSTCHECK;
 
 /*
  * tick_probe runs queue_probe() and the mode gate in one round trip, logging state changes, and
