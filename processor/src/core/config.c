@@ -16,12 +16,12 @@
 #include <sys/stat.h>
 #include <sys/types.h>
 
+#include <curl/curl.h>
 #include <jansson.h>
 
-#include "metrics_http.h"
+#include "hostport.h"
 #include "pgconn.h"
 #include "secrets.h"
-#include "transport.h"
 
 enum ConfType { CT_STRING, CT_INT, CT_DURATION, CT_BOOL, CT_ENUM };
 
@@ -527,7 +527,7 @@ print_version(struct Buf *out)
 {
 	buf_printf(out, "pg_relay %s\n", PGRELAY_VERSION);
 	pgconn_describe_versions(out);
-	transport_describe_versions(out);
+	buf_printf(out, "libcurl %s\n", curl_version());
 	buf_printf(out, "jansson %s\n", JANSSON_VERSION);
 }
 
@@ -597,7 +597,7 @@ check_metrics(const struct Config *cf, char *err, size_t errlen)
 	char host[256], why[128], shown[256];
 	int port;
 
-	if (cf->metrics == NULL || metrics_addr_split(cf->metrics, host, sizeof host, &port, why, sizeof why))
+	if (cf->metrics == NULL || hostport_split(cf->metrics, host, sizeof host, &port, why, sizeof why))
 		return true;
 	snprintf(err, errlen, "invalid value for --metrics: \"%s\": %s",
 			 visible(cf->metrics, shown, sizeof shown), why);

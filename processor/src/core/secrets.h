@@ -18,7 +18,6 @@
 
 #include "buf.h"
 #include "compiler.h"
-#include "message.h"
 
 /* The largest secret file we read; anything bigger is a mistake (a certificate bundle, a log). */
 #define SECRETS_MAX_FILE 65536
@@ -64,15 +63,6 @@ bool secrets_resolve(const char *ref, const struct SecretOwner *o, char **out, c
  */
 bool secrets_resolve_field(char **field, const char *label, const struct SecretOwner *o, char *err,
 						   size_t errlen) MUSTCHECK;
-
-/*
- * secrets_resolve_profile replaces every secret reference of p (smtp.password, smtp.oauth_token,
- * smtp.client_secret, graph.client_secret) by its value, in place, as p's own (the owner
- * profile/<p->name>); the old strings are wiped and freed. On failure p keeps what was already
- * resolved and err names the field and the reference, never a value.
- */
-bool secrets_resolve_profile(struct Profile *p, const char *secrets_dir, const char *env_bindings, char *err,
-							 size_t errlen) MUSTCHECK;
 
 /*
  * SECRETS_SQLSTATE is the SQLSTATE pgrelay.log records for an attempt that failed because a secret

@@ -795,3 +795,15 @@ message_envelope_count(const struct Message *m)
 			n++;
 	return n;
 }
+
+bool
+profile_resolve_secrets(struct Profile *p, const char *secrets_dir, const char *env_bindings, char *err,
+						size_t errlen)
+{
+	struct SecretOwner o = {SO_PROFILE, p->name, secrets_dir, env_bindings};
+
+	return secrets_resolve_field(&p->smtp.password, "profile.smtp.password", &o, err, errlen) &&
+		   secrets_resolve_field(&p->smtp.oauth_token, "profile.smtp.oauth_token", &o, err, errlen) &&
+		   secrets_resolve_field(&p->smtp.client_secret, "profile.smtp.client_secret", &o, err, errlen) &&
+		   secrets_resolve_field(&p->graph.client_secret, "profile.graph.client_secret", &o, err, errlen);
+}

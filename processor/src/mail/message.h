@@ -13,6 +13,7 @@
 #include "buf.h"
 #include "compiler.h"
 #include "outcome.h"
+#include "secrets.h"
 
 struct Address {
 	char *address; /* addr-spec, e.g. ann@example.org */
@@ -65,7 +66,7 @@ struct SmtpProfile {
 	int port;
 	enum SmtpSecurity security;
 	char *username;    /* NULL: no AUTH */
-	char *password;    /* secret reference until secrets_resolve_profile(), then the value */
+	char *password;    /* secret reference until profile_resolve_secrets(), then the value */
 	char *oauth_token; /* secret reference / value; when set, AUTH XOAUTH2 */
 	char *ca_file;     /* NULL: the system CA store */
 	char *helo_name;   /* NULL: libcurl's default */
@@ -136,5 +137,14 @@ const char *profile_transport_name(const struct Profile *p);
 
 /* message_envelope_count is the number of recipients whose status is pending or retrying. */
 int message_envelope_count(const struct Message *m);
+
+/*
+ * profile_resolve_secrets replaces every secret reference of p (smtp.password, smtp.oauth_token,
+ * smtp.client_secret, graph.client_secret) by its value, in place, as p's own (the owner
+ * profile/<p->name>); the old strings are wiped and freed. On failure p keeps what was already
+ * resolved and err names the field and the reference, never a value.
+ */
+bool profile_resolve_secrets(struct Profile *p, const char *secrets_dir, const char *env_bindings, char *err,
+							 size_t errlen) MUSTCHECK;
 
 #endif

@@ -170,7 +170,7 @@ deliver(struct Mail *m)
 	t = transport_find(profile_transport_name(&m->msg.profile), err, sizeof err);
 	if (t == NULL)
 		return finish_simple(m, AR_PERMANENT, err, true);
-	if (!secrets_resolve_profile(&m->msg.profile, ws->secrets_dir, ws->secret_env, err, sizeof err)) {
+	if (!profile_resolve_secrets(&m->msg.profile, ws->secrets_dir, ws->secret_env, err, sizeof err)) {
 		held_config_error(m->h, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(err));
 		return finish_simple(m, AR_TRANSIENT, err, true);
 	}

@@ -8,7 +8,7 @@
  * (transport_global_init does it; libcurl 7.84+ makes that thread-safe),
  * must ignore SIGPIPE (handles use CURLOPT_NOSIGNAL), must delivery_result_init() r before
  * deliver() and delivery_result_free() it afterwards, and must have resolved the profile's
- * secrets (secrets_resolve_profile). The transport never logs and never exits.
+ * secrets (profile_resolve_secrets). The transport never logs and never exits.
  */
 #ifndef PGRELAY_SMTP_H
 #define PGRELAY_SMTP_H

@@ -77,12 +77,6 @@ transport_global_cleanup(void)
 	curl_ready = false;
 }
 
-void
-transport_describe_versions(struct Buf *out)
-{
-	buf_printf(out, "libcurl %s\n", curl_version());
-}
-
 struct TransportCache *
 transport_cache_new(void)
 {

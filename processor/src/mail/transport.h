@@ -82,9 +82,6 @@ const struct Transport *transport_find(const char *name, char *err, size_t errle
 bool transport_global_init(void) MUSTCHECK;
 void transport_global_cleanup(void);
 
-/* transport_describe_versions writes the libraries the transports use, for --version. */
-void transport_describe_versions(struct Buf *out);
-
 /* One worker's sessions, one per transport, kept between deliveries. */
 struct TransportCache;
 

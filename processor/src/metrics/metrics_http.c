@@ -18,77 +18,16 @@
 
 #include <microhttpd.h>
 
+#include "hostport.h"
 #include "log.h"
 #include "metrics.h"
+#include "mhd.h"
 
 /* How long a scrape waits for the main loop to read the queue figures (then it serves the last). */
 #define SCRAPE_WAIT_MS 1000
 
 static struct MHD_Daemon *daemon_;
 static char last_message[512]; /* libmicrohttpd's last complaint: why a start failed */
-
-bool
-metrics_addr_split(const char *addr, char *host, size_t hostlen, int *port, char *err, size_t errlen)
-{
-	const char *colon, *h = addr, *hend;
-	char *end;
-	long p;
-
-	if (addr[0] == '[') {
-		hend = strchr(addr, ']');
-		if (hend == NULL || hend[1] != ':') {
-			snprintf(err, errlen, "expected [IPv6 address]:PORT");
-			return false;
-		}
-		h = addr + 1;
-		colon = hend + 1;
-	} else {
-		colon = strrchr(addr, ':');
-		if (colon == NULL || memchr(addr, ':', (size_t) (colon - addr)) != NULL) {
-			snprintf(err, errlen, "expected HOST:PORT (an IPv6 address goes in brackets: [::1]:9187)");
-			return false;
-		}
-		hend = colon;
-	}
-	if ((size_t) (hend - h) >= hostlen) {
-		snprintf(err, errlen, "the host name is too long");
-		return false;
-	}
-	p = strtol(colon + 1, &end, 10);
-	if (colon[1] < '0' || colon[1] > '9' || *end != '\0' || p < 0 || p > 65535) {
-		snprintf(err, errlen, "the port must be a number from 0 to 65535");
-		return false;
-	}
-	memcpy(host, h, (size_t) (hend - h));
-	host[hend - h] = '\0';
-	*port = (int) p;
-	return true;
-}
-
-bool
-metrics_addr_resolve(const char *addr, struct sockaddr_storage *ss, socklen_t *sslen, char *err,
-					 size_t errlen)
-{
-	struct addrinfo hints, *res = NULL;
-	char host[256], port[8];
-	int p, rc;
-
-	if (!metrics_addr_split(addr, host, sizeof host, &p, err, errlen))
-		return false;
-	snprintf(port, sizeof port, "%d", p);
-	memset(&hints, 0, sizeof hints);
-	hints.ai_socktype = SOCK_STREAM;
-	hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
-	rc = getaddrinfo(host[0] ? host : NULL, port, &hints, &res);
-	if (rc != 0 || res == NULL) {
-		snprintf(err, errlen, "cannot resolve \"%s\": %s", host, gai_strerror(rc));
-		return false;
-	}
-	memcpy(ss, res->ai_addr, res->ai_addrlen);
-	*sslen = res->ai_addrlen;
-	freeaddrinfo(res);
-	return true;
-}
 
 /* describe writes the address a listening socket is bound to as HOST:PORT. */
 static void
@@ -162,37 +101,13 @@ answer(void *cls, struct MHD_Connection *c, const char *url, const char *method,
 	return reply(c, MHD_HTTP_OK, buf_steal(&b), len, true);
 }
 
-void
-metrics_mhd_message(char *buf, size_t len, const char *fmt, va_list ap)
-{
-	size_t n;
-
-	vsnprintf(buf, len, fmt, ap);
-	n = strlen(buf);
-	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == '\r'))
-		buf[--n] = '\0';
-}
-
 /* mhd_log turns libmicrohttpd's messages (a client that went away, ...) into debug lines. */
 static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void) cls;
-	metrics_mhd_message(last_message, sizeof last_message, fmt, ap);
+	mhd_message_line(last_message, sizeof last_message, fmt, ap);
 	log_debug("metrics_http", LOG_STR("message", last_message));
-}
-
-const char *
-metrics_mhd_failure(const char *message)
-{
-	const char *reason;
-
-	if (message[0] == '\0')
-		return "libmicrohttpd failed";
-	reason = strrchr(message, ':');
-	if (strncmp(message, "Failed to bind", 14) == 0 && reason != NULL && reason[1] == ' ')
-		return reason + 2;
-	return message;
 }
 
 bool
@@ -205,7 +120,7 @@ metrics_http_start(const char *addr, char *bound, size_t boundlen, char *err, si
 	unsigned int flags = MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_POLL | MHD_USE_ERROR_LOG;
 
 	last_message[0] = '\0';
-	if (!metrics_addr_resolve(addr, &ss, &sslen, err, errlen))
+	if (!hostport_resolve(addr, &ss, &sslen, err, errlen))
 		return false;
 	if (ss.ss_family == AF_INET6)
 		flags |= MHD_USE_IPv6;
@@ -219,7 +134,7 @@ metrics_http_start(const char *addr, char *bound, size_t boundlen, char *err, si
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	(void) sslen;
 	if (daemon_ == NULL) {
-		snprintf(err, errlen, "cannot listen on %s: %s", addr, metrics_mhd_failure(last_message));
+		snprintf(err, errlen, "cannot listen on %s: %s", addr, mhd_failure(last_message));
 		return false;
 	}
 	info = MHD_get_daemon_info(daemon_, MHD_DAEMON_INFO_LISTEN_FD);

@@ -25,8 +25,9 @@
 #include <microhttpd.h>
 
 #include "clock.h"
+#include "hostport.h"
 #include "log.h"
-#include "metrics_http.h"
+#include "mhd.h"
 #include "web.h"
 #include "web_assets.h"
 #include "web_addr.h"
@@ -62,7 +63,7 @@ resolve(const char *addr, struct sockaddr_storage *ss, char *err, size_t errlen)
 {
 	socklen_t len;
 
-	return metrics_addr_resolve(addr, ss, &len, err, errlen);
+	return hostport_resolve(addr, ss, &len, err, errlen);
 }
 
 static bool
@@ -580,7 +581,7 @@ static void
 mhd_log(void *cls, const char *fmt, va_list ap)
 {
 	(void) cls;
-	metrics_mhd_message(last_message, sizeof last_message, fmt, ap);
+	mhd_message_line(last_message, sizeof last_message, fmt, ap);
 	log_debug("web_http", LOG_STR("message", last_message));
 }
 
@@ -618,7 +619,7 @@ describe(int fd, char *out, size_t outlen)
 static void
 listen_failure(const struct sockaddr_storage *ss, const char *listen, char *err, size_t errlen)
 {
-	const char *why = metrics_mhd_failure(last_message), *hint = "";
+	const char *why = mhd_failure(last_message), *hint = "";
 	char host[INET6_ADDRSTRLEN] = "?", at[INET6_ADDRSTRLEN + 16];
 	int port = 0;
 

@@ -1,5 +1,5 @@
 /*
- * test_secrets.c - secrets bound to their owner: secrets_resolve() and secrets_resolve_profile()
+ * test_secrets.c - secrets bound to their owner: secrets_resolve() and profile_resolve_secrets()
  * against a temporary secrets dir with a directory per owner, --secret-env bindings, the owner
  * directory names and the old flat layout's stray files.
  */
@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "message.h"
 #include "secrets.h"
 #include "unit.h"
 
@@ -216,7 +217,7 @@ test_resolve_profile(void)
 	p.smtp.password = strdup("file:pw");
 	p.smtp.oauth_token = NULL;
 	p.graph.client_secret = strdup("env:PGRELAY_TEST_PW");
-	CHECK(secrets_resolve_profile(&p, dir, bindings, err, sizeof(err)));
+	CHECK(profile_resolve_secrets(&p, dir, bindings, err, sizeof(err)));
 	CHECK_STR(p.smtp.password, "s3cret");
 	CHECK(p.smtp.oauth_token == NULL);
 	CHECK_STR(p.graph.client_secret, "envs3cret");
@@ -228,7 +229,7 @@ test_resolve_profile(void)
 	p.name = "other";
 	p.smtp.password = strdup("file:pw");
 	p.graph.client_secret = strdup("env:PGRELAY_TEST_PW");
-	CHECK(!secrets_resolve_profile(&p, dir, bindings, err, sizeof(err)));
+	CHECK(!profile_resolve_secrets(&p, dir, bindings, err, sizeof(err)));
 	CHECK(
 		strstr(err, "profile.graph.client_secret: secret env:PGRELAY_TEST_PW is not bound to profile/other"));
 	CHECK_STR(p.smtp.password, "other-s3cret"); /* its own file: */
@@ -240,7 +241,7 @@ test_resolve_profile(void)
 	p.name = "default";
 	p.smtp.password = strdup("literal-pw");
 	p.smtp.oauth_token = strdup("env:PGRELAY_TEST_UNSET");
-	CHECK(!secrets_resolve_profile(&p, dir, bindings, err, sizeof(err)));
+	CHECK(!profile_resolve_secrets(&p, dir, bindings, err, sizeof(err)));
 	CHECK(strstr(err, "profile.smtp.oauth_token: secret env:PGRELAY_TEST_UNSET") != NULL);
 	CHECK(strstr(err, "literal-pw") == NULL);
 	CHECK_STR(p.smtp.password, "literal-pw");

@@ -163,7 +163,7 @@ deliver_file(struct TransportCache *tc, const char *path, const struct ToolOptio
 	}
 	t = transport_find(profile_transport_name(&m.profile), err, sizeof(err));
 	if (t == NULL ||
-		!secrets_resolve_profile(&m.profile, opt->secrets_dir, opt->secret_env, err, sizeof(err)))
+		!profile_resolve_secrets(&m.profile, opt->secrets_dir, opt->secret_env, err, sizeof(err)))
 		print_failure(++*attempt, profile_transport_name(&m.profile), err);
 	else if ((s = transport_cache_session(tc, t, 0)) == NULL)
 		print_failure(++*attempt, t->name, "out of memory");

@@ -248,44 +248,6 @@ test_scrape_waits_for_the_main_loop(void)
 }
 
 static void
-test_addresses(void)
-{
-	static const struct {
-		const char *addr;
-		bool ok;
-		const char *host;
-		int port;
-	} cases[] = {
-		{"127.0.0.1:9471", true, "127.0.0.1", 9471},
-		{"[::1]:9471", true, "::1", 9471},
-		{"localhost:0", true, "localhost", 0},
-		{":9471", true, "", 9471},
-		{"127.0.0.1", false, NULL, 0},
-		{"::1:9471", false, NULL, 0},
-		{"[::1]9471", false, NULL, 0},
-		{"127.0.0.1:65536", false, NULL, 0},
-		{"127.0.0.1:-1", false, NULL, 0},
-		{"127.0.0.1:http", false, NULL, 0},
-		{"127.0.0.1:", false, NULL, 0},
-	};
-	char host[64], err[128];
-	size_t i;
-	int port;
-
-	for (i = 0; i < sizeof cases / sizeof cases[0]; i++) {
-		bool ok = metrics_addr_split(cases[i].addr, host, sizeof host, &port, err, sizeof err);
-
-		if (ok != cases[i].ok)
-			fprintf(stderr, "  %s: %s\n", cases[i].addr, ok ? "accepted" : err);
-		CHECK(ok == cases[i].ok);
-		if (ok && cases[i].ok) {
-			CHECK_STR(host, cases[i].host);
-			CHECK(port == cases[i].port);
-		}
-	}
-}
-
-static void
 test_ages(void)
 {
 	static const struct {
@@ -312,7 +274,6 @@ main(void)
 	RUN(test_channels_are_capped);
 	RUN(test_queue_figures);
 	RUN(test_scrape_waits_for_the_main_loop);
-	RUN(test_addresses);
 	RUN(test_ages);
 	return UNIT_DONE();
 }
