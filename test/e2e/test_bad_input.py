@@ -640,6 +640,21 @@ CP = "pgrelay._complete"
 case(CP, "processor", "SELECT * FROM pgrelay._complete(NULL, 'ok')", (), err("P0002", "does not exist"))
 case(CP, "processor", "SELECT * FROM pgrelay._complete({q_busy}, 'nonsense')", (), err("22023", 'invalid result "nonsense"'))
 case(CP, "processor", "SELECT * FROM pgrelay._complete({q_busy}, NULL)", (), err("22023", "invalid result"))
+FH = "pgrelay._finish_held"
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held(NULL, 'ok')", (), err("P0002", "does not exist"))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held(-1, 'ok')", (), err("P0002", "queue row -1 does not exist"))
+for r in (None, "", "OK", "ok'; --"):
+    case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, %s)", (r,), err("22023", "invalid result"))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, 'transient', retry_at => 'infinity')", (),
+     err("22023", "retry_at must be a finite time"))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, 'ok', started_at => '-infinity')", (),
+     err("22023", "started_at must be a finite time"))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, 'ok', detail => '{{bad json')", (),
+     err("22P02", "invalid input syntax for type json"))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, 'permanent', 'gone', gone_status => 410)", (),
+     err("42704", 'channel "c_busy" has no webhook endpoint'))
+case(FH, "processor", "SELECT * FROM pgrelay._finish_held({q_busy}, 'ok', gone_status => 'gone')", (),
+     err("22P02", "invalid input syntax"))
 SZ = "pgrelay._snooze"
 case(SZ, "processor", "SELECT outcome FROM pgrelay._snooze(NULL, 'later', '60', now())", (), err("P0002", "does not exist"))
 case(SZ, "processor", "SELECT outcome FROM pgrelay._snooze(-1, 'later', '60', now())", (), err("P0002", "queue row -1 does not exist"))

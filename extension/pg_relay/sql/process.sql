@@ -207,6 +207,52 @@ SELECT pgrelay._queue_mark_done(:mail) AS retry_id;
 COMMIT;
 SELECT count(*) FROM pgrelay.queue;
 
+-- _finish_held: the log row and the finish in one call on the claimed row, as the Processor runs it
+SELECT pgrelay.notify('p_mail', '46') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+-- an unknown result, a time that is not finite (error): nothing is finished
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, %L)', :mail, 'great'));
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, NULL)', :mail));
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, %L, retry_at => %L)', :mail, 'transient', 'infinity'));
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, %L, started_at => %L)', :mail, 'ok', '-infinity'));
+SELECT count(*) AS still_queued, (SELECT count(*) FROM pgrelay.log WHERE queue_id = :mail) AS logged
+FROM pgrelay.queue WHERE id = :mail;
+SELECT log_id IS NOT NULL AS has_log_id, outcome, retry_id, retry_at
+FROM pgrelay._finish_held(:mail, 'ok', started_at => '2020-01-01 00:00:00+00', detail => '{"reply": "250 ok"}');
+-- the row is finished: finishing it again finds none (error)
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, %L)', :mail, 'ok'));
+COMMIT;
+SELECT outcome, detail, started_at = '2020-01-01 00:00:00+00' AS started_as_given, attempt FROM pgrelay.log
+WHERE queue_id = :mail;
+SELECT count(*) FROM pgrelay.queue WHERE id = :mail;
+-- a retry: the next attempt queued at the provider's Retry-After, its id returned
+SELECT pgrelay.notify('p_mail', '47') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+SELECT outcome, retry_at, retry_id AS retry
+FROM pgrelay._finish_held(:mail, 'transient', '429 Too Many Requests', retry_at => '2030-01-01 00:00:00+00') \gset
+COMMIT;
+SELECT :'outcome' AS outcome, :'retry_at'::timestamptz = '2030-01-01 00:00:00+00' AS retry_after_used;
+SELECT id = :retry AS is_the_retry, attempt, run_at, last_error FROM pgrelay.queue WHERE channel = 'p_mail';
+SELECT outcome, error, retry_at FROM pgrelay.log WHERE queue_id = :mail;
+-- a permanent failure: recorded in failed_events, nothing queued
+UPDATE pgrelay.queue SET run_at = now() WHERE id = :retry;
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:retry);
+SELECT outcome, retry_id, retry_at FROM pgrelay._finish_held(:retry, 'permanent', '550 5.1.1 no such user');
+COMMIT;
+SELECT f.attempts, f.error, f.log_id = l.id AS its_log_row FROM pgrelay.failed_events f
+JOIN pgrelay.log l ON l.event_id = f.event_id AND l.queue_id = :retry;
+DELETE FROM pgrelay.failed_events WHERE event_id = (SELECT event_id FROM pgrelay.log WHERE queue_id = :retry);
+-- a gone_status is for a webhook channel only (error): nothing of the finish stays
+SELECT pgrelay.notify('p_mail', '48') AS mail \gset
+SELECT regress_error(format('SELECT pgrelay._finish_held(%s, %L, gone_status => 410)', :mail, 'permanent'));
+SELECT count(*) AS still_queued, (SELECT count(*) FROM pgrelay.log WHERE queue_id = :mail) AS logged
+FROM pgrelay.queue WHERE id = :mail;
+DELETE FROM pgrelay.queue WHERE id = :mail;
+SELECT regress_error('SELECT pgrelay._finish_held(NULL, ''ok'')');
+
 -- _queue_defer: a later run_at, no attempt spent, no log row
 SELECT pgrelay.notify('p_mail', '45') AS mail \gset
 BEGIN;

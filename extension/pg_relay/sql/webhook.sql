@@ -177,6 +177,23 @@ RESET SESSION AUTHORIZATION;
 -- resume(channel) clears it
 SELECT pgrelay.resume('h_orders');
 SELECT channel, state, gone_at FROM pgrelay.webhook_status WHERE channel = 'h_orders';
+-- ... and the Processor records a 410 in its one finish (_finish_held, gone_status)
+SELECT pgrelay.notify('h_orders', '{"id": 43}') AS id \gset
+SET SESSION AUTHORIZATION regress_hook_proc;
+BEGIN;
+SELECT count(*) FROM pgrelay._webhook_claim(:id);
+SELECT outcome, retry_id FROM pgrelay._finish_held(:id, 'permanent', 'HTTP 410 Gone: not here any more', gone_status => 410);
+COMMIT;
+-- a gone_status for an event of a channel without an endpoint (error): nothing of the finish stays
+SELECT pgrelay._finish_held(:sql_id, 'permanent', 'x', gone_status => 410);
+RESET SESSION AUTHORIZATION;
+SELECT channel, state, gone_status, gone_reason FROM pgrelay.webhook_status WHERE channel = 'h_orders';
+SELECT paused FROM pgrelay.channels WHERE channel = 'h_orders';
+SELECT outcome, error FROM pgrelay.log WHERE event_id = :id;
+SELECT count(*) AS finished_left FROM pgrelay.queue WHERE id = :id;
+SELECT count(*) AS sql_event_queued, (SELECT count(*) FROM pgrelay.log WHERE queue_id = :sql_id) AS logged
+FROM pgrelay.queue WHERE id = :sql_id;
+SELECT pgrelay.resume('h_orders');
 
 -- a watched table's changes become webhook events
 CREATE TABLE regress_hook_orders (id integer PRIMARY KEY, total numeric);

@@ -305,7 +305,7 @@ CREATE OR REPLACE FUNCTION pgrelay._attempt_row(q pgrelay.queue, result text, er
 RETURNS pgrelay.log
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal (_complete, _write_log): the log row of one attempt on the queue row q (_log_row), with
+ * Internal (_complete, _finish_held, _write_log): the log row of one attempt on the queue row q (_log_row), with
  * its outcome (_outcome: the retry decision) and, for a retry, when: the caller's retry_at (a
  * provider's Retry-After) or now + the channel's backoff. An ok attempt needs nothing of its
  * channel, and it is nearly every attempt: only another result reads the channel. The caller has
@@ -352,9 +352,10 @@ CREATE OR REPLACE FUNCTION pgrelay._write_log(queue_id bigint, result text, erro
                                    OUT log_id bigint, OUT outcome text, OUT next_run_at timestamptz)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Step 2 of 3 (claim, log, mark done) of the Processor's held transaction: writes the audit row of
- * this attempt on a claimed row and returns the resolved outcome and, for a retry, when. A second
- * log row for the same attempt is refused.
+ * Step 2 of 3 (claim, log, mark done) of the held transaction of a Processor of pg_relay 1.3 (the
+ * Processor of 1.4 finishes in one call: _finish_held): writes the audit row of this attempt on a
+ * claimed row and returns the resolved outcome and, for a retry, when. A second log row for the
+ * same attempt is refused.
  */
 DECLARE
     q pgrelay.queue;
@@ -384,10 +385,10 @@ COMMENT ON FUNCTION pgrelay._write_log(bigint, text, text, text, timestamptz, js
 CREATE OR REPLACE FUNCTION pgrelay._queue_mark_done(queue_id bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Step 3 of 3: finishes a claimed row as its log row says: deletes it, and queues the next attempt
- * (same event_id, attempt + 1, run_at the log row's retry_at) for retry and timeout, or records
- * the event in failed_events for failed (_finish_rows). Returns the id of the retry row, or NULL.
- * A row without its log row is refused.
+ * Step 3 of 3 (of a Processor of 1.3, as _write_log): finishes a claimed row as its log row says:
+ * deletes it, and queues the next attempt (same event_id, attempt + 1, run_at the log row's
+ * retry_at) for retry and timeout, or records the event in failed_events for failed
+ * (_finish_rows). Returns the id of the retry row, or NULL. A row without its log row is refused.
  */
 DECLARE
     q pgrelay.queue;
@@ -462,6 +463,61 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay._complete(bigint, text, text, text, timestamptz) IS
     'Writes the log row of an attempt and finishes the claimed queue row, in one call';
+
+-- pgrelay._finish_held()
+CREATE OR REPLACE FUNCTION pgrelay._finish_held(queue_id bigint, result text, error text DEFAULT NULL,
+                                     sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
+                                     detail jsonb DEFAULT NULL, retry_at timestamptz DEFAULT NULL,
+                                     gone_status integer DEFAULT NULL)
+RETURNS pgrelay._completed
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The finish of the Processor's held transaction (notify and webhook events), in one call on the
+ * row it claimed: the row is deleted and read in one statement (a row another transaction holds
+ * is refused), its log row made with the attempt's outcome (_attempt_row: the retry
+ * decision; retry_at, a provider's Retry-After, wins over the backoff) and written, and its retry
+ * row queued or its failure recorded (_finish_rows). gone_status: the webhook endpoint of the
+ * row's channel answered with it (410 Gone): the endpoint is marked gone and the channel paused
+ * (_webhook_mark_gone), with error as the reason. Returns the log row's id and outcome, and the
+ * retry row's id and run_at: what the notifier's set_status() records. The claim checked that the
+ * attempt has no log row yet (a replayed row is finished by the claim). _write_log() and
+ * _queue_mark_done() are the same finish in two calls, kept for a Processor of pg_relay 1.3.
+ */
+DECLARE
+    q pgrelay.queue;
+    l pgrelay.log;
+    r pgrelay._completed;
+BEGIN
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
+        RAISE EXCEPTION 'invalid result "%"', result
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
+    END IF;
+    -- The row this transaction holds, deleted and read in one statement. SKIP LOCKED: a row
+    -- another transaction holds is an error at once (below), never waited for: a Processor that
+    -- gives an event up (held_abandon) finishes a row it may no longer hold.
+    DELETE FROM pgrelay.queue x
+    WHERE x.id = (SELECT y.id FROM pgrelay.queue y WHERE y.id = _finish_held.queue_id FOR UPDATE SKIP LOCKED)
+    RETURNING x.* INTO q;
+    IF NOT FOUND THEN
+        -- the clear error for a row that is gone or another's; the RAISE is a guard only
+        PERFORM pgrelay._lock_claimed(_finish_held.queue_id);
+        RAISE EXCEPTION 'queue row % could not be finished', _finish_held.queue_id
+            USING ERRCODE = 'lock_not_available';
+    END IF;
+    l := pgrelay._attempt_row(q, result, error, sqlstate, started_at, detail, retry_at);
+    r.log_id := l.id;
+    r.outcome := l.outcome;
+    r.retry_at := l.retry_at;
+    r.retry_id := (pgrelay._finish_rows(ARRAY[q], ARRAY[l], true, true))[1];
+    IF gone_status IS NOT NULL THEN
+        PERFORM pgrelay._webhook_mark_gone(q.channel, gone_status, error);
+    END IF;
+    RETURN r;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._finish_held(bigint, text, text, text, timestamptz, jsonb, timestamptz, integer) IS
+    'Writes the log row of an attempt in the held transaction and finishes its claimed queue row, in one call';
 
 -- pgrelay._snooze_delay()
 CREATE OR REPLACE FUNCTION pgrelay._snooze_delay(message text, detail text) RETURNS interval

@@ -5,8 +5,9 @@
  *
  * Producers call pgrelay.notify() in their own transaction; the external Processor polls
  * queue_probe(), fetches queue_pending_ids() and finishes each event with process_one() (SQL
- * actions) or with the three steps _queue_claim / _write_log / _queue_mark_done inside one held
- * transaction (notify actions). docs/sql-api.md documents every object below.
+ * actions) or, inside one held transaction (notify and webhook actions), with its claim
+ * (_queue_claim, _webhook_claim) and one finish, _finish_held (a Processor of 1.3 finishes with
+ * _write_log and _queue_mark_done). docs/sql-api.md documents every object below.
  *
  * Security model: functions that touch the tables are SECURITY DEFINER with a pinned search_path,
  * so the three roles need no table privileges. process_one() is the exception: it is SECURITY

@@ -32,6 +32,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._write_log(bigint, text, text, text, timestamptz, jsonb, timestamptz),
     pgrelay._queue_mark_done(bigint),
     pgrelay._complete(bigint, text, text, text, timestamptz),
+    pgrelay._finish_held(bigint, text, text, text, timestamptz, jsonb, timestamptz, integer),
     pgrelay._snooze(bigint, text, text, timestamptz),
     pgrelay._queue_defer(bigint, timestamptz),
     pgrelay._webhook_claim(bigint),

@@ -370,26 +370,42 @@ $$;
 COMMENT ON FUNCTION pgrelay._webhook_claim(bigint) IS
     'Claims a webhook event for this transaction and returns its payload with the channel''s endpoint; no row means skipped';
 
+-- pgrelay._webhook_mark_gone()
+CREATE OR REPLACE FUNCTION pgrelay._webhook_mark_gone(channel text, status integer, reason text) RETURNS void
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (_finish_held, _webhook_gone; executable by nobody else): the endpoint of the channel
+ * answered 410 Gone: it wants no more requests. The channel is paused (its producers keep
+ * queueing: making it inactive would make their transactions fail for a remote server's answer)
+ * and the endpoint marked gone, for an admin to fix (register_webhook) and resume(channel), or to
+ * unregister.
+ */
+BEGIN
+    UPDATE pgrelay.webhooks w
+    SET gone_at = now(), gone_status = _webhook_mark_gone.status, gone_reason = left(_webhook_mark_gone.reason, 1000)
+    WHERE w.channel = _webhook_mark_gone.channel;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'channel "%" has no webhook endpoint', _webhook_mark_gone.channel
+            USING ERRCODE = 'undefined_object';
+    END IF;
+    UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = _webhook_mark_gone.channel;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._webhook_mark_gone(text, integer, text) IS
+    'Internal: marks the webhook endpoint of a channel gone (410) and pauses the channel';
+
 -- pgrelay._webhook_gone()
 CREATE OR REPLACE FUNCTION pgrelay._webhook_gone(queue_id bigint, status integer, reason text) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * The endpoint of the claimed event's channel answered 410 Gone: it wants no more requests. The
- * channel is paused (its producers keep queueing: making it inactive would make their
- * transactions fail for a remote server's answer) and the endpoint marked gone, for an admin to
- * fix (register_webhook) and resume(channel), or to unregister. The row stays locked by this
- * transaction, as by _write_log().
+ * The endpoint of the claimed event's channel answered 410 Gone (_webhook_mark_gone), before
+ * _write_log: the held transaction of a Processor of pg_relay 1.3 (the Processor of 1.4 passes
+ * the status to _finish_held). The row stays locked by this transaction, as by _write_log().
  */
 DECLARE
     q pgrelay.queue := pgrelay._lock_claimed(queue_id);
 BEGIN
-    UPDATE pgrelay.webhooks w
-    SET gone_at = now(), gone_status = _webhook_gone.status, gone_reason = left(_webhook_gone.reason, 1000)
-    WHERE w.channel = q.channel;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" has no webhook endpoint', q.channel USING ERRCODE = 'undefined_object';
-    END IF;
-    UPDATE pgrelay.channels x SET paused = true, updated_at = now() WHERE x.channel = q.channel;
+    PERFORM pgrelay._webhook_mark_gone(q.channel, status, reason);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._webhook_gone(bigint, integer, text) IS

@@ -126,14 +126,14 @@ static const struct Statement statements[] = {
 	[STMT_ROLLBACK_FETCH] = {"pgrelay_rollback_fetch", "ROLLBACK TO SAVEPOINT pgrelay_fetch", 0, false},
 	[STMT_CLAIM] = {"pgrelay_claim", "SELECT payload, attempt, NULL, replayed FROM pgrelay._queue_claim($1)",
 					1, false},
-	[STMT_WRITE_LOG] =
-		{"pgrelay_write_log",
-		 "SELECT outcome, to_char(next_run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
-		 " FROM pgrelay._write_log($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
-		 "  clock_timestamp() + make_interval(secs => $7::float8))",
-		 7, true},
+	/* the attempt's log row, the retry decision and the row finished (a 410: the endpoint gone) */
+	[STMT_FINISH] =
+		{"pgrelay_finish_held",
+		 "SELECT outcome, to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+		 " FROM pgrelay._finish_held($1, $2, $3, $4, $5::timestamptz, $6::jsonb,"
+		 "  clock_timestamp() + make_interval(secs => $7::float8), $8::integer)",
+		 8, true},
 	[STMT_SET_STATUS] = {"pgrelay_set_status", "SELECT pgrelay_notifier.set_status($1, $2::jsonb)", 2, false},
-	[STMT_MARK_DONE] = {"pgrelay_mark_done", "SELECT pgrelay._queue_mark_done($1)", 1, false},
 	[STMT_DEFER] =
 		{"pgrelay_defer",
 		 "SELECT pgrelay._queue_defer($1, clock_timestamp() + make_interval(secs => $2::float8 / 1000))", 2,
@@ -142,8 +142,6 @@ static const struct Statement statements[] = {
 		{"pgrelay_webhook_claim",
 		 "SELECT payload, attempt, event_id, endpoint::text, replayed FROM pgrelay._webhook_claim($1)", 1,
 		 true},
-	[STMT_WEBHOOK_GONE] = {"pgrelay_webhook_gone", "SELECT pgrelay._webhook_gone($1, $2::integer, $3)", 3,
-						   false},
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"

@@ -43,12 +43,10 @@ enum StmtId {
 	STMT_CLAIM_FETCH,       /* ... claim its row and fetch its message */
 	STMT_ROLLBACK_FETCH,    /* ... the fetch raised: back to the savepoint before it */
 	STMT_CLAIM,             /* ... and claim the row alone */
-	STMT_WRITE_LOG,         /* the log row and the retry decision */
+	STMT_FINISH,            /* the log row, the retry decision, the row finished (held.c) */
 	STMT_SET_STATUS,        /* the attempt, recorded in the notifier */
-	STMT_MARK_DONE,         /* the queue row finished (and the retry row queued) */
 	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
 	STMT_WEBHOOK_CLAIM,     /* a webhook event: claim its row, with the channel's endpoint */
-	STMT_WEBHOOK_GONE,      /* ... the endpoint answered 410: mark it gone, pause the channel */
 	STMT_HA_TICK,           /* each tick in multi-node and leader mode: heartbeat, decision, probe */
 	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
 	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */

@@ -1,11 +1,14 @@
 /*
  * held.c - every statement that finishes a claimed event, in one sequence whatever the event:
  *
- *   [BEGIN; claim;] _write_log (the retry decision); [the kind's record;] _queue_mark_done; COMMIT
+ *   [BEGIN; claim;] _finish_held (the log row, the retry decision, the row finished); [the kind's
+ *   record;] COMMIT
  *
- * A notify or webhook event runs it inside its held transaction (held_run), a SQL event whose
- * process_one() could not record its attempt in a transaction of its own (held_abandon,
- * held_record_error).
+ * The finish is one call on the row the transaction holds: it locks the row once and returns what
+ * the log row says, for the kind's record that needs it (set_status), which goes with COMMIT in
+ * one round trip. A webhook's 410 is a parameter of the finish. A notify or webhook event runs it
+ * inside its held transaction (held_run), a SQL event whose process_one() could not record its
+ * attempt in a transaction of its own (held_abandon, held_record_error).
  */
 #include "held.h"
 
@@ -21,7 +24,7 @@
 /* The transaction may stay idle this much longer than the delivery, for the steps around it. */
 #define HELD_IDLE_GRACE_MS 60000L
 
-/* One attempt as _write_log records it. */
+/* One attempt as _finish_held records it. */
 struct LogRow {
 	const char *id;
 	const char *result;   /* attempt_result_name(), or "error": a handler's error */
@@ -30,11 +33,18 @@ struct LogRow {
 	const char *started;  /* ISO 8601, or NULL */
 	const char *detail;   /* JSON for pgrelay.log, or NULL */
 	long retry_after_s;   /* the server's Retry-After, -1 when none */
+	long gone_status;     /* a webhook's endpoint answered so (410): marked gone; 0 when not */
 };
 
-/* log_row_params fills the parameters of STMT_WRITE_LOG; retry_at holds the Retry-After's text. */
+/* The text of the numbers among the parameters of STMT_FINISH. */
+struct LogRowText {
+	char retry_after[32];
+	char gone_status[24];
+};
+
+/* log_row_params fills the parameters of STMT_FINISH, the numbers written in t. */
 static void
-log_row_params(const struct LogRow *row, const char *params[7], char retry_at[32])
+log_row_params(const struct LogRow *row, const char *params[8], struct LogRowText *t)
 {
 	params[0] = row->id;
 	params[1] = row->result;
@@ -43,42 +53,40 @@ log_row_params(const struct LogRow *row, const char *params[7], char retry_at[32
 	params[4] = row->started;
 	params[5] = row->detail;
 	params[6] = NULL;
+	params[7] = NULL;
 	if (row->retry_after_s >= 0) {
-		snprintf(retry_at, 32, "%ld", row->retry_after_s);
-		params[6] = retry_at;
+		snprintf(t->retry_after, sizeof t->retry_after, "%ld", row->retry_after_s);
+		params[6] = t->retry_after;
+	}
+	if (row->gone_status > 0) {
+		snprintf(t->gone_status, sizeof t->gone_status, "%ld", row->gone_status);
+		params[7] = t->gone_status;
 	}
 }
 
-/* finish_steps appends the end of every finish, _queue_mark_done and COMMIT, to steps[0..n). */
-static int
-finish_steps(struct PgPipeStmt *steps, int n, const char *const *id)
-{
-	steps[n++] = (struct PgPipeStmt){STMT_MARK_DONE, id};
-	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
-	return n;
-}
-
 /*
- * finish writes the log row, then sends the kind's record (record, when not NULL), _queue_mark_done
- * and COMMIT in one round trip: the first failure stops the rest. Returns the outcome the log row
- * gave the event, with its error in rep, or OC_LOST with the failed step in rep.
+ * finish finishes the claimed row in one call (_finish_held: the log row, the retry decision, the
+ * row deleted and its retry or failure recorded), then sends the kind's record (record, when not
+ * NULL; it gets what the finish returned) and COMMIT in one round trip: the first failure stops
+ * the rest. Returns the outcome the log row gave the event, with its error in rep, or OC_LOST with
+ * the failed step in rep.
  */
 static enum Outcome
 finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg, struct EventReport *rep)
 {
-	struct HeldStep step = {STMT_COUNT, NULL, "finish"};
-	const char *params[7], *id[1] = {row->id};
-	struct PgPipeStmt steps[3];
-	char retry_at[32];
+	struct HeldStep step = {STMT_COUNT, NULL, "commit"};
+	const char *params[8];
+	struct PgPipeStmt steps[2];
+	struct LogRowText text;
 	enum Outcome oc;
 	PGresult *res;
 	bool made;
 	int n = 0;
 
-	log_row_params(row, params, retry_at);
-	res = pgconn_query(pg, STMT_WRITE_LOG, params);
+	log_row_params(row, params, &text);
+	res = pgconn_query(pg, STMT_FINISH, params);
 	if (res == NULL)
-		return held_lost(rep, "write_log");
+		return held_lost(rep, "finish");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
 	snprintf(rep->retry_at, sizeof rep->retry_at, "%s",
 			 pgconn_value(res, 0, 1) ? pgconn_value(res, 0, 1) : "");
@@ -88,7 +96,7 @@ finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg
 		return held_lost(rep, step.lost_as);
 	if (step.id != STMT_COUNT)
 		steps[n++] = (struct PgPipeStmt){step.id, step.values};
-	n = finish_steps(steps, n, id);
+	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
 	if (!pgconn_pipeline(pg, steps, n))
 		return held_lost(rep, step.lost_as);
 	snprintf(rep->error, sizeof rep->error, "%s", row->error ? row->error : "");
@@ -186,8 +194,14 @@ enum Outcome
 held_finish(struct Held *h, const struct HeldResult *r)
 {
 	const char *sqlstate = h->rep->sqlstate[0] != '\0' ? h->rep->sqlstate : NULL;
-	struct LogRow row = {
-		h->id, attempt_result_name(r->result), r->error, sqlstate, h->started, r->detail, r->retry_after_s};
+	struct LogRow row = {h->id,
+						 attempt_result_name(r->result),
+						 r->error,
+						 sqlstate,
+						 h->started,
+						 r->detail,
+						 r->retry_after_s,
+						 r->gone_status};
 
 	return finish(h->pg, &row, r->record, r->arg, h->rep);
 }
@@ -228,21 +242,20 @@ error_persists(const char *sqlstate)
 
 /*
  * fail_unrecordable fails event id for good with reason, in a transaction of its own and one
- * round trip: claimed again, its log row, the finish. False (and pg rolled back) when even that
- * failed.
+ * round trip: claimed again, finished with its log row (_finish_held), committed. False (and pg
+ * rolled back) when even that failed.
  */
 static bool
 fail_unrecordable(struct PgConn *pg, const char *id, const char *reason, const char *sqlstate)
 {
-	struct LogRow row = {id, attempt_result_name(AR_PERMANENT), reason, sqlstate, NULL, NULL, -1};
-	const char *params[7], *ids[1] = {id};
-	struct PgPipeStmt steps[5] = {{STMT_BEGIN, NULL}, {STMT_CLAIM, ids}, {STMT_WRITE_LOG, params}};
-	char retry_at[32];
-	int n;
+	struct LogRow row = {id, attempt_result_name(AR_PERMANENT), reason, sqlstate, NULL, NULL, -1, 0};
+	const char *params[8], *ids[1] = {id};
+	struct PgPipeStmt steps[4] = {
+		{STMT_BEGIN, NULL}, {STMT_CLAIM, ids}, {STMT_FINISH, params}, {STMT_COMMIT, NULL}};
+	struct LogRowText text;
 
-	log_row_params(&row, params, retry_at);
-	n = finish_steps(steps, 3, ids);
-	if (pgconn_pipeline(pg, steps, n))
+	log_row_params(&row, params, &text);
+	if (pgconn_pipeline(pg, steps, 4))
 		return true;
 	pgconn_rollback(pg);
 	return false;
@@ -285,7 +298,7 @@ held_record_error(struct PgConn *pg, long long id, const char *error, const char
 	char ids[24];
 	const char *params[1] = {ids};
 	struct RetryAt ra = {retry_at, retry_at_len};
-	struct LogRow row = {ids, "error", error, sqlstate, NULL, NULL, -1};
+	struct LogRow row = {ids, "error", error, sqlstate, NULL, NULL, -1, 0};
 	struct EventReport rep;
 	enum Outcome o = OC_LOST;
 	PGresult *res;

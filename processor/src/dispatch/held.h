@@ -2,9 +2,10 @@
  * held.h - the finishing of a claimed event, and the held transaction a notify or webhook event
  * keeps open from the claim, across the delivery outside the database, to the commit
  * (docs/interface.md). This module sends every statement of that transaction, and every statement
- * that finishes an event whatever its kind: the log row (where the database takes the retry
- * decision), the kind's own record (set_status, _webhook_gone), the finish and the commit; and,
- * after a failed one, the transaction of its own that records what the failure could not.
+ * that finishes an event whatever its kind: the finish (one call: the log row, where the database
+ * takes the retry decision, and the row finished; a webhook's 410 marked), the kind's own record
+ * (set_status) and the commit; and, after a failed one, the transaction of its own that records
+ * what the failure could not.
  * notify.c and webhook.c read the claimed row, deliver and classify; worker.c logs.
  */
 #ifndef PGRELAY_HELD_H
@@ -51,7 +52,7 @@ struct Held {
 	struct EventReport *rep;
 	char id[24];      /* the queue row's id, as the statements take it */
 	int attempt;      /* the attempt the claim started */
-	char started[40]; /* ISO 8601, when the attempt started (held_claimed): _write_log, set_status */
+	char started[40]; /* ISO 8601, when the attempt started (held_claimed): _finish_held, set_status */
 };
 
 /*
@@ -99,7 +100,7 @@ enum HeldClaim {
  */
 bool held_claimed(struct Held *h, enum HeldClaim c, enum Outcome *oc) MUSTCHECK;
 
-/* A statement of the kind's own between the log row and the finish. */
+/* A statement of the kind's own, sent with the COMMIT after the finish. */
 struct HeldStep {
 	enum StmtId id; /* STMT_COUNT: none */
 	const char *const *values;
@@ -107,10 +108,10 @@ struct HeldStep {
 };
 
 /*
- * The kind's own record of an attempt, made once the log row has said what the attempt came to
- * (oc, and when the event runs again: NULL for never): set_status of a notify event, _webhook_gone
- * after a 410. It leaves step->id STMT_COUNT for no statement, and returns false when it could not
- * be made (out of memory; step->lost_as names it).
+ * The kind's own record of an attempt, made once the finish has said what the attempt came to (oc,
+ * and when the event runs again: NULL for never): set_status of a notify event. It leaves step->id
+ * STMT_COUNT for no statement, and returns false when it could not be made (out of memory;
+ * step->lost_as names it).
  */
 typedef bool (*HeldRecord)(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step);
 
@@ -120,6 +121,7 @@ struct HeldResult {
 	const char *error;  /* NULL when none */
 	const char *detail; /* JSON for pgrelay.log, or NULL */
 	long retry_after_s; /* the server's Retry-After, -1 when none */
+	long gone_status;   /* a webhook's endpoint answered so (410): marked gone by the finish; 0: not */
 	HeldRecord record;  /* NULL: nothing of the kind's own */
 	void *arg;          /* record's */
 };
@@ -132,9 +134,10 @@ struct HeldResult {
 void held_config_error(struct Held *h, enum ConfigError kind, const char *sqlstate, const char *hint);
 
 /*
- * held_finish finishes the claimed event with what its attempt came to: _write_log (the retry
- * decision), the kind's record, _queue_mark_done, COMMIT, the last three in one round trip.
- * Returns the outcome the database gave the event (rep->error: why it failed), or OC_LOST.
+ * held_finish finishes the claimed event with what its attempt came to: _finish_held (the log row,
+ * the retry decision, the row finished, in one call), then the kind's record and COMMIT in one
+ * round trip. Returns the outcome the database gave the event (rep->error: why it failed), or
+ * OC_LOST.
  */
 enum Outcome held_finish(struct Held *h, const struct HeldResult *r);
 

@@ -2,7 +2,8 @@
  * notify.c - one notify event in its held transaction (held.c, docs/interface.md):
  *
  *   BEGIN; _queue_claim; fetch(pk); deliver outside the database under a hard timeout;
- *   _write_log (takes the retry decision); set_status; _queue_mark_done; COMMIT.
+ *   _finish_held (the log row, where the retry decision is taken, and the row finished, in one
+ *   call); set_status (with what the finish returned) and COMMIT in one round trip.
  *
  * This file reads the claimed row and its message, picks the transport, delivers and classifies;
  * held.c sends the statements. The claimed row stays locked for the whole delivery, so no other
@@ -102,7 +103,7 @@ record_status(void *arg, enum Outcome oc, const char *next_attempt_at, struct He
 	}
 	m->status_params[0] = m->payload;
 	m->status_params[1] = m->status;
-	*step = (struct HeldStep){STMT_SET_STATUS, m->status_params, "finish"};
+	*step = (struct HeldStep){STMT_SET_STATUS, m->status_params, "set_status"};
 	return true;
 }
 
@@ -137,7 +138,7 @@ finish_simple(struct Mail *m, enum AttemptResult result, const char *error, bool
 		snprintf(r.error, sizeof r.error, "%s", error);
 		utf8_trim_cut(r.error);
 	}
-	oc = finish(m, (struct HeldResult){result, error, NULL, -1, NULL, NULL}, set_status, &r);
+	oc = finish(m, (struct HeldResult){result, error, NULL, -1, 0, NULL, NULL}, set_status, &r);
 	delivery_result_free(&r);
 	return oc;
 }
@@ -188,7 +189,7 @@ deliver(struct Mail *m)
 	detail = status_doc_log_detail(t->name, &m->msg, &r);
 	oc = finish(m,
 				(struct HeldResult){delivery_result(r.status), r.status == DS_SENT ? NULL : r.error, detail,
-									r.retry_after_s, NULL, NULL},
+									r.retry_after_s, 0, NULL, NULL},
 				true, &r);
 	free(detail);
 	delivery_result_free(&r);

@@ -6,8 +6,8 @@
  * A transport is blocking: each worker thread owns one TransportSession per transport (for
  * connection reuse and token caches) and calls deliver() with the claimed event's message. The
  * transport never logs, never exits and never touches the database: it fills a DeliveryResult,
- * which notify.c classifies and the held transaction (held.c) records: _write_log, set_status,
- * _queue_mark_done.
+ * which notify.c classifies and the held transaction (held.c) records: _finish_held (the log row
+ * and the finish, in one call), then set_status.
  *
  * Adding a transport: a module that defines a struct Transport (like smtp.c), its extern below,
  * and its row in the table of transport.c.

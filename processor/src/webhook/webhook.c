@@ -2,8 +2,8 @@
  * webhook.c - one webhook event in its held transaction (held.c, docs/webhooks.md):
  *
  *   BEGIN; _webhook_claim (the row and the channel's endpoint); sign and send the payload outside
- *   the database under the channel's timeout; _write_log (takes the retry decision); [_webhook_gone
- *   on a 410]; _queue_mark_done; COMMIT.
+ *   the database under the channel's timeout; _finish_held (the log row, where the retry decision
+ *   is taken, and the row finished; after a 410 the endpoint marked gone, in the same call); COMMIT.
  *
  * This file reads the claimed row and the endpoint, signs, sends and classifies; held.c sends the
  * statements. As for notify events, the claimed row stays locked for the whole request, so no other worker
@@ -42,10 +42,6 @@ struct Hook {
 	size_t payload_len;
 	struct WebhookEndpoint ep;
 	struct Buf signature; /* webhook-signature, for the request and for redaction */
-	/* What _webhook_gone gets when the endpoint said 410 (record_gone). */
-	bool gone;
-	char status[16];
-	const char *gone_params[3];
 };
 
 /* The request as sent, and what came back. */
@@ -89,19 +85,6 @@ read_claim(struct Hook *k, PGresult *res, char **endpoint)
 	return c;
 }
 
-/* record_gone is the webhook's record (HeldRecord): the endpoint marked gone after a 410. */
-static bool
-record_gone(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step)
-{
-	struct Hook *k = arg;
-
-	(void) oc;
-	(void) next_attempt_at;
-	if (k->gone)
-		*step = (struct HeldStep){STMT_WEBHOOK_GONE, k->gone_params, "webhook_gone"};
-	return true;
-}
-
 /*
  * finish records the attempt (held_finish): the log row (where the retry decision is taken), the
  * endpoint marked gone when it said so, the row finished, COMMIT. status is the HTTP answer's (0
@@ -113,13 +96,7 @@ finish(struct Hook *k, struct HeldResult hr, bool gone, long status)
 	struct EventReport *rep = k->h->rep;
 	enum Outcome oc;
 
-	k->gone = gone;
-	snprintf(k->status, sizeof k->status, "%ld", status);
-	k->gone_params[0] = k->h->id;
-	k->gone_params[1] = k->status;
-	k->gone_params[2] = hr.error;
-	hr.record = record_gone;
-	hr.arg = k;
+	hr.gone_status = gone ? status : 0;
 	oc = held_finish(k->h, &hr);
 	if (oc == OC_LOST)
 		return oc;
@@ -132,7 +109,7 @@ finish(struct Hook *k, struct HeldResult hr, bool gone, long status)
 static enum Outcome
 finish_simple(struct Hook *k, enum AttemptResult result, const char *error)
 {
-	return finish(k, (struct HeldResult){result, error, NULL, -1, NULL, NULL}, false, 0);
+	return finish(k, (struct HeldResult){result, error, NULL, -1, 0, NULL, NULL}, false, 0);
 }
 
 /* content_type: application/json when the payload is JSON (any JSON value), else plain text. */
@@ -270,7 +247,7 @@ record(struct Hook *k, struct Exchange *x)
 		return held_lost(k->h->rep, "out of memory");
 	oc = finish(k,
 				(struct HeldResult){delivery_result(v.status), v.status == DS_SENT ? NULL : v.error, detail,
-									v.retry_after_s, NULL, NULL},
+									v.retry_after_s, 0, NULL, NULL},
 				v.gone, x->rs.status);
 	free(detail);
 	return oc;
