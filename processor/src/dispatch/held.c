@@ -4,11 +4,13 @@
  *   [BEGIN; claim;] _finish_held (the log row, the retry decision, the row finished); [the kind's
  *   record;] COMMIT
  *
- * The finish is one call on the row the transaction holds: it locks the row once and returns what
- * the log row says, for the kind's record that needs it (set_status), which goes with COMMIT in
- * one round trip. A webhook's 410 is a parameter of the finish. A notify or webhook event runs it
- * inside its held transaction (held_run), a SQL event whose process_one() could not record its
- * attempt in a transaction of its own (held_abandon, held_record_error).
+ * A notify or webhook event runs it inside its held transaction (held_run): claim, read (the
+ * kind's), deliver (the kind's: it classifies what came of it), finish, then the kind's record
+ * (set_status) with the COMMIT in one round trip. The kind's steps are its entry in the table of
+ * kinds (kind.h); they send no statement and call nothing here. The finish is one call on the row
+ * the transaction holds: it locks the row once and returns what the log row says, for the record;
+ * a webhook's 410 is a parameter of it. A SQL event whose process_one() could not record its
+ * attempt is finished in a transaction of its own (held_abandon, held_record_error).
  */
 #include "held.h"
 
@@ -64,17 +66,26 @@ log_row_params(const struct LogRow *row, const char *params[8], struct LogRowTex
 	}
 }
 
+/* lost names the step that failed in the report and returns OC_LOST (see held_run). */
+static enum Outcome
+lost(struct EventReport *rep, const char *step)
+{
+	rep->step = step;
+	return OC_LOST;
+}
+
 /*
  * finish finishes the claimed row in one call (_finish_held: the log row, the retry decision, the
- * row deleted and its retry or failure recorded), then sends the kind's record (record, when not
- * NULL; it gets what the finish returned) and COMMIT in one round trip: the first failure stops
- * the rest. Returns the outcome the log row gave the event, with its error in rep, or OC_LOST with
- * the failed step in rep.
+ * row deleted and its retry or failure recorded), then sends the record of kind k (when it has
+ * one; NULL for none: it gets what the finish returned) and COMMIT in one round trip: the first
+ * failure stops the rest. Returns the outcome the log row gave the event, with its error in rep,
+ * or OC_LOST with the failed step in rep.
  */
 static enum Outcome
-finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg, struct EventReport *rep)
+finish(struct PgConn *pg, const struct LogRow *row, const struct DestKind *k, void *st,
+	   struct EventReport *rep)
 {
-	struct HeldStep step = {STMT_COUNT, NULL, "commit"};
+	struct RecordStmt step = {STMT_COUNT, NULL, "commit"};
 	const char *params[8];
 	struct PgPipeStmt steps[2];
 	struct LogRowText text;
@@ -86,19 +97,19 @@ finish(struct PgConn *pg, const struct LogRow *row, HeldRecord record, void *arg
 	log_row_params(row, params, &text);
 	res = pgconn_query(pg, STMT_FINISH, params);
 	if (res == NULL)
-		return held_lost(rep, "finish");
+		return lost(rep, "finish");
 	oc = outcome_parse(pgconn_value(res, 0, 0));
 	snprintf(rep->retry_at, sizeof rep->retry_at, "%s",
 			 pgconn_value(res, 0, 1) ? pgconn_value(res, 0, 1) : "");
-	made = record == NULL || record(arg, oc, pgconn_value(res, 0, 1), &step);
+	made = k == NULL || k->record == NULL || k->record(st, oc, pgconn_value(res, 0, 1), &step);
 	pgconn_clear(res);
 	if (!made)
-		return held_lost(rep, step.lost_as);
+		return lost(rep, step.lost_as);
 	if (step.id != STMT_COUNT)
 		steps[n++] = (struct PgPipeStmt){step.id, step.values};
 	steps[n++] = (struct PgPipeStmt){STMT_COMMIT, NULL};
 	if (!pgconn_pipeline(pg, steps, n))
-		return held_lost(rep, step.lost_as);
+		return lost(rep, step.lost_as);
 	snprintf(rep->error, sizeof rep->error, "%s", row->error ? row->error : "");
 	utf8_trim_cut(rep->error);
 	return oc;
@@ -117,107 +128,135 @@ begin(struct PgConn *pg, long max_delivery_ms)
 	return pgconn_set_timeout(pg, HELD_STATEMENT_MS) && pgconn_script(pg, sql);
 }
 
+/* One event in its held transaction. */
+struct Held {
+	struct PgConn *pg;
+	const struct DestKind *k;
+	void *st; /* the kind's state */
+	struct Attempt a;
+};
+
+/*
+ * claim runs the kind's claim, whose one row is the event and what comes with it (no row when the
+ * claim failed: gone, locked, not due), and lets the kind read it. When the kind asks first whether
+ * its claim may fetch, and it may not, the row is claimed alone. A claim that fetches and raises
+ * is rolled back to the savepoint begin() made and the row claimed again alone: the fetch's error
+ * is then the kind's to record as a transient failure rather than an aborted transaction.
+ */
+static enum HeldClaim
+claim(struct Held *h)
+{
+	const struct DestKind *k = h->k;
+	const char *params[1] = {h->a.id};
+	char err[1024] = "";
+	PGresult *res;
+	bool trusted = true;
+
+	if (k->trusted != STMT_COUNT) {
+		res = pgconn_query(h->pg, k->trusted, NULL);
+		if (res == NULL)
+			return HC_FAILED;
+		trusted = PQntuples(res) > 0 && strcmp(pgconn_value(res, 0, 0), "t") == 0;
+		pgconn_clear(res);
+	}
+	res = pgconn_query(h->pg, trusted ? k->claim : k->alone, params);
+	if (res == NULL && !h->pg->lost && trusted && k->alone != STMT_COUNT) {
+		snprintf(err, sizeof err, "fetch failed: %.*s", (int) utf8_prefix(h->pg->error, 900), h->pg->error);
+		utf8_trim_cut(err);
+		if (pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
+			res = pgconn_query(h->pg, k->alone, params);
+	}
+	return k->read(h->st, res, trusted, err);
+}
+
+/*
+ * claimed acts on the claim: a skipped event is rolled back (OC_SKIPPED), a replayed one committed
+ * (OC_REPLAYED), a failed claim is OC_LOST. Returns true when the event is claimed and its attempt
+ * starts now; otherwise false with the event's outcome in *oc.
+ */
+static bool
+claimed(struct Held *h, enum HeldClaim c, enum Outcome *oc)
+{
+	switch (c) {
+	case HC_CLAIMED:
+		iso8601_now(h->a.started, sizeof h->a.started);
+		return true;
+	case HC_SKIPPED:
+		*oc = pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : lost(h->a.rep, "rollback");
+		return false;
+	case HC_REPLAYED: /* the claim finished the row; committing it is all there is to do */
+		*oc = pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : lost(h->a.rep, "commit");
+		return false;
+	case HC_FAILED:
+		break;
+	}
+	*oc = lost(h->a.rep, "claim");
+	return false;
+}
+
+/*
+ * defer moves the claimed event past a rate limit's window, wait_ms, and commits: no attempt
+ * spent, no log row. Returns OC_DEFERRED, or OC_LOST.
+ */
+static enum Outcome
+defer(struct Held *h, long wait_ms)
+{
+	char ms[32];
+	const char *params[2] = {h->a.id, ms};
+
+	snprintf(ms, sizeof ms, "%ld", wait_ms);
+	if (!pgconn_exec(h->pg, STMT_DEFER, params))
+		return lost(h->a.rep, "defer");
+	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
+		return lost(h->a.rep, "commit");
+	return OC_DEFERRED;
+}
+
+/* sequence: claim, read, deliver, then defer or finish (with the kind's record) and commit. */
+static enum Outcome
+sequence(struct Held *h)
+{
+	struct EventReport *rep = h->a.rep;
+	struct Verdict v = {NULL, 0, AR_TRANSIENT, NULL, NULL, -1, 0};
+	struct LogRow row;
+	enum Outcome oc;
+
+	if (!claimed(h, claim(h), &oc))
+		return oc;
+	h->k->deliver(h->st, &v);
+	if (v.lost != NULL)
+		return lost(rep, v.lost);
+	if (v.defer_ms > 0)
+		return defer(h, v.defer_ms);
+	row = (struct LogRow){h->a.id,         attempt_result_name(v.result),
+						  v.error,         rep->sqlstate[0] != '\0' ? rep->sqlstate : NULL,
+						  h->a.started,    v.detail,
+						  v.retry_after_s, v.gone_status};
+	return finish(h->pg, &row, h->k, h->st, rep);
+}
+
 enum Outcome
 held_run(struct PgConn *pg, const struct WorkerSettings *ws, long long id, struct TransportCache *tc,
-		 struct EventReport *rep, HeldRun run)
+		 struct EventReport *rep, const struct DestKind *k)
 {
 	struct Held h;
 	enum Outcome oc;
 
 	memset(&h, 0, sizeof h);
 	h.pg = pg;
-	h.ws = ws;
-	h.tc = tc;
-	h.rep = rep;
-	snprintf(h.id, sizeof h.id, "%lld", id);
+	h.k = k;
+	h.a.ws = ws;
+	h.a.tc = tc;
+	h.a.rep = rep;
+	snprintf(h.a.id, sizeof h.a.id, "%lld", id);
 	if (!begin(pg, ws->max_delivery_time_ms))
-		oc = held_lost(rep, "begin");
-	else
-		oc = run(&h);
+		return lost(rep, "begin");
+	h.st = k->open(&h.a);
+	if (h.st == NULL)
+		return lost(rep, "claim"); /* out of memory before the claim */
+	oc = sequence(&h);
+	k->close(h.st);
 	return oc;
-}
-
-enum Outcome
-held_lost(struct EventReport *rep, const char *step)
-{
-	rep->step = step;
-	return OC_LOST;
-}
-
-PGresult *
-held_claim(struct Held *h, enum StmtId claim, enum StmtId alone, char *err, size_t errlen)
-{
-	const char *params[1] = {h->id};
-	PGresult *res;
-
-	if (err != NULL)
-		err[0] = '\0';
-	res = pgconn_query(h->pg, claim, params);
-	if (res != NULL || h->pg->lost || alone == STMT_COUNT)
-		return res;
-	snprintf(err, errlen, "fetch failed: %.*s", (int) utf8_prefix(h->pg->error, 900), h->pg->error);
-	utf8_trim_cut(err);
-	if (!pgconn_exec(h->pg, STMT_ROLLBACK_FETCH, NULL))
-		return NULL;
-	return pgconn_query(h->pg, alone, params);
-}
-
-bool
-held_claimed(struct Held *h, enum HeldClaim c, enum Outcome *oc)
-{
-	switch (c) {
-	case HC_CLAIMED:
-		iso8601_now(h->started, sizeof h->started);
-		return true;
-	case HC_SKIPPED:
-		*oc = pgconn_exec(h->pg, STMT_ROLLBACK, NULL) ? OC_SKIPPED : held_lost(h->rep, "rollback");
-		return false;
-	case HC_REPLAYED: /* the claim finished the row; committing it is all there is to do */
-		*oc = pgconn_exec(h->pg, STMT_COMMIT, NULL) ? OC_REPLAYED : held_lost(h->rep, "commit");
-		return false;
-	case HC_FAILED:
-		break;
-	}
-	*oc = held_lost(h->rep, "claim");
-	return false;
-}
-
-void
-held_config_error(struct Held *h, enum ConfigError kind, const char *sqlstate, const char *hint)
-{
-	h->rep->config_error = kind;
-	snprintf(h->rep->sqlstate, sizeof h->rep->sqlstate, "%s", sqlstate);
-	h->rep->hint = hint;
-}
-
-enum Outcome
-held_finish(struct Held *h, const struct HeldResult *r)
-{
-	const char *sqlstate = h->rep->sqlstate[0] != '\0' ? h->rep->sqlstate : NULL;
-	struct LogRow row = {h->id,
-						 attempt_result_name(r->result),
-						 r->error,
-						 sqlstate,
-						 h->started,
-						 r->detail,
-						 r->retry_after_s,
-						 r->gone_status};
-
-	return finish(h->pg, &row, r->record, r->arg, h->rep);
-}
-
-enum Outcome
-held_defer(struct Held *h, long wait_ms)
-{
-	char ms[32];
-	const char *params[2] = {h->id, ms};
-
-	snprintf(ms, sizeof ms, "%ld", wait_ms);
-	if (!pgconn_exec(h->pg, STMT_DEFER, params))
-		return held_lost(h->rep, "defer");
-	if (!pgconn_exec(h->pg, STMT_COMMIT, NULL))
-		return held_lost(h->rep, "commit");
-	return OC_DEFERRED;
 }
 
 /*
@@ -273,36 +312,17 @@ held_abandon(struct PgConn *pg, long long id, const char *reason, const char *sq
 	return fail_unrecordable(pg, ids, reason, sqlstate);
 }
 
-/* The record of held_record_error: no statement of its own; it keeps when the event runs again. */
-struct RetryAt {
-	char *buf;
-	size_t len;
-};
-
-static bool
-keep_retry_at(void *arg, enum Outcome oc, const char *next_attempt_at, struct HeldStep *step)
-{
-	struct RetryAt *ra = arg;
-
-	(void) oc;
-	(void) step;
-	if (next_attempt_at != NULL)
-		snprintf(ra->buf, ra->len, "%s", next_attempt_at);
-	return true;
-}
-
 bool
 held_record_error(struct PgConn *pg, long long id, const char *error, const char *sqlstate, enum Outcome *oc,
 				  char *retry_at, size_t retry_at_len)
 {
 	char ids[24];
 	const char *params[1] = {ids};
-	struct RetryAt ra = {retry_at, retry_at_len};
 	struct LogRow row = {ids, "error", error, sqlstate, NULL, NULL, -1, 0};
 	struct EventReport rep;
 	enum Outcome o = OC_LOST;
 	PGresult *res;
-	bool claimed;
+	bool got;
 
 	snprintf(ids, sizeof ids, "%lld", id);
 	memset(&rep, 0, sizeof rep);
@@ -310,14 +330,16 @@ held_record_error(struct PgConn *pg, long long id, const char *error, const char
 	if (!pgconn_exec(pg, STMT_BEGIN, NULL))
 		return false;
 	res = pgconn_query(pg, STMT_CLAIM, params);
-	claimed = res != NULL && PQntuples(res) > 0;
+	got = res != NULL && PQntuples(res) > 0;
 	pgconn_clear(res);
-	if (claimed)
-		o = finish(pg, &row, keep_retry_at, &ra, &rep);
+	if (got)
+		o = finish(pg, &row, NULL, NULL, &rep);
 	if (o == OC_LOST) {
 		pgconn_rollback(pg);
 		return false;
 	}
 	*oc = o;
+	if (rep.retry_at[0] != '\0')
+		snprintf(retry_at, retry_at_len, "%s", rep.retry_at);
 	return true;
 }

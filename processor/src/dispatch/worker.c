@@ -14,13 +14,12 @@
 #include "batch.h"
 #include "clock.h"
 #include "held.h"
+#include "kind.h"
 #include "log.h"
 #include "metrics.h"
-#include "notify.h"
 #include "pgconn.h"
 #include "transport.h"
 #include "utf8.h"
-#include "webhook.h"
 
 struct Worker {
 	struct PgConn pg;
@@ -269,50 +268,31 @@ run_sql(struct Worker *w, struct Job *j)
 	pgconn_clear(res);
 }
 
-/* run_notify runs one notify event's held transaction (notify.c) and reports what it came to. */
-static void
-run_notify(struct Worker *w, struct Job *j)
-{
-	struct EventReport rep = {0};
-
-	atomic_store(w->link.state, W_NOTIFY);
-	if (w->transports == NULL)
-		w->transports = transport_cache_new(); /* NULL: notify_run reports out of memory */
-	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, notify_run);
-	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
-		statement_failed(w, j, rep.step, rep.notification);
-	else if (j->outcome == OC_DEFERRED)
-		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", rep.notification),
-					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
-	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, rep.notification, rep.profile, rep.error,
-						   rep.sqlstate[0] ? rep.sqlstate : NULL, rep.retry_at[0] ? rep.retry_at : NULL,
-						   (struct ConfigFix){rep.config_error, rep.hint});
-	else if (j->outcome == OC_REPLAYED)
-		log_replayed(w, j, rep.notification, NULL);
-}
-
 /*
- * run_webhook runs one webhook event's held transaction (webhook.c) and reports what it came to;
- * an endpoint that answered 410 Gone paused its channel, and says so at warn level.
+ * run_held runs one notify or webhook event's held transaction (held.c, with the steps of its kind
+ * k) and reports what it came to; a webhook endpoint that answered 410 Gone paused its channel,
+ * and says so at warn level.
  */
 static void
-run_webhook(struct Worker *w, struct Job *j)
+run_held(struct Worker *w, struct Job *j, const struct DestKind *k)
 {
 	struct EventReport rep = {0};
+	const char *notification = rep.notification; /* "": none (a webhook's, or not read yet) */
 
-	atomic_store(w->link.state, W_WEBHOOK);
 	if (w->transports == NULL)
-		w->transports = transport_cache_new(); /* NULL: webhook_run reports out of memory */
-	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, webhook_run);
-	if (j->outcome == OC_LOST && rep.step != NULL)
-		statement_failed(w, j, rep.step, NULL);
+		w->transports = transport_cache_new(); /* NULL: the kind reports out of memory */
+	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, k);
+	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
+		statement_failed(w, j, rep.step, notification);
+	else if (j->outcome == OC_DEFERRED)
+		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", notification),
+					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, NULL, NULL, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL,
+		log_attempt_failed(w, j, notification, rep.profile, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL,
 						   rep.retry_at[0] ? rep.retry_at : NULL,
 						   (struct ConfigFix){rep.config_error, rep.hint});
 	else if (j->outcome == OC_REPLAYED)
-		log_replayed(w, j, NULL, NULL);
+		log_replayed(w, j, notification, NULL);
 	if (rep.gone && j->outcome != OC_LOST)
 		log_warn_c(&w->pg, "webhook_gone", LOG_EVENT(j), LOG_STR("channel", j->channel),
 				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
@@ -405,16 +385,16 @@ event_done(struct Worker *w, struct Job *jobs, int n, long long t0)
 static void
 run_job(struct Worker *w, struct Job *j)
 {
+	const struct DestKind *k = dest_kind_find(j->action_type);
 	long long t0 = now_us();
 
 	if (!publish_leader(w))
 		leader_failed(w, j);
-	else if (strcmp(j->action_type, "sql") == 0)
+	else if (k != NULL && k->held) {
+		atomic_store(w->link.state, k->state);
+		run_held(w, j, k);
+	} else if (k != NULL)
 		run_sql(w, j);
-	else if (strcmp(j->action_type, "notify") == 0)
-		run_notify(w, j);
-	else if (strcmp(j->action_type, "webhook") == 0)
-		run_webhook(w, j);
 	else {
 		/* Its rows come back every tick: warn once per process, then only at debug level. */
 		LOG_AT(unknown_action_first_time(j->action_type) ? LL_WARN : LL_DEBUG, pgconn_label(&w->pg),

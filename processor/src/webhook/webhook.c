@@ -1,5 +1,5 @@
 /*
- * webhook.c - one webhook event in its held transaction (held.c, docs/webhooks.md):
+ * webhook.c - the webhook kind of event (held.c runs its held transaction, docs/webhooks.md):
  *
  *   BEGIN; _webhook_claim (the row and the channel's endpoint); sign and send the payload outside
  *   the database under the channel's timeout; _finish_held (the log row, where the retry decision
@@ -21,6 +21,7 @@
 
 #include "clock.h"
 #include "https.h"
+#include "pgconn.h"
 #include "secrets.h"
 #include "transport.h"
 #include "webhook_endpoint.h"
@@ -36,12 +37,16 @@
 
 /* A webhook event's state, from the claim to the commit. */
 struct Hook {
-	struct Held *h;
+	struct Attempt *a;
 	char event_id[24]; /* webhook-id: the same on every attempt of the event */
 	char *payload;
 	size_t payload_len;
+	char *endpoint; /* the endpoint document of the claim, NULL when the channel has none */
 	struct WebhookEndpoint ep;
-	struct Buf signature; /* webhook-signature, for the request and for redaction */
+	struct Buf signature;     /* webhook-signature, for the request and for redaction */
+	char error[1024];         /* the verdict's error, when it is not the answer's */
+	struct WebhookVerdict wv; /* the answer classified */
+	char *detail;             /* the verdict's log detail */
 };
 
 /* The request as sent, and what came back. */
@@ -56,27 +61,54 @@ struct Exchange {
 	struct Buf trace_buf;
 };
 
-/*
- * read_claim reads the claim's row: payload, attempt, webhook-id, the endpoint document
- * (*endpoint, NULL when the channel has none), replayed. Clears res.
- */
-static enum HeldClaim
-read_claim(struct Hook *k, PGresult *res, char **endpoint)
+void *
+webhook_open(struct Attempt *a)
 {
+	struct Hook *k = calloc(1, sizeof *k);
+
+	if (k == NULL)
+		return NULL;
+	k->a = a;
+	k->signature = (struct Buf) BUF_INIT;
+	return k;
+}
+
+void
+webhook_close(void *st)
+{
+	struct Hook *k = st;
+
+	if (k == NULL)
+		return;
+	webhook_endpoint_free(&k->ep);
+	if (k->signature.data != NULL)
+		explicit_bzero(k->signature.data, k->signature.len);
+	buf_free(&k->signature);
+	free(k->payload);
+	free(k->endpoint);
+	free(k->detail);
+	free(k);
+}
+
+enum HeldClaim
+webhook_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+{
+	struct Hook *k = st;
 	enum HeldClaim c = HC_SKIPPED;
 
-	*endpoint = NULL;
+	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
+	(void) fetch_error;
 	if (res == NULL)
 		return HC_FAILED;
 	if (PQntuples(res) > 0) {
 		c = HC_CLAIMED;
 		k->payload = strdup(pgconn_value(res, 0, 0));
 		k->payload_len = k->payload ? strlen(k->payload) : 0;
-		k->h->attempt = atoi(pgconn_value(res, 0, 1));
+		k->a->attempt = atoi(pgconn_value(res, 0, 1));
 		snprintf(k->event_id, sizeof k->event_id, "%s", pgconn_value(res, 0, 2));
 		if (pgconn_value(res, 0, 3) != NULL)
-			*endpoint = strdup(pgconn_value(res, 0, 3));
-		if (k->payload == NULL || (pgconn_value(res, 0, 3) != NULL && *endpoint == NULL))
+			k->endpoint = strdup(pgconn_value(res, 0, 3));
+		if (k->payload == NULL || (pgconn_value(res, 0, 3) != NULL && k->endpoint == NULL))
 			c = HC_FAILED;
 		else if (strcmp(pgconn_value(res, 0, 4) ? pgconn_value(res, 0, 4) : "f", "t") == 0)
 			c = HC_REPLAYED;
@@ -85,31 +117,14 @@ read_claim(struct Hook *k, PGresult *res, char **endpoint)
 	return c;
 }
 
-/*
- * finish records the attempt (held_finish): the log row (where the retry decision is taken), the
- * endpoint marked gone when it said so, the row finished, COMMIT. status is the HTTP answer's (0
- * for none). Returns the event's outcome, or OC_LOST when a statement failed.
- */
-static enum Outcome
-finish(struct Hook *k, struct HeldResult hr, bool gone, long status)
+/* nothing_sent is the verdict of an attempt that sent nothing: result, with error. */
+static void
+nothing_sent(struct Hook *k, struct Verdict *v, enum AttemptResult result, const char *error)
 {
-	struct EventReport *rep = k->h->rep;
-	enum Outcome oc;
-
-	hr.gone_status = gone ? status : 0;
-	oc = held_finish(k->h, &hr);
-	if (oc == OC_LOST)
-		return oc;
-	rep->gone = gone;
-	rep->http_status = status;
-	return oc;
-}
-
-/* finish_simple finishes an attempt that sent nothing. */
-static enum Outcome
-finish_simple(struct Hook *k, enum AttemptResult result, const char *error)
-{
-	return finish(k, (struct HeldResult){result, error, NULL, -1, 0, NULL, NULL}, false, 0);
+	if (error != k->error)
+		snprintf(k->error, sizeof k->error, "%s", error);
+	v->result = result;
+	v->error = k->error;
 }
 
 /* content_type: application/json when the payload is JSON (any JSON value), else plain text. */
@@ -170,8 +185,8 @@ prepare(struct Hook *k, struct Exchange *x, char *err, size_t errlen)
 {
 	long timeout = k->ep.timeout_ms;
 
-	if (k->h->ws->max_delivery_time_ms > 0 && k->h->ws->max_delivery_time_ms < timeout)
-		timeout = k->h->ws->max_delivery_time_ms;
+	if (k->a->ws->max_delivery_time_ms > 0 && k->a->ws->max_delivery_time_ms < timeout)
+		timeout = k->a->ws->max_delivery_time_ms;
 	x->timestamp = (long long) time(NULL);
 	snprintf(x->ts, sizeof x->ts, "%lld", x->timestamp);
 	if (!sign(k, x->timestamp, err, errlen))
@@ -222,70 +237,73 @@ redact(struct Hook *k, struct Buf *trace)
 	return ok;
 }
 
-/* record classifies the answer and finishes the event with it. */
-static enum Outcome
-record(struct Hook *k, struct Exchange *x)
+/* classify classifies the answer: the verdict, with the attempt's log detail. */
+static void
+classify(struct Hook *k, struct Exchange *x, struct Verdict *v)
 {
 	struct WebhookAnswer a;
-	struct WebhookVerdict v;
-	enum Outcome oc;
-	char *detail;
+	struct WebhookVerdict *wv = &k->wv;
 
 	/* the answer goes into the error, the log detail and the trace: no secret it echoed does */
-	if (!redact(k, &x->rs.body))
-		return held_lost(k->h->rep, "out of memory");
+	if (!redact(k, &x->rs.body)) {
+		v->lost = "out of memory";
+		return;
+	}
 	a = (struct WebhookAnswer){x->rs.curl_code, x->rs.error,     x->rs.status,   x->rs.retry_after_s,
 							   x->rs.location,  x->rs.body.data, x->rs.body.len, x->rs.body_sent};
-	webhook_result_classify(&a, &v);
+	webhook_result_classify(&a, wv);
 	if (x->trace != NULL && x->rs.body.len > 0)
 		https_trace_text(x->trace, "< ", x->rs.body.data, x->rs.body.len, 16384);
-	if (x->trace != NULL && !redact(k, x->trace))
-		return held_lost(k->h->rep, "out of memory");
-	detail = webhook_result_detail(&a, &v, k->event_id, x->timestamp, x->latency_ms, x->rs.reused,
-								   x->trace ? (x->trace->data ? x->trace->data : "") : NULL);
-	if (detail == NULL)
-		return held_lost(k->h->rep, "out of memory");
-	oc = finish(k,
-				(struct HeldResult){delivery_result(v.status), v.status == DS_SENT ? NULL : v.error, detail,
-									v.retry_after_s, 0, NULL, NULL},
-				v.gone, x->rs.status);
-	free(detail);
-	return oc;
+	if (x->trace != NULL && !redact(k, x->trace)) {
+		v->lost = "out of memory";
+		return;
+	}
+	k->detail = webhook_result_detail(&a, wv, k->event_id, x->timestamp, x->latency_ms, x->rs.reused,
+									  x->trace ? (x->trace->data ? x->trace->data : "") : NULL);
+	if (k->detail == NULL) {
+		v->lost = "out of memory";
+		return;
+	}
+	k->a->rep->http_status = x->rs.status;
+	k->a->rep->gone = wv->gone;
+	*v = (struct Verdict){NULL,
+						  0,
+						  delivery_result(wv->status),
+						  wv->status == DS_SENT ? NULL : wv->error,
+						  k->detail,
+						  wv->retry_after_s,
+						  wv->gone ? x->rs.status : 0};
 }
 
-/* send_request signs and sends the payload, then records what came back. */
-static enum Outcome
-send_request(struct Hook *k)
+/* send_request signs and sends the payload, then classifies what came back. */
+static void
+send_request(struct Hook *k, struct Verdict *v)
 {
 	struct Exchange x;
 	struct Https *http;
-	enum Outcome oc;
 	long long t0;
-	char err[512];
 
 	memset(&x, 0, sizeof x);
 	x.trace_buf = (struct Buf) BUF_INIT;
 	https_response_init(&x.rs);
 	if (!transport_global_init())
-		return finish_simple(k, AR_TRANSIENT, "libcurl initialisation failed");
-	http = k->h->tc ? transport_cache_http(k->h->tc, k->h->ws->generation) : NULL;
-	if (http == NULL)
-		return finish_simple(k, AR_TRANSIENT, "out of memory");
-	if (!prepare(k, &x, err, sizeof err))
-		oc = finish_simple(k, AR_TRANSIENT, err);
+		nothing_sent(k, v, AR_TRANSIENT, "libcurl initialisation failed");
+	else if ((http = k->a->tc ? transport_cache_http(k->a->tc, k->a->ws->generation) : NULL) == NULL)
+		nothing_sent(k, v, AR_TRANSIENT, "out of memory");
+	else if (!prepare(k, &x, k->error, sizeof k->error))
+		nothing_sent(k, v, AR_TRANSIENT, k->error);
 	else {
 		t0 = now_us();
 		if (!https_send(http, &x.rq, &x.rs))
-			oc = finish_simple(k, AR_TRANSIENT, "out of memory while sending");
+			nothing_sent(k, v, AR_TRANSIENT, "out of memory while sending");
 		else {
 			x.latency_ms = (long) ((now_us() - t0) / 1000);
-			oc = record(k, &x);
+			classify(k, &x, v);
 		}
 	}
 	free(x.headers);
 	buf_free(&x.trace_buf);
 	https_response_free(&x.rs);
-	return oc;
 }
 
 /* note_endpoint keeps the endpoint's scheme://host[:port] for the log lines about it. */
@@ -295,48 +313,29 @@ note_endpoint(struct Hook *k)
 	const char *p = strstr(k->ep.url, "://");
 	size_t n = p ? strcspn(p + 3, "/?#") + (size_t) (p + 3 - k->ep.url) : 0;
 
-	snprintf(k->h->rep->endpoint, sizeof k->h->rep->endpoint, "%.*s", (int) n, k->ep.url);
+	snprintf(k->a->rep->endpoint, sizeof k->a->rep->endpoint, "%.*s", (int) n, k->ep.url);
 }
 
-/* run_hook claims, reads the endpoint, resolves its secrets, sends. */
-static enum Outcome
-run_hook(struct Hook *k)
+/* webhook_deliver reads the endpoint, resolves its secrets, sends. */
+void
+webhook_deliver(void *st, struct Verdict *v)
 {
-	char err[1024], *endpoint;
-	enum Outcome oc;
-	bool have_ep;
+	struct Hook *k = st;
 
-	if (!held_claimed(
-			k->h, read_claim(k, held_claim(k->h, STMT_WEBHOOK_CLAIM, STMT_COUNT, NULL, 0), &endpoint), &oc))
-		return oc;
-	if (endpoint == NULL)
-		return finish_simple(k, AR_PERMANENT, "the channel has no webhook endpoint");
-	have_ep = webhook_endpoint_parse(endpoint, &k->ep, err, sizeof err);
-	free(endpoint);
-	if (!have_ep)
-		return finish_simple(k, AR_PERMANENT, err);
-	note_endpoint(k);
-	if (!webhook_endpoint_resolve(&k->ep, k->h->ws->secrets_dir, k->h->ws->secret_env, err, sizeof err)) {
-		held_config_error(k->h, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(err));
-		return finish_simple(k, AR_TRANSIENT, err);
+	if (k->endpoint == NULL) {
+		nothing_sent(k, v, AR_PERMANENT, "the channel has no webhook endpoint");
+		return;
 	}
-	return send_request(k);
-}
-
-enum Outcome
-webhook_run(struct Held *h)
-{
-	struct Hook k;
-	enum Outcome oc;
-
-	memset(&k, 0, sizeof k);
-	k.h = h;
-	k.signature = (struct Buf) BUF_INIT;
-	oc = run_hook(&k);
-	webhook_endpoint_free(&k.ep);
-	if (k.signature.data != NULL)
-		explicit_bzero(k.signature.data, k.signature.len);
-	buf_free(&k.signature);
-	free(k.payload);
-	return oc;
+	if (!webhook_endpoint_parse(k->endpoint, &k->ep, k->error, sizeof k->error)) {
+		nothing_sent(k, v, AR_PERMANENT, k->error);
+		return;
+	}
+	note_endpoint(k);
+	if (!webhook_endpoint_resolve(&k->ep, k->a->ws->secrets_dir, k->a->ws->secret_env, k->error,
+								  sizeof k->error)) {
+		attempt_config_error(k->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(k->error));
+		nothing_sent(k, v, AR_TRANSIENT, k->error);
+		return;
+	}
+	send_request(k, v);
 }

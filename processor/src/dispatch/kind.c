@@ -1,0 +1,29 @@
+/*
+ * kind.c - the table of the kinds of event (kind.h).
+ */
+#include "kind.h"
+
+#include <string.h>
+
+#include "notify.h"
+#include "webhook.h"
+
+static const struct DestKind kinds[] = {
+	{"sql", W_SQL, false, STMT_COUNT, STMT_COUNT, STMT_COUNT, NULL, NULL, NULL, NULL, NULL},
+	/* the fetch names pg_relay_notifier's schema: only when it may be used (NOTIFIER_TRUSTED) */
+	{"notify", W_NOTIFY, true, STMT_NOTIFIER_TRUSTED, STMT_CLAIM_FETCH, STMT_CLAIM, notify_open, notify_close,
+	 notify_read, notify_deliver, notify_record},
+	{"webhook", W_WEBHOOK, true, STMT_COUNT, STMT_WEBHOOK_CLAIM, STMT_COUNT, webhook_open, webhook_close,
+	 webhook_read, webhook_deliver, NULL},
+};
+
+const struct DestKind *
+dest_kind_find(const char *action_type)
+{
+	size_t i;
+
+	for (i = 0; i < sizeof kinds / sizeof kinds[0]; i++)
+		if (strcmp(kinds[i].name, action_type) == 0)
+			return &kinds[i];
+	return NULL;
+}
