@@ -428,8 +428,11 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_runs', '');
 -- The pages of the console read pgrelay.log by channel, by outcome and by both, newest first, a
 -- page at a time (keyset pagination on the id): each of these indexes serves one of those
 -- searches without reading the rest of the log. The two partial ones hold only the attempts that
--- did not succeed, usually a small part of the log.
-CREATE INDEX log_channel_idx ON pgrelay.log (channel, id);
-CREATE INDEX log_trouble_idx ON pgrelay.log (outcome, id) WHERE outcome <> 'ok';
-CREATE INDEX log_channel_trouble_idx ON pgrelay.log (channel, outcome, id) WHERE outcome <> 'ok';
+-- did not succeed, usually a small part of the log. Each key ends with the id, so no two keys are
+-- equal: deduplication could never merge any, and it would only read each full page once more
+-- before splitting it (off, log_channel_idx costs every log row 2% fewer instructions).
+CREATE INDEX log_channel_idx ON pgrelay.log (channel, id) WITH (deduplicate_items = off);
+CREATE INDEX log_trouble_idx ON pgrelay.log (outcome, id) WITH (deduplicate_items = off) WHERE outcome <> 'ok';
+CREATE INDEX log_channel_trouble_idx ON pgrelay.log (channel, outcome, id) WITH (deduplicate_items = off)
+    WHERE outcome <> 'ok';
 -- ---- end of the web console's block ----

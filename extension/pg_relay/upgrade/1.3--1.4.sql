@@ -103,3 +103,10 @@ DROP FUNCTION IF EXISTS pgrelay._queue_fetch(integer, jsonb);
 -- _finish_rows(), which every finish calls: the functions it replaces go
 DROP FUNCTION IF EXISTS pgrelay._log_attempt(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz);
 DROP FUNCTION IF EXISTS pgrelay._settle(pgrelay.queue, pgrelay.log);
+
+-- The console's indexes of pgrelay.log without deduplication: each key ends with the id, so none
+-- is equal to another and a deduplication pass before each page split is only work (catalog.sql).
+-- A storage parameter: no rebuild, and the indexes stay as they are.
+ALTER INDEX pgrelay.log_channel_idx SET (deduplicate_items = off);
+ALTER INDEX pgrelay.log_trouble_idx SET (deduplicate_items = off);
+ALTER INDEX pgrelay.log_channel_trouble_idx SET (deduplicate_items = off);
