@@ -329,3 +329,43 @@ def test_an_outcome_that_cannot_be_recorded_fails_the_event_instead_of_looping(d
         lines = p.lines("attempt_failed")
         assert len(lines) == 2
         assert "outcome=not_finished" in lines[0] and "outcome=failed" in lines[1]
+
+
+def test_an_outcome_that_cannot_be_recorded_leaves_an_event_paused_meanwhile_alone(db, processors):
+    """An event whose outcome cannot be recorded is failed for good only by a claim that holds it:
+    its channel paused while its handler ran, the claim skips it, and it stays queued as it was
+    (nothing failed, no log row), with a second line saying so. Once the channel is resumed, the
+    error that persists fails it as before."""
+    make_channel(db)
+    db.conn.execute("""
+        CREATE FUNCTION record_after_42(p text) RETURNS void SECURITY DEFINER SET search_path = public
+        LANGUAGE plpgsql AS $$
+        BEGIN
+            PERFORM pg_advisory_xact_lock(42);
+            INSERT INTO done (payload) VALUES (p);
+        END $$""")
+    db.sql("SELECT pgrelay.register('jobs', handler => 'record_after_42(text)')")
+    holder = db.cluster.connect(db.name)
+    holder.execute("SELECT pg_advisory_lock(42)")
+    with db.poison_log_refused():
+        db.sql("SELECT pgrelay.notify('jobs', 'poison')")
+        p = processors("-d", db.dsn, "--once", "--workers=1")
+        testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+                                           " AND wait_event = 'advisory'") == 1, "the handler to wait")
+        db.sql("SELECT pgrelay.pause('jobs')")
+        holder.execute("SELECT pg_advisory_unlock(42)")
+        holder.close()
+        assert p.wait_exit() == 0
+        assert db.sql("SELECT payload, attempt FROM pgrelay.queue") == [("poison", 1)]
+        assert db.scalar("SELECT count(*) FROM pgrelay.failed") == 0
+        assert db.scalar("SELECT count(*) FROM pgrelay.log") == 0
+        assert db.scalar("SELECT count(*) FROM done") == 0
+        lines = p.lines("attempt_failed")
+        assert len(lines) == 2
+        assert "outcome=not_finished" in lines[0]
+        assert "outcome=skipped" in lines[1] and "the claim to fail it skipped it" in lines[1]
+        db.sql("SELECT pgrelay.resume('jobs')")
+        p = processors("-d", db.dsn, "--once", "--workers=1")
+        assert p.wait_exit() == 0
+        assert db.sql("SELECT attempt, outcome, sqlstate FROM pgrelay.log") == [(1, "failed", "P0001")]
+        assert db.scalar("SELECT count(*) FROM pgrelay.queue") == 0

@@ -280,34 +280,67 @@ error_persists(const char *sqlstate)
 }
 
 /*
- * fail_unrecordable fails event id for good with reason, in a transaction of its own and one
- * round trip: claimed again, finished with its log row (_finish_held), committed. False (and pg
- * rolled back) when even that failed.
+ * reclaim begins a transaction of its own on pg and claims event id again in it, as held_run's
+ * claim does (a paused channel, a row not due, claimed by another session or gone is skipped):
+ * OC_OK when this transaction holds the row, for the caller to finish. Otherwise the transaction
+ * is over and the row left as the claim found it: OC_SKIPPED (rolled back), OC_REPLAYED (the
+ * claim finished a replayed row: committed), OC_LOST when a statement failed (rolled back).
  */
-static bool
+static enum Outcome
+reclaim(struct PgConn *pg, const char *id)
+{
+	const char *params[1] = {id};
+	enum Outcome oc = OC_LOST;
+	PGresult *res;
+
+	if (!pgconn_exec(pg, STMT_BEGIN, NULL)) {
+		pgconn_rollback(pg);
+		return OC_LOST;
+	}
+	res = pgconn_query(pg, STMT_CLAIM, params);
+	if (res != NULL && PQntuples(res) == 0)
+		oc = OC_SKIPPED;
+	else if (res != NULL)
+		oc = strcmp(pgconn_value(res, 0, 3), "t") == 0 ? OC_REPLAYED : OC_OK;
+	pgconn_clear(res);
+	if (oc == OC_OK || (oc == OC_REPLAYED && pgconn_exec(pg, STMT_COMMIT, NULL)))
+		return oc;
+	pgconn_rollback(pg);
+	return oc == OC_SKIPPED ? OC_SKIPPED : OC_LOST;
+}
+
+/*
+ * fail_unrecordable fails event id for good with reason, in a transaction of its own: claimed
+ * again (reclaim), then finished with its log row (_finish_held) and committed in one round trip.
+ * Returns OC_FAILED; or what reclaim returned when it did not claim the row (nothing failed); or
+ * OC_LOST (pg rolled back) when the finish failed.
+ */
+static enum Outcome
 fail_unrecordable(struct PgConn *pg, const char *id, const char *reason, const char *sqlstate)
 {
 	struct LogRow row = {id, attempt_result_name(AR_PERMANENT), reason, sqlstate, NULL, NULL, -1, 0};
-	const char *params[8], *ids[1] = {id};
-	struct PgPipeStmt steps[4] = {
-		{STMT_BEGIN, NULL}, {STMT_CLAIM, ids}, {STMT_FINISH, params}, {STMT_COMMIT, NULL}};
+	const char *params[8];
+	struct PgPipeStmt steps[2] = {{STMT_FINISH, params}, {STMT_COMMIT, NULL}};
 	struct LogRowText text;
+	enum Outcome oc = reclaim(pg, id);
 
+	if (oc != OC_OK)
+		return oc;
 	log_row_params(&row, params, &text);
-	if (pgconn_pipeline(pg, steps, 4))
-		return true;
+	if (pgconn_pipeline(pg, steps, 2))
+		return OC_FAILED;
 	pgconn_rollback(pg);
-	return false;
+	return OC_LOST;
 }
 
-bool
+enum Outcome
 held_abandon(struct PgConn *pg, long long id, const char *reason, const char *sqlstate)
 {
 	char ids[24];
 
 	pgconn_rollback(pg);
 	if (!error_persists(sqlstate))
-		return false;
+		return OC_LOST;
 	snprintf(ids, sizeof ids, "%lld", id);
 	return fail_unrecordable(pg, ids, reason, sqlstate);
 }
@@ -317,23 +350,16 @@ held_record_error(struct PgConn *pg, long long id, const char *error, const char
 				  char *retry_at, size_t retry_at_len)
 {
 	char ids[24];
-	const char *params[1] = {ids};
 	struct LogRow row = {ids, "error", error, sqlstate, NULL, NULL, -1, 0};
 	struct EventReport rep;
-	enum Outcome o = OC_LOST;
-	PGresult *res;
-	bool got;
+	enum Outcome o;
 
 	snprintf(ids, sizeof ids, "%lld", id);
 	memset(&rep, 0, sizeof rep);
 	pgconn_rollback(pg);
-	if (!pgconn_exec(pg, STMT_BEGIN, NULL))
+	if (reclaim(pg, ids) != OC_OK)
 		return false;
-	res = pgconn_query(pg, STMT_CLAIM, params);
-	got = res != NULL && PQntuples(res) > 0;
-	pgconn_clear(res);
-	if (got)
-		o = finish(pg, &row, NULL, NULL, &rep);
+	o = finish(pg, &row, NULL, NULL, &rep);
 	if (o == OC_LOST) {
 		pgconn_rollback(pg);
 		return false;

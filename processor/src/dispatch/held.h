@@ -38,20 +38,25 @@ enum Outcome held_run(struct PgConn *pg, const struct WorkerSettings *ws, long l
 /*
  * held_abandon makes pg usable again after a statement of event id failed without losing the
  * connection (a lost session is the caller's to replace): it rolls back the transaction the
- * failure broke, and the event is offered again later. Unless the error persists (bad data, a
- * constraint, a bug: it would come back however often the event is offered, and the event would
- * run or deliver again and again without ever being recorded): then the event is failed for good,
- * with reason and sqlstate, in a transaction of its own, and lands in pgrelay.failed for an admin
- * to re-queue once the cause is fixed. Returns true when it was failed so.
+ * failure broke, and the event is offered again later (OC_LOST). Unless the error persists (bad
+ * data, a constraint, a bug: it would come back however often the event is offered, and the event
+ * would run or deliver again and again without ever being recorded): then the event is claimed
+ * again in a transaction of its own and, when that claim holds it, failed for good with reason and
+ * sqlstate (OC_FAILED), landing in pgrelay.failed for an admin to re-queue once the cause is
+ * fixed. A claim that skips it (its channel or dispatch paused, not due, claimed by another
+ * session, gone) leaves it as it is, rolled back: OC_SKIPPED; one that finds it replayed finishes
+ * it as held_run does (OC_REPLAYED). OC_LOST too when failing it failed (pg rolled back).
  */
-bool held_abandon(struct PgConn *pg, long long id, const char *reason, const char *sqlstate);
+enum Outcome held_abandon(struct PgConn *pg, long long id, const char *reason, const char *sqlstate);
 
 /*
  * held_record_error records an attempt of event id whose transaction rolled back with nothing
  * recorded, as the handler's error (error, sqlstate), in a transaction of its own: the transaction
- * on pg is rolled back, the event claimed again and finished as held_run finishes one. Returns true
- * with the event's outcome in *oc and when it runs again in retry_at (left as it is when never);
- * false, with nothing recorded and pg rolled back, when that failed.
+ * on pg is rolled back, the event claimed again and, when the claim holds it, finished as held_run
+ * finishes one. Returns true with the event's outcome in *oc and when it runs again in retry_at
+ * (left as it is when never); false, with nothing recorded and no transaction open, when the claim
+ * did not hold the event (skipped: left as it is; or replayed: finished by the claim) or a
+ * statement failed.
  */
 bool held_record_error(struct PgConn *pg, long long id, const char *error, const char *sqlstate,
 					   enum Outcome *oc, char *retry_at, size_t retry_at_len);

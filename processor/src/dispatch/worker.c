@@ -90,11 +90,26 @@ worker_close(struct Worker *w)
 }
 
 /*
+ * log_replayed reports an event finished without an attempt: its queue row was in the queue again
+ * after this node had finished it (a replication engine that applied its INSERT a second time, a
+ * restore, a re-sync), and this node's pgrelay.log records its attempt already (log_id, "-" when
+ * not known). Nothing ran, nothing was sent: the claim finished the row.
+ */
+static void
+log_replayed(struct Worker *w, const struct Job *j, const char *notification, const char *log_id)
+{
+	log_warn_c(&w->pg, "event_replayed", LOG_EVENT(j), LOG_STR("channel", j->channel),
+			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "replayed"),
+			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
+}
+
+/*
  * statement_failed reports a statement of event j that failed at step, then makes the session
  * usable again: a lost session is logged as "reconnecting" and replaced (at once), anything else
  * is an attempt_failed that left the event unfinished, and the transaction it broke is rolled
  * back. The event is offered again later, unless the error persists: then held_abandon fails it
- * for good, so that no event loops.
+ * for good, so that no event loops; when its claim skips the event (paused, say, since the
+ * attempt began), it is left as it is, and a second line (outcome=skipped) says so.
  */
 static void
 statement_failed(struct Worker *w, struct Job *j, const char *step, const char *notification)
@@ -116,12 +131,26 @@ statement_failed(struct Worker *w, struct Job *j, const char *step, const char *
 	snprintf(sqlstate, sizeof sqlstate, "%s", w->pg.sqlstate);
 	snprintf(reason, sizeof reason, "the outcome of the attempt could not be recorded (%s: %s)", step,
 			 w->pg.error);
-	if (!held_abandon(&w->pg, j->id, reason, sqlstate))
-		return;
-	j->outcome = OC_FAILED;
-	log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
-				LOG_OPT_STR("notification", notification), LOG_STR("outcome", "failed"),
-				LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
+	switch (held_abandon(&w->pg, j->id, reason, sqlstate)) {
+	case OC_FAILED:
+		j->outcome = OC_FAILED;
+		log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
+					LOG_OPT_STR("notification", notification), LOG_STR("outcome", "failed"),
+					LOG_STR("step", step), LOG_STR("sqlstate", sqlstate), LOG_STR("error", reason));
+		break;
+	case OC_SKIPPED: /* paused, not due, claimed elsewhere or gone since: not ours to fail */
+		log_warn_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
+				   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "skipped"),
+				   LOG_STR("step", step), LOG_STR("sqlstate", sqlstate),
+				   LOG_STR("error", "not failed: the claim to fail it skipped it"));
+		break;
+	case OC_REPLAYED:
+		j->outcome = OC_REPLAYED;
+		log_replayed(w, j, notification, NULL);
+		break;
+	default: /* left queued: offered again later */
+		break;
+	}
 }
 
 /* What to fix after an attempt failed because of the set-up (kind CE_NONE: it did not). */
@@ -182,20 +211,6 @@ sql_fix(struct Worker *w, const struct Job *j, const char *error_kind, const cha
 	}
 	pgconn_clear(res);
 	return fix;
-}
-
-/*
- * log_replayed reports an event finished without an attempt: its queue row was in the queue again
- * after this node had finished it (a replication engine that applied its INSERT a second time, a
- * restore, a re-sync), and this node's pgrelay.log records its attempt already (log_id, "-" when
- * not known). Nothing ran, nothing was sent: the claim finished the row.
- */
-static void
-log_replayed(struct Worker *w, const struct Job *j, const char *notification, const char *log_id)
-{
-	log_warn_c(&w->pg, "event_replayed", LOG_EVENT(j), LOG_STR("channel", j->channel),
-			   LOG_OPT_STR("notification", notification), LOG_STR("outcome", "replayed"),
-			   LOG_STR("log_id", log_id ? log_id : "-"), LOG_STR("reason", "attempt_recorded_already"));
 }
 
 /* log_snoozed: the handler asked to run the event again at retry_at (SQLSTATE PGSNZ). */
