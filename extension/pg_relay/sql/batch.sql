@@ -279,6 +279,49 @@ ALTER DATABASE :"db" RESET search_path;
 DROP FUNCTION public.set_config(text, text, boolean);
 DROP TABLE public.regress_batch_trap;
 
+-- The log ids of a batch, drawn in its one statement (_complete_events): given in the reverse of
+-- their queue order, the events run in the order given and their log ids increase in that order,
+-- each with this node's id and the wall clock's millisecond, even when the id clock was far
+-- behind it (the first id moves it forward, as _next_id() does). The node id is the database's
+-- setting: a batch puts the session's settings back after each handler (RESET ALL).
+DELETE FROM regress_batch_calls;
+SELECT pgrelay.notify('b_work', 'id 1') AS i1, pgrelay.notify('b_work', 'id 2') AS i2,
+       pgrelay.notify('b_work', 'id 3') AS i3 \gset
+ALTER DATABASE :"db" SET pg_relay.node_id = 9;
+\c
+SELECT setval('pgrelay._id_clock', 1) IS NOT NULL AS clock_behind;
+SELECT count(*) AS ok FROM pgrelay.process_batch(ARRAY[:i3, :i2, :i1]) WHERE outcome = 'ok';
+SELECT payload FROM regress_batch_calls ORDER BY n;
+SELECT l.payload, (l.id >> 12) & 1023 AS node,
+       abs((l.id >> 22) - (floor(date_part('epoch', l.finished_at) * 1000)::bigint - 1767225600000)) < 1000
+           AS ms_is_now,
+       l.id > lag(l.id) OVER (ORDER BY c.n) AS after_previous
+FROM pgrelay.log l JOIN regress_batch_calls c ON c.payload = l.payload
+WHERE l.event_id IN (:i1, :i2, :i3) ORDER BY c.n;
+ALTER DATABASE :"db" RESET pg_relay.node_id;
+\c
+-- past the 41 bits of milliseconds within a batch (the second id): the id space is exhausted
+-- (error), and nothing of the batch is finished
+SELECT pgrelay.notify('b_work', 'end 1') AS e1, pgrelay.notify('b_work', 'end 2') AS e2 \gset
+SELECT setval('pgrelay._id_clock', 9007199254740990) IS NOT NULL AS clock_at_end;
+SELECT regress_error(format('SELECT pgrelay.process_batch(ARRAY[%s, %s])', :e1, :e2));
+SELECT setval('pgrelay._id_clock',
+              (floor(date_part('epoch', clock_timestamp()) * 1000)::bigint - 1767225600000) * 4096) IS NOT NULL
+       AS clock_reset;
+SELECT count(*) AS still_queued FROM pgrelay.queue WHERE id IN (:e1, :e2);
+-- a cancel of many events draws their log ids in its statement too: one each, distinct, with this
+-- node's id and the wall clock's millisecond after the id clock fell far behind
+SET pg_relay.node_id = 11;
+SELECT setval('pgrelay._id_clock', 1) IS NOT NULL AS clock_behind;
+SELECT pgrelay.cancel('b_work');
+SELECT count(*) AS log_rows, count(DISTINCT l.id) AS distinct_ids, bool_and((l.id >> 12) & 1023 = 11) AS node,
+       bool_and(abs((l.id >> 22) - (floor(date_part('epoch', l.finished_at) * 1000)::bigint - 1767225600000)) < 1000)
+           AS ms_is_now
+FROM pgrelay.log l WHERE l.event_id IN (:e1, :e2) AND l.outcome = 'cancelled';
+RESET pg_relay.node_id;
+DELETE FROM pgrelay.queue;
+DELETE FROM regress_batch_calls;
+
 DELETE FROM pgrelay.log WHERE channel LIKE 'b\_%';
 DELETE FROM pgrelay.failed_events WHERE channel LIKE 'b\_%';
 DELETE FROM pgrelay.channels WHERE channel LIKE 'b\_%';

@@ -31,15 +31,31 @@ LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     qs pgrelay.queue[];
     ls pgrelay.log[];
+    node integer := pgrelay._node_id();
+    last bigint;     -- the highest value of the id clock drawn
 BEGIN
+    -- The log ids drawn in the statement, as _complete_events() draws a batch's: one value of the
+    -- id clock per row, the wall clock looked at for the first and every 1024th.
     WITH d AS (
         DELETE FROM pgrelay.queue x WHERE x.id = ANY (ids) RETURNING x AS q
+    ), n AS MATERIALIZED (
+        SELECT d.q, row_number() OVER () AS o FROM d
+    ), v AS MATERIALIZED (
+        SELECT n.q, CASE WHEN n.o % 1024 = 1 THEN pgrelay._id_clock_catch_up(nextval('pgrelay._id_clock'))
+                         ELSE nextval('pgrelay._id_clock') END AS v
+        FROM n
     )
-    SELECT array_agg(d.q),
-           array_agg(pgrelay._log_row(d.q, pgrelay._next_id(), 'cancelled', format('cancelled by %s', session_user),
-                                      NULL, NULL, clock_timestamp(), clock_timestamp(), NULL))
-    INTO qs, ls
-    FROM d;
+    SELECT array_agg(v.q),
+           array_agg(pgrelay._log_row(v.q, ((v.v >> 12) << 22) | (node::bigint << 12) | (v.v & 4095), 'cancelled',
+                                      format('cancelled by %s', session_user), NULL, NULL, clock_timestamp(),
+                                      clock_timestamp(), NULL)),
+           max(v.v)
+    INTO qs, ls, last
+    FROM v;
+    -- the id space's end, which _id_clock_catch_up checks, for the rows it did not see
+    IF last >= 9007199254740992 THEN
+        RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
+    END IF;
     PERFORM pgrelay._finish_rows(qs, ls, true, false);
     RETURN COALESCE(cardinality(qs), 0);
 END

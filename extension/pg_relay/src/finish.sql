@@ -1039,6 +1039,8 @@ DECLARE
     qs pgrelay.queue[];
     ls pgrelay.log[];
     retry_ids bigint[];
+    node integer;
+    last bigint;     -- the highest value of the id clock drawn
 BEGIN
     -- parallel arrays: one element of each per id (a short one would read as NULLs)
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
@@ -1054,12 +1056,20 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
     END IF;
-    -- the rows, deleted, and their log rows with the outcomes (_outcome: the retry decision)
-    WITH r AS (
-        SELECT * FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(results), pg_catalog.unnest(errors),
-                                 pg_catalog.unnest(sqlstates), pg_catalog.unnest(started),
-                                 pg_catalog.unnest(finished))
-                 AS r(id, result, error, sqlstate, started_at, finished_at)
+    -- The rows, deleted, and their log rows with the outcomes (_outcome: the retry decision).
+    -- The log ids are drawn in this statement as notify_many() draws its ids: one value of the id
+    -- clock per event, in the order of ids (r is evaluated once, row by row, whatever the join
+    -- does with it), the wall clock looked at for the first and every 1024th (_id_clock_catch_up),
+    -- made into ids with _next_id's arithmetic and this node's id, read once. So the log ids of a
+    -- batch increase in the order its events ran, with no PL/pgSQL call per event.
+    node := pgrelay._node_id();
+    WITH r AS MATERIALIZED (
+        SELECT r.*, CASE WHEN r.ord % 1024 = 1
+                         THEN pgrelay._id_clock_catch_up(pg_catalog.nextval('pgrelay._id_clock'))
+                         ELSE pg_catalog.nextval('pgrelay._id_clock') END AS v
+        FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(results), pg_catalog.unnest(errors),
+                        pg_catalog.unnest(sqlstates), pg_catalog.unnest(started), pg_catalog.unnest(finished))
+             WITH ORDINALITY AS r(id, result, error, sqlstate, started_at, finished_at, ord)
     ), d AS (
         -- by = ANY: an index scan of the primary key, whatever the generic plan guesses of r
         DELETE FROM pgrelay.queue x USING pgrelay.channels c
@@ -1067,12 +1077,13 @@ BEGIN
         RETURNING x AS q, x.id, x.attempt, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
     )
     SELECT pg_catalog.array_agg(d.q),
-           pg_catalog.array_agg(pgrelay._log_row(d.q, pgrelay._next_id(), e.outcome, r.error, r.sqlstate, NULL,
-                                                 r.started_at, r.finished_at,
+           pg_catalog.array_agg(pgrelay._log_row(d.q, ((r.v >> 12) << 22) | (node::bigint << 12) | (r.v & 4095),
+                                                 e.outcome, r.error, r.sqlstate, NULL, r.started_at, r.finished_at,
                                                  CASE WHEN e.outcome IN ('retry', 'timeout')
                                                       THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
-                                                                                            d.backoff_max) END))
-    INTO qs, ls
+                                                                                            d.backoff_max) END)),
+           pg_catalog.max(r.v)
+    INTO qs, ls, last
     FROM d
     JOIN r ON r.id = d.id
     CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
@@ -1081,6 +1092,10 @@ BEGIN
     IF n <> COALESCE(pg_catalog.cardinality(ids), 0) THEN
         RAISE EXCEPTION 'only % of the % claimed queue rows of the batch are there', n, pg_catalog.cardinality(ids)
             USING ERRCODE = 'no_data_found';
+    END IF;
+    -- the id space's end, which _id_clock_catch_up checks, for the rows it did not see
+    IF last >= 9007199254740992 THEN
+        RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
     END IF;
     retry_ids := pgrelay._finish_rows(qs, ls, true, true);
     RETURN QUERY

@@ -74,8 +74,8 @@ COMMENT ON FUNCTION pgrelay._this_node() IS
 CREATE OR REPLACE FUNCTION pgrelay._id_clock_catch_up(v bigint) RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal (_next_id's slow path; notify_many() calls it for every 1024th of its ids, whatever
- * their value): v, a value drawn from pgrelay._id_clock. When it is more than 256 ms behind the
+ * Internal (_next_id's slow path; notify_many(), and the statements that write the log rows of a
+ * batch or of a cancel, call it for every 1024th of their ids, whatever their value): v, a value drawn from pgrelay._id_clock. When it is more than 256 ms behind the
  * wall clock, moves the clock forward to the wall clock and returns the value to use instead;
  * otherwise returns v. Either way, an error past the id space.
  *
@@ -132,9 +132,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  * 256 ms. When more than 4096 ids are drawn in one millisecond the clock runs ahead of the wall
  * clock for a moment instead of repeating.
  *
- * Every log row and retry row takes one, notify() runs these same two statements in its own
- * body, and notify_many() draws the clock's values in its statement (every 1024th through
- * _id_clock_catch_up) and makes them into ids with the same arithmetic, so the common path is
+ * A retry row and the log row of a single event take one, notify() runs these same two
+ * statements in its own body, and notify_many(), a batch's log rows (_complete_events) and a
+ * cancel's (_cancel_rows) draw the clock's values in their statement (every 1024th through
+ * _id_clock_catch_up) and make them into ids with the same arithmetic, so the common path is
  * kept to two: the nextval, and one test that sends both rare cases (behind the wall clock, or
  * past the 41 bits of milliseconds, 2^53 units) to the slow path. Each statement is compiled once
  * per transaction, so fewer and smaller statements are measurably cheaper
