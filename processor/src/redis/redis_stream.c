@@ -1,0 +1,230 @@
+/*
+ * redis_stream.c - one event appended to a Redis stream, once (redis_stream.h).
+ */
+#include "redis_stream.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <strings.h>
+
+#include <openssl/sha.h>
+
+#include "clock.h"
+
+/*
+ * KEYS[1] the stream, KEYS[2] the marker of the event; ARGV[1] the marker's lifetime in seconds,
+ * ARGV[2] MAXLEN (0: none), the rest the entry's fields and values. The marker holds the entry's
+ * id: an attempt that finds it answers with that id and appends nothing.
+ */
+static const char SCRIPT[] =
+	"local prev = redis.call('GET', KEYS[2])\n"
+	"if prev then return {prev, 1} end\n"
+	"local id\n"
+	"if ARGV[2] ~= '0' then\n"
+	"  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))\n"
+	"else\n"
+	"  id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))\n"
+	"end\n"
+	"redis.call('SET', KEYS[2], id, 'EX', ARGV[1])\n"
+	"return {id, 0}\n";
+
+/* The arguments of EVAL/EVALSHA: command, script, numkeys, 2 keys, 2 ARGV, 6 field pairs. */
+#define MAX_ARGS 19
+
+enum RedisOutcome
+redis_error_outcome(const char *reply, bool *reconnect)
+{
+	static const char *const passing[] = {"OOM",        "LOADING",    "BUSY",        "TRYAGAIN", "READONLY",
+										  "NOREPLICAS", "MASTERDOWN", "CLUSTERDOWN", "MISCONF",  "UNBLOCKED"};
+	size_t i, n = strcspn(reply, " ");
+
+	*reconnect = false;
+	for (i = 0; i < sizeof passing / sizeof passing[0]; i++)
+		if (n == strlen(passing[i]) && strncmp(reply, passing[i], n) == 0) {
+			*reconnect = strcmp(passing[i], "READONLY") == 0 || strcmp(passing[i], "LOADING") == 0 ||
+						 strcmp(passing[i], "MASTERDOWN") == 0;
+			return RO_RETRY;
+		}
+	return RO_CONFIG;
+}
+
+/* script_sha is the SHA-1 of SCRIPT in hex, as EVALSHA names it. */
+static const char *
+script_sha(void)
+{
+	static char hex[41];
+	unsigned char md[SHA_DIGEST_LENGTH];
+	int i;
+
+	if (hex[0] == '\0') {
+		SHA1((const unsigned char *) SCRIPT, sizeof SCRIPT - 1, md);
+		for (i = 0; i < SHA_DIGEST_LENGTH; i++)
+			snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	}
+	return hex;
+}
+
+/* Where the arguments of one append are kept while the command is made. */
+struct Args {
+	const char *v[MAX_ARGS];
+	size_t len[MAX_ARGS];
+	int n;
+	char marker[1024];
+	char ttl[24];
+	char maxlen[24];
+};
+
+static void
+add(struct Args *a, const char *s, size_t len)
+{
+	a->v[a->n] = s;
+	a->len[a->n++] = len;
+}
+
+static void
+add_str(struct Args *a, const char *s)
+{
+	add(a, s, strlen(s));
+}
+
+/*
+ * build_args makes EVALSHA (or EVAL, by_text) for e. The marker's key names the stream in braces,
+ * so that a Redis Cluster would keep it in the stream's slot.
+ */
+static bool
+build_args(struct Args *a, const struct RedisStreamTarget *t, const struct RedisStreamEntry *e, bool by_text)
+{
+	if ((size_t) snprintf(a->marker, sizeof a->marker, "{%s}:pg_relay:sent:%s", t->stream, e->event_id) >=
+		sizeof a->marker)
+		return false;
+	snprintf(a->ttl, sizeof a->ttl, "%ld", t->dedup_ttl_s);
+	snprintf(a->maxlen, sizeof a->maxlen, "%ld", t->maxlen > 0 ? t->maxlen : 0);
+	a->n = 0;
+	add_str(a, by_text ? "EVAL" : "EVALSHA");
+	if (by_text)
+		add(a, SCRIPT, sizeof SCRIPT - 1);
+	else
+		add_str(a, script_sha());
+	add_str(a, "2");
+	add_str(a, t->stream);
+	add_str(a, a->marker);
+	add_str(a, a->ttl);
+	add_str(a, a->maxlen);
+	add_str(a, "event_id");
+	add_str(a, e->event_id);
+	add_str(a, "channel");
+	add_str(a, e->channel);
+	add_str(a, "attempt");
+	add_str(a, e->attempt);
+	add_str(a, "queued_at");
+	add_str(a, e->queued_at);
+	if (e->key != NULL) {
+		add_str(a, "key");
+		add_str(a, e->key);
+	}
+	add_str(a, "payload");
+	add(a, e->payload, e->payload_len);
+	return true;
+}
+
+/* read_answer takes the script's answer {id, was_there} into r. */
+static void
+read_answer(const redisReply *rep, struct RedisStreamResult *r)
+{
+	if (rep->type != REDIS_REPLY_ARRAY || rep->elements != 2 || rep->element[0]->type != REDIS_REPLY_STRING ||
+		rep->element[1]->type != REDIS_REPLY_INTEGER) {
+		r->outcome = RO_RETRY;
+		r->unknown = true;
+		snprintf(r->error, sizeof r->error, "unexpected answer from the server's script");
+		return;
+	}
+	snprintf(r->entry_id, sizeof r->entry_id, "%.*s", (int) rep->element[0]->len, rep->element[0]->str);
+	r->outcome = rep->element[1]->integer ? RO_DUPLICATE : RO_SENT;
+}
+
+/* connect_session makes sure s has a connection to t's server. */
+static bool
+connect_session(struct RedisSession *s, const struct RedisStreamTarget *t, struct RedisStreamResult *r)
+{
+	enum RedisIo io;
+
+	if (s->conn != NULL && redis_conn_same(s->conn, &t->addr))
+		return true;
+	redis_session_close(s);
+	s->conn = redis_conn_open(&t->addr, now_us() / 1000 + t->timeout_ms, &io, r->error, sizeof r->error);
+	if (s->conn != NULL)
+		return true;
+	r->outcome = io == RIO_AUTH ? RO_CONFIG : RO_RETRY;
+	return false;
+}
+
+/*
+ * run_script sends the append by EVALSHA, and by EVAL when the server does not know the script
+ * yet (NOSCRIPT: a new server, or SCRIPT FLUSH). The reply, or NULL with r filled.
+ */
+static redisReply *
+run_script(struct RedisSession *s, const struct RedisStreamTarget *t, const struct RedisStreamEntry *e,
+		   struct RedisStreamResult *r)
+{
+	struct Args a;
+	redisReply *rep = NULL;
+	int round;
+
+	for (round = 0; round < 2; round++) {
+		bool by_text = !s->script_known || round == 1;
+		enum RedisIo io;
+
+		if (!build_args(&a, t, e, by_text)) {
+			r->outcome = RO_CONFIG;
+			snprintf(r->error, sizeof r->error, "the stream's name is too long");
+			return NULL;
+		}
+		io = redis_conn_command(s->conn, a.n, a.v, a.len, now_us() / 1000 + t->timeout_ms, &rep, r->error,
+								sizeof r->error);
+		if (io != RIO_OK) {
+			r->outcome = RO_RETRY;
+			r->unknown = io == RIO_SENT_LOST;
+			redis_session_close(s);
+			return NULL;
+		}
+		if (rep->type != REDIS_REPLY_ERROR || strncmp(rep->str, "NOSCRIPT", 8) != 0 || by_text)
+			break;
+		freeReplyObject(rep);
+		rep = NULL;
+	}
+	s->script_known = true;
+	return rep;
+}
+
+void
+redis_stream_append(struct RedisSession *s, const struct RedisStreamTarget *t,
+					const struct RedisStreamEntry *e, struct RedisStreamResult *r)
+{
+	redisReply *rep;
+	bool reconnect;
+
+	memset(r, 0, sizeof *r);
+	if (!connect_session(s, t, r))
+		return;
+	rep = run_script(s, t, e, r);
+	if (rep == NULL)
+		return;
+	if (rep->type == REDIS_REPLY_ERROR) {
+		r->outcome = redis_error_outcome(rep->str, &reconnect);
+		snprintf(r->error, sizeof r->error, "the server refused the append: %.*s",
+				 (int) (rep->len > 400 ? 400 : rep->len), rep->str);
+		if (reconnect)
+			redis_session_close(s);
+	} else {
+		read_answer(rep, r);
+	}
+	freeReplyObject(rep);
+}
+
+void
+redis_session_close(struct RedisSession *s)
+{
+	redis_conn_close(s->conn);
+	s->conn = NULL;
+	s->script_known = false;
+}
