@@ -142,6 +142,13 @@ for label in ("LF", "RLO", "ZWSP", "U+2028", "BOM", "tag"):
     case(R, "admin", "SELECT pgrelay.register(%s, 'sql', handler => 'public.h_ok(text)')",
          ("new" + CONTROLS[label],), err("42602", "invalid channel name"))
 case(R, "admin", "SELECT pgrelay.register('new_one')", (), err("22004", "give its action_type to create it"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'redis')", (), err("22004", "a redis channel needs its settings"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => '{{\"host\": 7}}')", (),
+     err("22023", 'redis setting "host" must be a string'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => 'null')", (),
+     err("22023", "the settings must be a JSON object"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => '{{\"host\": \"h\", \"password\": \"pw\"}}')",
+     (), err("22023", "must be a secret reference"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'carrier_pigeon')", (),
      err("42704", 'action type "carrier_pigeon" does not exist'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (),
@@ -670,6 +677,11 @@ case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim({q_hook_futur
 case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim({q_busy})", (),
      err("42809", 'an event of channel "c_busy" is a "sql" event, not a webhook'))
 case(WC, "processor", "SELECT count(*) FROM pgrelay._webhook_claim('one')", (), err("22P02", "invalid input syntax"))
+DC = "pgrelay._destination_claim"
+case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim(NULL)", (), result(0))
+case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim(-1)", (), result(0))
+case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim({q_hook_future})", (), result(0))
+case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim('one')", (), err("22P02", "invalid input syntax"))
 WG = "pgrelay._webhook_gone"
 case(WG, "processor", "SELECT pgrelay._webhook_gone(NULL, 410, 'gone')", (), err("P0002", "does not exist"))
 case(WG, "processor", "SELECT pgrelay._webhook_gone(-1, 410, 'gone')", (), err("P0002", "queue row -1 does not exist"))
@@ -1452,10 +1464,10 @@ SETTINGS_CASES = [
     ("poll-interval", "0x10", "from 10ms"), ("poll-interval", "fast", "from 10ms"), ("poll-interval", "1,5s", "from 10ms"),
     ("poll-interval", "1.s", "from 10ms"), ("poll-interval", "99999999999999999999s", "from 10ms"),
     ("reconnect-max", "99ms", "a duration from 100ms to 3600s"), ("reconnect-max", "2h", "from 100ms"),
-    ("secret-env", "SMTP_PASSWORD", "is not VARIABLE=profile/NAME or VARIABLE=webhook/CHANNEL"),
+    ("secret-env", "SMTP_PASSWORD", "is not VARIABLE=profile/NAME, VARIABLE=webhook/CHANNEL or VARIABLE=channel/CHANNEL"),
     ("secret-env", "PGPASSWORD=profile/default", "PGPASSWORD is one of the Processor's own connection settings"),
     ("secret-env", "PGHOST=webhook/x", "own connection settings"),
-    ("secret-env", "X=channel/a", "is neither profile nor webhook"),
+    ("secret-env", "X=chanel/a", "is neither profile, webhook nor channel"),
     ("secret-env", "1X=profile/a", "is not an environment variable name"),
     ("secret-env", "X=profile/", "is not VARIABLE=profile/NAME"),
     ("secret-env", "X\x1b=profile/a", "X\\x1b"),

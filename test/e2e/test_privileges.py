@@ -347,7 +347,7 @@ INLINED = ("pgrelay._settings_restore(text[])", "pgrelay._settings_saved()")
 # SET clause would cost a tenth of the event): SECURITY INVOKER without a SET clause, naming the
 # schema of everything else it uses.
 ON_CALLER_PATH = ("pgrelay.register(text,text,text,text,boolean,integer,interval,interval,interval,boolean,text,"
-                  "integer,text,boolean,boolean)",
+                  "integer,text,boolean,boolean,jsonb)",
                   "pgrelay._run_handler(text,oid,text,text,interval,timestamp with time zone,interval,boolean)")
 
 

@@ -1250,3 +1250,66 @@ class PglogicalCluster:
             node.drop_conn()
         if not keep_dirs():
             remove_tree(self.path)
+
+def _redis_entry_id(s):
+    """Whether a line of XRANGE --raw output is an entry's id (MS-SEQ)."""
+    a, _, b = s.partition("-")
+    return a.isdigit() and b.isdigit()
+
+
+class RedisServer:
+    """A redis-server of its own on a free loopback port, in a temporary directory; with certs,
+    TLS only."""
+
+    def __init__(self, tmp, certs=None, users=()):
+        self.port = free_ports(1)[0]
+        self.dir = tmp
+        conf = ["port %d" % (0 if certs else self.port), "bind 127.0.0.1", "dir %s" % tmp,
+                "save ''", "appendonly no", "daemonize no", "logfile %s/redis.log" % tmp]
+        if certs:
+            conf += ["tls-port %d" % self.port, "tls-cert-file %s/server.pem" % certs,
+                     "tls-key-file %s/server.key" % certs, "tls-ca-cert-file %s/ca.pem" % certs,
+                     "tls-auth-clients no"]
+        conf += ["user %s" % u for u in users]
+        with open(os.path.join(tmp, "redis.conf"), "w") as f:
+            f.write("\n".join(conf) + "\n")
+        self.tls = certs
+        self.start()
+
+    def start(self):
+        """Starts the server (again, on the same port and with the same data: none is kept)."""
+        self.proc = subprocess.Popen(["redis-server", os.path.join(self.dir, "redis.conf")])
+        wait_for(self.listening, "redis-server to listen")
+
+    def listening(self):
+        with socket.socket() as s:
+            return s.connect_ex(("127.0.0.1", self.port)) == 0
+
+    def cli(self, *args):
+        cmd = ["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--no-auth-warning"]
+        if self.tls:
+            cmd += ["--tls", "--cacert", "%s/ca.pem" % self.tls]
+        return subprocess.run(cmd + list(args), check=True, capture_output=True, text=True).stdout
+
+    def entries(self, stream):
+        """Each entry of the stream as a dict of its fields, read back by redis-cli."""
+        return self.entries_as(None, None, stream)
+
+    def entries_as(self, user, password, stream):
+        auth = ["--user", user, "--pass", password] if user else []
+        out = self.cli(*(auth + ["--raw", "XRANGE", stream, "-", "+"])).split("\n")
+        entries, i = [], 0
+        while i < len(out) and out[i]:
+            # --raw: the id, then field, value, field, value ... one per line
+            fields, i = {"id": out[i]}, i + 1
+            while i + 1 < len(out) and out[i] and not _redis_entry_id(out[i]):
+                fields[out[i]] = out[i + 1]
+                i += 2
+            entries.append(fields)
+        return entries
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            self.proc.wait(timeout=30)
+

@@ -4,7 +4,6 @@ TLS with the throwaway CA, AUTH with an ACL user, a retry that must not append t
 and the classification of what the server refuses."""
 import os
 import shutil
-import socket
 import subprocess
 
 import pytest
@@ -15,66 +14,9 @@ TOOL = os.path.join(testlib.ROOT, "processor", "build", "asan", "tool_redis")
 pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
 
 
-class Redis:
-    """A redis-server of its own on a free loopback port, in a temporary directory; with certs,
-    TLS only."""
-
-    def __init__(self, tmp, certs=None, users=()):
-        self.port = testlib.free_ports(1)[0]
-        self.dir = tmp
-        conf = ["port %d" % (0 if certs else self.port), "bind 127.0.0.1", "dir %s" % tmp,
-                "save ''", "appendonly no", "daemonize no", "logfile %s/redis.log" % tmp]
-        if certs:
-            conf += ["tls-port %d" % self.port, "tls-cert-file %s/server.pem" % certs,
-                     "tls-key-file %s/server.key" % certs, "tls-ca-cert-file %s/ca.pem" % certs,
-                     "tls-auth-clients no"]
-        conf += ["user %s" % u for u in users]
-        with open(os.path.join(tmp, "redis.conf"), "w") as f:
-            f.write("\n".join(conf) + "\n")
-        self.proc = subprocess.Popen(["redis-server", os.path.join(tmp, "redis.conf")])
-        self.tls = certs
-        testlib.wait_for(self.listening, "redis-server to listen")
-
-    def listening(self):
-        with socket.socket() as s:
-            return s.connect_ex(("127.0.0.1", self.port)) == 0
-
-    def cli(self, *args):
-        cmd = ["redis-cli", "-h", "127.0.0.1", "-p", str(self.port), "--no-auth-warning"]
-        if self.tls:
-            cmd += ["--tls", "--cacert", "%s/ca.pem" % self.tls]
-        return subprocess.run(cmd + list(args), check=True, capture_output=True, text=True).stdout
-
-    def entries(self, stream):
-        """Each entry of the stream as a dict of its fields, read back by redis-cli."""
-        return self.entries_as(None, None, stream)
-
-    def entries_as(self, user, password, stream):
-        auth = ["--user", user, "--pass", password] if user else []
-        out = self.cli(*(auth + ["--raw", "XRANGE", stream, "-", "+"])).split("\n")
-        entries, i = [], 0
-        while i < len(out) and out[i]:
-            # --raw: the id, then field, value, field, value ... one per line
-            fields, i = {"id": out[i]}, i + 1
-            while i + 1 < len(out) and out[i] and not _looks_like_id(out[i]):
-                fields[out[i]] = out[i + 1]
-                i += 2
-            entries.append(fields)
-        return entries
-
-    def stop(self):
-        self.proc.terminate()
-        self.proc.wait(timeout=30)
-
-
-def _looks_like_id(s):
-    a, _, b = s.partition("-")
-    return a.isdigit() and b.isdigit()
-
-
 @pytest.fixture
 def redis(tmp_path):
-    r = Redis(str(tmp_path))
+    r = testlib.RedisServer(str(tmp_path))
     yield r
     r.stop()
 
@@ -137,7 +79,7 @@ def test_no_server_is_retried(tmp_path):
 
 
 def test_tls_with_the_servers_ca(tmp_path, certs):
-    r = Redis(str(tmp_path), certs=str(certs))
+    r = testlib.RedisServer(str(tmp_path), certs=str(certs))
     try:
         res = append(r, "secure", ("1", "over tls"), args=["--tls", "--ca", "%s/ca.pem" % certs])
         assert res[0][0] == "sent", res
@@ -154,7 +96,7 @@ def test_tls_with_the_servers_ca(tmp_path, certs):
 
 
 def test_auth_with_an_acl_user(tmp_path):
-    r = Redis(str(tmp_path), users=["default off", "relay on >s3cret ~* +@all"])
+    r = testlib.RedisServer(str(tmp_path), users=["default off", "relay on >s3cret ~* +@all"])
     try:
         (res,) = append(r, "authed", ("1", "x"), args=["--user", "relay", "--password", "s3cret"])
         assert res[0] == "sent", res

@@ -27,7 +27,7 @@ WHERE p.pronamespace = 'pgrelay'::regnamespace
                     'pgrelay._settings_saved()'::regprocedure, 'pgrelay._settings_restore(text[])'::regprocedure,
                     'pgrelay._run_handler(text, oid, text, text, interval, timestamptz, interval, boolean)'::regprocedure,
                     'pgrelay.register(text, text, text, text, boolean, integer, interval, interval, interval, boolean,'
-                    ' text, integer, text, boolean, boolean)'::regprocedure)
+                    ' text, integer, text, boolean, boolean, jsonb)'::regprocedure)
 ORDER BY 1;
 
 -- A handler must be SECURITY DEFINER: it runs with its owner's rights, never the Processor's (error)

@@ -246,14 +246,15 @@ CREATE OR REPLACE FUNCTION pgrelay._register(channel text, action_type text DEFA
                                  max_payload_bytes integer DEFAULT NULL,
                                  retry_policy text DEFAULT NULL,
                                  batch boolean DEFAULT NULL,
-                                 shared_keys boolean DEFAULT NULL)
+                                 shared_keys boolean DEFAULT NULL,
+                                 settings jsonb DEFAULT NULL)
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * register() once the handler is looked up (as the caller): creates a channel, or updates one: an
- * argument left NULL keeps the current value (or takes the default for a new channel). Everything
- * is validated here so that the Processor never meets a channel it cannot run. Asks the
- * Processors to reload.
+ * argument left NULL keeps the current value (or takes the default for a new channel); a
+ * destination's settings are written by _destination_save. Everything is validated here so that
+ * the Processor never meets a channel it cannot run. Asks the Processors to reload.
  */
 DECLARE
     prev pgrelay.channels;
@@ -318,6 +319,7 @@ BEGIN
     IF prev.action_type = 'webhook' AND ch.action_type <> 'webhook' THEN
         DELETE FROM pgrelay.webhooks w WHERE w.channel = _register.channel;
     END IF;
+    PERFORM pgrelay._destination_save(prev, ch, _register.settings);
     IF prev.channel IS NULL THEN
         INSERT INTO pgrelay.channels SELECT ch.*;
     ELSE
@@ -336,7 +338,7 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay._register(text, text, regprocedure, text, boolean, integer, interval, interval,
-                                      interval, boolean, text, integer, text, boolean, boolean) IS
+                                      interval, boolean, text, integer, text, boolean, boolean, jsonb) IS
     'register() with its handler looked up: creates or updates a channel and asks the Processors to reload';
 
 -- pgrelay.register()
@@ -353,7 +355,8 @@ CREATE OR REPLACE FUNCTION pgrelay.register(channel text, action_type text DEFAU
                                  max_payload_bytes integer DEFAULT NULL,
                                  retry_policy text DEFAULT NULL,
                                  batch boolean DEFAULT NULL,
-                                 shared_keys boolean DEFAULT NULL)
+                                 shared_keys boolean DEFAULT NULL,
+                                 settings jsonb DEFAULT NULL)
 RETURNS pgrelay.channels
 LANGUAGE plpgsql VOLATILE AS $$
 /*
@@ -385,12 +388,12 @@ BEGIN
                              register.node_restricted, register.max_attempts, register.timeout,
                              register.backoff_base, register.backoff_max, register.active,
                              register.description, register.max_payload_bytes, register.retry_policy,
-                             register.batch, register.shared_keys);
+                             register.batch, register.shared_keys, register.settings);
 END
 $$;
 COMMENT ON FUNCTION pgrelay.register(text, text, text, text, boolean, integer, interval, interval,
-                                     interval, boolean, text, integer, text, boolean, boolean) IS
-    'Creates or updates a channel (named arguments; NULL keeps the current value; handler => ''schema.function(text)'') and asks the Processors to reload';
+                                     interval, boolean, text, integer, text, boolean, boolean, jsonb) IS
+    'Creates or updates a channel (named arguments; NULL keeps the current value; handler => ''schema.function(text)''; a destination''s settings => jsonb) and asks the Processors to reload';
 
 -- pgrelay.unregister()
 CREATE OR REPLACE FUNCTION pgrelay.unregister(channel text) RETURNS void

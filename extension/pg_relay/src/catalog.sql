@@ -14,7 +14,8 @@ COMMENT ON TABLE pgrelay.action_types IS
 INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('sql', 10, 'call the channel''s handler function with the payload'),
     ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id'),
-    ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed');
+    ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed'),
+    ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)');
 
 CREATE TABLE pgrelay.channels (
     channel          text PRIMARY KEY,
@@ -265,6 +266,16 @@ COMMENT ON TABLE pgrelay.webhook_secrets IS
     '(env:NAME, file:NAME, value:TEXT) that only the Processor resolves. No role but the extension '
     'owner has any privilege on this table.';
 
+-- since 1.4: where a destination channel's events go, and how (register(channel, kind, settings => ...))
+CREATE TABLE pgrelay.destinations (
+    channel    text PRIMARY KEY REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    settings   jsonb NOT NULL,
+    updated_at timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.destinations IS
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis), checked '
+    'and completed by register(); secrets only as env:/file: references the Processor resolves';
+
 -- One row per Processor running against this database, written by that Processor: when it
 -- starts and then every 10 s (or every tick, with a longer poll interval), deleted when it stops
 -- cleanly; the view pgrelay.processors tells the live from the silent. Node-local: each node of a
@@ -415,11 +426,12 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.log', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis')$$);
 SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhook_secrets', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.destinations', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.watches', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_entries', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.schedule_runs', '');

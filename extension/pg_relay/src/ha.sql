@@ -835,6 +835,7 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.heartbeats', true, 'how the nodes hear from each other'),
         ('pgrelay.webhooks', true, 'a webhook endpoint registered on one node is used by the Processors of all'),
         ('pgrelay.webhook_secrets', true, 'the header values and signing secret of a webhook endpoint, with it'),
+        ('pgrelay.destinations', true, 'a destination registered on one node is used by the Processors of all'),
         ('pgrelay.schedule_entries', true, 'a schedule and its next occurrence: whichever node fires next reads it'),
         ('pgrelay.schedule_runs', true, 'the occurrences fired: a node never queues one that any node queued'),
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),

@@ -37,6 +37,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay._queue_defer(bigint, timestamptz),
     pgrelay._webhook_claim(bigint),
     pgrelay._webhook_gone(bigint, integer, text),
+    pgrelay._destination_claim(bigint),
     pgrelay.should_dispatch_single(),
     pgrelay.interface_version(),
     pgrelay.installation(),
@@ -64,10 +65,10 @@ TO pgrelay_processor;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.register(text, text, text, text, boolean, integer, interval, interval, interval, boolean, text,
-                     integer, text, boolean, boolean),
+                     integer, text, boolean, boolean, jsonb),
     -- register() looks the handler up as the caller (SECURITY INVOKER), then this writes the channel
     pgrelay._register(text, text, regprocedure, text, boolean, integer, interval, interval, interval, boolean, text,
-                      integer, text, boolean, boolean),
+                      integer, text, boolean, boolean, jsonb),
     pgrelay.unregister(text),
     pgrelay.pause(text),
     pgrelay.resume(text),
@@ -109,7 +110,7 @@ GRANT SELECT ON pgrelay.channels, pgrelay.action_types, pgrelay.queue, pgrelay.l
                 pgrelay.cluster_status, pgrelay.webhooks, pgrelay.webhook_status, pgrelay.processor_reports,
                 pgrelay.processors, pgrelay.dispatch_state, pgrelay.watches, pgrelay.watched_tables,
                 pgrelay.schedule_entries, pgrelay.schedule_runs, pgrelay.schedules, pgrelay.last_errors,
-                pgrelay.backlog_samples, pgrelay.backlog
+                pgrelay.backlog_samples, pgrelay.backlog, pgrelay.destinations
 TO pgrelay_admin;
 GRANT UPDATE (run_order, description) ON pgrelay.action_types TO pgrelay_admin;
 GRANT SELECT ON pgrelay.queue_depth, pgrelay.failed, pgrelay.cluster_status, pgrelay.processors,

@@ -68,10 +68,11 @@ static const struct ConfParam params[] = {
 	{"reconnect-max", 0, CT_DURATION, F(reconnect_max_ms), "30s", true, NULL, 100, 3600000, "DURATION",
 	 "longest wait between two reconnection attempts"},
 	{"secret-env", 0, CT_STRING, F(secret_env), "", true, NULL, 0, 0, "LIST",
-	 "environment variables profiles and webhooks may name as env:VAR (VAR=profile/NAME, "
-	 "VAR=webhook/CHANNEL, ...)"},
+	 "environment variables profiles and channels may name as env:VAR (VAR=profile/NAME, "
+	 "VAR=webhook/CHANNEL, VAR=channel/CHANNEL, ...)"},
 	{"secrets-dir", 0, CT_STRING, F(secrets_dir), "", true, NULL, 0, 0, "DIR",
-	 "directory of file: secrets, one subdirectory per owner (DIR/profile/NAME, DIR/webhook/CHANNEL)"},
+	 "directory of file: secrets, one subdirectory per owner (DIR/profile/NAME, DIR/webhook/CHANNEL, "
+	 "DIR/channel/CHANNEL)"},
 	{"shutdown-timeout", 0, CT_DURATION, F(shutdown_timeout_ms), "30s", true, NULL, 0, 3600000, "DURATION",
 	 "how long in-flight events may finish after SIGTERM"},
 	{"workers", 'w', CT_INT, F(workers), "4", false, NULL, 1, 64, "N",

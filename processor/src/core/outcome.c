@@ -12,7 +12,7 @@ static const char *const outcome_names[] = {"skipped",  "ok",      "partial", "c
 static const char *const result_names[] = {"ok", "partial", "transient", "permanent", "cancelled"};
 static const char *const rcpt_names[] = {"pending", "sent", "failed", "retrying"};
 static const char *const config_error_names[] = {
-	"", "missing_handler", "not_security_definer", "missing_grant", "in_handler", "secret"};
+	"", "missing_handler", "not_security_definer", "missing_grant", "in_handler", "secret", "destination"};
 
 #define NELEM(a) (sizeof(a) / sizeof((a)[0]))
 

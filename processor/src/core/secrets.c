@@ -44,7 +44,7 @@ dup_value(const char *v, size_t len, const char *what, char **out, char *err, si
 const char *
 secrets_owner_kind_name(enum SecretOwnerKind kind)
 {
-	return kind == SO_PROFILE ? "profile" : "webhook";
+	return kind == SO_PROFILE ? "profile" : kind == SO_WEBHOOK ? "webhook" : "channel";
 }
 
 /* OWNER(o) is "%s/%.*s"'s arguments naming the owner in errors: "profile/default". */
@@ -168,6 +168,8 @@ kind_of(const struct Binding *b)
 		return SO_PROFILE;
 	if (b->kind_len == 7 && strncmp(b->kind, "webhook", 7) == 0)
 		return SO_WEBHOOK;
+	if (b->kind_len == 7 && strncmp(b->kind, "channel", 7) == 0)
+		return SO_CHANNEL;
 	return -1;
 }
 
@@ -182,8 +184,10 @@ secrets_check_env_bindings(const char *list, char *err, size_t errlen)
 		int shown = (int) utf8_prefix(b.var, b.var_len < 100 ? b.var_len : 100);
 
 		if (r < 0) {
-			snprintf(err, errlen, "\"%.*s\" is not VARIABLE=profile/NAME or VARIABLE=webhook/CHANNEL", shown,
-					 b.var);
+			snprintf(
+				err, errlen,
+				"\"%.*s\" is not VARIABLE=profile/NAME, VARIABLE=webhook/CHANNEL or VARIABLE=channel/CHANNEL",
+				shown, b.var);
 			return false;
 		}
 		if (!var_name_ok(b.var, b.var_len)) {
@@ -193,12 +197,12 @@ secrets_check_env_bindings(const char *list, char *err, size_t errlen)
 		if (own_setting(b.var, b.var_len)) {
 			snprintf(err, errlen,
 					 "%.*s is one of the Processor's own connection settings (PG*): it cannot be bound to a "
-					 "profile or a webhook",
+					 "profile, a webhook or a channel",
 					 shown, b.var);
 			return false;
 		}
 		if (kind_of(&b) < 0) {
-			snprintf(err, errlen, "%.*s: \"%.*s\" is neither profile nor webhook", shown, b.var,
+			snprintf(err, errlen, "%.*s: \"%.*s\" is neither profile, webhook nor channel", shown, b.var,
 					 (int) utf8_prefix(b.kind, b.kind_len < 40 ? b.kind_len : 40), b.kind);
 			return false;
 		}
@@ -377,8 +381,8 @@ secrets_hint(const char *err)
 		 "set the variable in the Processor's environment (under systemd: /etc/pg_relay/environment), then "
 		 "restart it"},
 		{"is not bound to",
-		 "bind the variable to its owner in the Processor's secret-env setting: VARIABLE=profile/NAME or "
-		 "VARIABLE=webhook/CHANNEL"},
+		 "bind the variable to its owner in the Processor's secret-env setting: VARIABLE=profile/NAME, "
+		 "VARIABLE=webhook/CHANNEL or VARIABLE=channel/CHANNEL"},
 		{"own connection settings",
 		 "use a variable of the profile's or channel's own, bound with secret-env"},
 		/* before "is empty", which it says too */

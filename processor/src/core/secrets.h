@@ -27,7 +27,8 @@
 /* What a reference belongs to. */
 enum SecretOwnerKind {
 	SO_PROFILE, /* an email profile of pgrelay_notifier */
-	SO_WEBHOOK  /* a webhook channel of pgrelay */
+	SO_WEBHOOK, /* a webhook channel of pgrelay */
+	SO_CHANNEL  /* a destination channel of pgrelay (pgrelay.destinations) */
 };
 
 /* The owner of the references being resolved, and where the operator keeps its secrets. */

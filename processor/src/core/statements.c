@@ -142,6 +142,13 @@ static const struct Statement statements[] = {
 		{"pgrelay_webhook_claim",
 		 "SELECT payload, attempt, event_id, endpoint::text, replayed FROM pgrelay._webhook_claim($1)", 1,
 		 true},
+	/* queued_at in UTC, as ISO 8601: it travels with the message */
+	[STMT_DESTINATION_CLAIM] =
+		{"pgrelay_destination_claim",
+		 "SELECT payload, attempt, event_id, channel, action_type, key,"
+		 " pg_catalog.to_char(queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+		 " settings::text, timeout_ms, replayed FROM pgrelay._destination_claim($1)",
+		 1, true},
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"

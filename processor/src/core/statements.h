@@ -47,6 +47,7 @@ enum StmtId {
 	STMT_SET_STATUS,        /* the attempt, recorded in the notifier */
 	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
 	STMT_WEBHOOK_CLAIM,     /* a webhook event: claim its row, with the channel's endpoint */
+	STMT_DESTINATION_CLAIM, /* a destination's event (redis): claim its row, with the channel's settings */
 	STMT_HA_TICK,           /* each tick in multi-node and leader mode: heartbeat, decision, probe */
 	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
 	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */

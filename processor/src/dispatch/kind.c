@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "notify.h"
+#include "redis_kind.h"
 #include "webhook.h"
 
 static const struct DestKind kinds[] = {
@@ -15,6 +16,8 @@ static const struct DestKind kinds[] = {
 	 notify_read, notify_deliver, notify_record},
 	{"webhook", W_WEBHOOK, true, STMT_COUNT, STMT_WEBHOOK_CLAIM, STMT_COUNT, webhook_open, webhook_close,
 	 webhook_read, webhook_deliver, NULL},
+	{"redis", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, redis_kind_open,
+	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL},
 };
 
 const struct DestKind *

@@ -441,7 +441,7 @@ pool_stop(long timeout_ms)
 		for (i = 0; i < pool.n; i++) {
 			int st = atomic_load(&pool.slots[i].state);
 
-			if (st == W_SQL || st == W_NOTIFY || st == W_WEBHOOK)
+			if (st == W_SQL || st == W_NOTIFY || st == W_WEBHOOK || st == W_DESTINATION)
 				worker_cancel(pool.slots[i].worker);
 		}
 		left = wait_in_flight(now_us() + 5000000LL);

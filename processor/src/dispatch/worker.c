@@ -18,6 +18,7 @@
 #include "log.h"
 #include "metrics.h"
 #include "pgconn.h"
+#include "redis_kind.h"
 #include "transport.h"
 #include "utf8.h"
 
@@ -86,6 +87,7 @@ worker_close(struct Worker *w)
 {
 	transport_cache_free(w->transports);
 	w->transports = NULL;
+	redis_kind_thread_end(); /* worker_close runs on the worker's own thread */
 	pgconn_close(&w->pg);
 }
 

@@ -14,13 +14,14 @@
 #include "pgrelay.h"
 
 enum WorkerState {
-	W_STARTING, /* thread created, first connection not made yet */
-	W_DOWN,     /* no connection; waiting to reconnect */
-	W_IDLE,     /* connected, waiting for an event */
-	W_SQL,      /* running pgrelay.process_one() or process_batch() */
-	W_NOTIFY,   /* inside the held transaction of a notify event */
-	W_WEBHOOK,  /* inside the held transaction of a webhook event */
-	W_STOPPED   /* the thread has finished */
+	W_STARTING,    /* thread created, first connection not made yet */
+	W_DOWN,        /* no connection; waiting to reconnect */
+	W_IDLE,        /* connected, waiting for an event */
+	W_SQL,         /* running pgrelay.process_one() or process_batch() */
+	W_NOTIFY,      /* inside the held transaction of a notify event */
+	W_WEBHOOK,     /* inside the held transaction of a webhook event */
+	W_DESTINATION, /* inside the held transaction of a destination's event (redis) */
+	W_STOPPED      /* the thread has finished */
 };
 
 /* What the pool lends a worker for its life. */

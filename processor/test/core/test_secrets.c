@@ -79,9 +79,10 @@ teardown(void)
 }
 
 /* The bindings of the table below: two variables for default, one for other, one for a webhook. */
-static const char bindings[] = "PGRELAY_TEST_PW=profile/default, PGRELAY_TEST_EMPTY=profile/default\n"
-							   "PGRELAY_TEST_UNSET=profile/default,OTHER_PW=profile/other "
-							   "PGRELAY_TEST_PW=webhook/orders/eu PGPASSWORD=profile/default";
+static const char bindings[] =
+	"PGRELAY_TEST_PW=profile/default, PGRELAY_TEST_EMPTY=profile/default\n"
+	"PGRELAY_TEST_UNSET=profile/default,OTHER_PW=profile/other "
+	"PGRELAY_TEST_PW=webhook/orders/eu PGPASSWORD=profile/default OTHER_PW=channel/stream";
 
 static void
 test_resolve_table(void)
@@ -105,6 +106,11 @@ test_resolve_table(void)
 		{"env:OTHER_PW", SO_PROFILE, "default", true, NULL, "env:OTHER_PW is not bound to profile/default"},
 		{"env:PGRELAY_TEST_PW", SO_PROFILE, "other", true, NULL, "is not bound to profile/other"},
 		{"env:PGRELAY_TEST_PW", SO_WEBHOOK, "default", true, NULL, "is not bound to webhook/default"},
+		/* a destination channel's own, apart from a webhook's of the same name */
+		{"env:OTHER_PW", SO_CHANNEL, "stream", true, "other-envs3cret", NULL},
+		{"env:OTHER_PW", SO_WEBHOOK, "stream", true, NULL, "is not bound to webhook/stream"},
+		{"env:PGRELAY_TEST_PW", SO_CHANNEL, "orders/eu", true, NULL, "is not bound to channel/orders"},
+		{"file:pw", SO_CHANNEL, "default", true, NULL, "channel/default/pw"},
 		{"env:PGRELAY_TEST_PW", SO_PROFILE, "defaul", true, NULL, "is not bound"},
 		{"env:HOME", SO_PROFILE, "default", true, NULL, "is not bound"},
 		{"env:PGPASSWORD", SO_PROFILE, "default", true, NULL, "own connection settings"},
@@ -296,6 +302,7 @@ test_check_env_bindings(void)
 		{"  ,, ", NULL},
 		{"SMTP_PASSWORD=profile/default", NULL},
 		{"A=profile/x,B=webhook/orders/eu C=webhook/a:b\tD=profile/x", NULL},
+		{"REDIS_PW=channel/orders", NULL},
 		{"PGRELAY_SMTP=profile/default", NULL},
 		{"_X1=profile/p", NULL},
 		{"PGPASSWORD=profile/default", "own connection settings"},
@@ -308,8 +315,8 @@ test_check_env_bindings(void)
 		{"=profile/a", "not an environment variable name"},
 		{"1X=profile/a", "not an environment variable name"},
 		{"X-Y=profile/a", "not an environment variable name"},
-		{"X=channel/a", "is neither profile nor webhook"},
-		{"X=Profile/a", "is neither profile nor webhook"},
+		{"X=chanel/a", "is neither profile, webhook nor channel"},
+		{"X=Profile/a", "is neither profile, webhook nor channel"},
 	};
 	size_t i;
 

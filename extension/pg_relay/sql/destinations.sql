@@ -1,0 +1,108 @@
+-- destinations: a channel of a broker kind is registered with its settings, checked and completed
+-- there; altered, paused and unregistered as any channel; the Processor's claim returns them
+\set SHOW_CONTEXT never
+DELETE FROM pgrelay.queue;
+CREATE ROLE regress_dest_admin IN ROLE pgrelay_admin;
+CREATE ROLE regress_dest_proc IN ROLE pgrelay_processor;
+CREATE ROLE regress_dest_producer IN ROLE pgrelay_producer;
+CREATE ROLE regress_dest_monitor IN ROLE pgrelay_monitor;
+
+-- the kinds, and the action type of each
+SELECT pgrelay._destination_kinds();
+SELECT action_type, run_order FROM pgrelay.action_types WHERE action_type = ANY (pgrelay._destination_kinds());
+
+-- a new redis channel: its settings completed with the defaults
+SET SESSION AUTHORIZATION regress_dest_admin;
+SELECT channel, action_type, batch FROM pgrelay.register('r_orders', 'redis', settings => '{"host": "redis.internal"}');
+SELECT channel, settings FROM pgrelay.destinations;
+-- altered: the keys given replace theirs, the others stay; a null removes one
+SELECT channel FROM pgrelay.register('r_orders', settings => '{"port": 6380, "tls": true, "ca_file": "/etc/ssl/r.pem",
+                                                               "user": "relay", "password": "env:REDIS_PW",
+                                                               "stream": "orders:events", "maxlen": 100000}');
+SELECT settings FROM pgrelay.destinations;
+SELECT channel FROM pgrelay.register('r_orders', settings => '{"maxlen": null, "dedup_seconds": 3600}');
+SELECT settings FROM pgrelay.destinations;
+-- the channel's own settings without its destination's
+SELECT channel, max_attempts FROM pgrelay.register('r_orders', max_attempts => 9);
+SELECT settings ->> 'stream' FROM pgrelay.destinations;
+
+-- what the settings may not be (errors)
+SELECT pgrelay.register('r_bad', 'redis');
+SELECT pgrelay.register('r_bad', 'redis', settings => '[]');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"hots": "x"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"port": 6379}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": ""}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "a\nb"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "port": 70000}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "port": "6379"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "port": 6379.5}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "tls": "yes"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "ca_file": "/etc/ca.pem"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "tls": true, "ca_file": "ca.pem"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "password": "hunter2"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "password": "env:1BAD"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "user": "relay"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "maxlen": -1}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "dedup_seconds": 0}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "stream": ""}');
+SELECT count(*) FROM pgrelay.channels WHERE channel = 'r_bad';
+-- a sql channel takes no settings (error)
+RESET SESSION AUTHORIZATION;
+CREATE SCHEMA regress_dest;
+GRANT USAGE ON SCHEMA regress_dest TO regress_dest_admin;
+CREATE FUNCTION regress_dest.handle(payload text) RETURNS void LANGUAGE sql SECURITY DEFINER AS '';
+SET SESSION AUTHORIZATION regress_dest_admin;
+SELECT pgrelay.register('r_sql', 'sql', handler => 'regress_dest.handle(text)', settings => '{"host": "h"}');
+
+-- a destination that becomes a sql channel loses its row; a sql channel that becomes one needs settings
+SELECT channel FROM pgrelay.register('r_moves', 'redis', settings => '{"host": "h"}');
+SELECT channel, action_type FROM pgrelay.register('r_moves', 'sql', handler => 'regress_dest.handle(text)');
+SELECT count(*) FROM pgrelay.destinations WHERE channel = 'r_moves';
+SELECT channel FROM pgrelay.register('r_moves', 'redis');
+SELECT channel, action_type FROM pgrelay.register('r_moves', 'redis', settings => '{"host": "h2"}');
+SELECT settings ->> 'host' FROM pgrelay.destinations WHERE channel = 'r_moves';
+
+-- paused and resumed as any channel; unregistered with its row
+SELECT pgrelay.pause('r_moves');
+SELECT paused FROM pgrelay.channels WHERE channel = 'r_moves';
+SELECT pgrelay.resume('r_moves');
+SELECT pgrelay.unregister('r_moves');
+SELECT count(*) FROM pgrelay.destinations WHERE channel = 'r_moves';
+RESET SESSION AUTHORIZATION;
+
+-- who reads the settings: admins do; producers and the monitor do not (errors)
+SET SESSION AUTHORIZATION regress_dest_producer;
+SELECT count(*) FROM pgrelay.destinations;
+SET SESSION AUTHORIZATION regress_dest_monitor;
+SELECT count(*) FROM pgrelay.destinations;
+RESET SESSION AUTHORIZATION;
+
+-- the Processor's claim: the event, its key, its channel's settings; another kind's event is
+-- refused (error)
+SET SESSION AUTHORIZATION regress_dest_producer;
+SELECT pgrelay.notify('r_orders', '{"id": 1}', key => 'customer-7') > 0;
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_dest_proc;
+BEGIN;
+SELECT payload, attempt, channel, action_type, key, settings ->> 'host', settings ->> 'password', timeout_ms, replayed
+FROM pgrelay._destination_claim((SELECT id FROM pgrelay.queue_pending_ids() LIMIT 1));
+ROLLBACK;
+RESET SESSION AUTHORIZATION;
+SELECT channel FROM pgrelay.register('r_sql', 'sql', handler => 'regress_dest.handle(text)');
+SELECT pgrelay.notify('r_sql', 'x') > 0;
+SELECT id AS sql_event FROM pgrelay.queue WHERE channel = 'r_sql' \gset
+SET SESSION AUTHORIZATION regress_dest_proc;
+SELECT * FROM pgrelay._destination_claim(:sql_event);
+RESET SESSION AUTHORIZATION;
+
+-- the internal functions are nobody's to call (error)
+SET SESSION AUTHORIZATION regress_dest_admin;
+SELECT pgrelay._destination_save(NULL, NULL, NULL);
+RESET SESSION AUTHORIZATION;
+
+-- clean up
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.unregister('r_orders');
+SELECT pgrelay.unregister('r_sql');
+DROP SCHEMA regress_dest CASCADE;
+DROP ROLE regress_dest_admin, regress_dest_proc, regress_dest_producer, regress_dest_monitor;

@@ -1,0 +1,282 @@
+-- ---------------------------------------------------------------------------------------------
+-- Destinations: a channel whose events go to a broker (Redis Streams) keeps where and how in one
+-- row of pgrelay.destinations, written by register(channel, kind, settings => ...), checked there
+-- so that the Processor never meets settings it cannot use. Secrets are references (env:NAME,
+-- file:NAME) the Processor resolves for that channel only, never values.
+-- ---------------------------------------------------------------------------------------------
+
+-- pgrelay._destination_kinds()
+CREATE OR REPLACE FUNCTION pgrelay._destination_kinds() RETURNS text[]
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    SELECT ARRAY['redis']
+$$;
+COMMENT ON FUNCTION pgrelay._destination_kinds() IS
+    'Internal: the action types whose channels keep their settings in pgrelay.destinations';
+
+-- pgrelay._setting_error()
+CREATE OR REPLACE FUNCTION pgrelay._setting_error(channel text, kind text, key text, must text, given jsonb)
+RETURNS void
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    RAISE EXCEPTION 'channel "%": % setting "%" must be %, not %', channel, kind, key, must,
+                    left(pgrelay._show(given::text), 200)
+        USING ERRCODE = 'invalid_parameter_value',
+              HINT = format('See the %s settings in docs/destinations.md.', kind);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._setting_error(text, text, text, text, jsonb) IS
+    'Internal: raises the error of one destination setting that is not what it must be';
+
+-- pgrelay._setting_text()
+CREATE OR REPLACE FUNCTION pgrelay._setting_text(channel text, kind text, s jsonb, key text, dflt text,
+                                                 max_len integer DEFAULT 1024)
+RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the text setting key of s (dflt when absent or null): one line of 1 to max_len
+ * bytes. A required setting has no default: absent, it is an error.
+ */
+DECLARE
+    v jsonb := s -> key;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        IF dflt IS NULL THEN
+            RAISE EXCEPTION 'channel "%": % setting "%" is required', channel, kind, key
+                USING ERRCODE = 'null_value_not_allowed',
+                      HINT = format('See the %s settings in docs/destinations.md.', kind);
+        END IF;
+        RETURN dflt;
+    END IF;
+    IF jsonb_typeof(v) <> 'string' OR v #>> '{}' = '' OR octet_length(v #>> '{}') > max_len
+       OR pgrelay._has_control(v #>> '{}') THEN
+        PERFORM pgrelay._setting_error(channel, kind, key,
+                                       format('a string of 1 to %s bytes without control characters', max_len), v);
+    END IF;
+    RETURN v #>> '{}';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._setting_text(text, text, jsonb, text, text, integer) IS
+    'Internal: a text setting of a destination, checked, or its default';
+
+-- pgrelay._setting_int()
+CREATE OR REPLACE FUNCTION pgrelay._setting_int(channel text, kind text, s jsonb, key text, dflt bigint,
+                                                lo bigint, hi bigint)
+RETURNS bigint
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v jsonb := s -> key;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        RETURN dflt;
+    END IF;
+    IF jsonb_typeof(v) <> 'number' OR (v #>> '{}') !~ '^[0-9]{1,18}$'
+       OR (v #>> '{}')::bigint NOT BETWEEN lo AND hi THEN
+        PERFORM pgrelay._setting_error(channel, kind, key, format('a whole number from %s to %s', lo, hi), v);
+    END IF;
+    RETURN (v #>> '{}')::bigint;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._setting_int(text, text, jsonb, text, bigint, bigint, bigint) IS
+    'Internal: a whole-number setting of a destination, checked against its bounds, or its default';
+
+-- pgrelay._setting_bool()
+CREATE OR REPLACE FUNCTION pgrelay._setting_bool(channel text, kind text, s jsonb, key text, dflt boolean)
+RETURNS boolean
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+DECLARE
+    v jsonb := s -> key;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        RETURN dflt;
+    END IF;
+    IF jsonb_typeof(v) <> 'boolean' THEN
+        PERFORM pgrelay._setting_error(channel, kind, key, 'true or false', v);
+    END IF;
+    RETURN (v #>> '{}')::boolean;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._setting_bool(text, text, jsonb, text, boolean) IS
+    'Internal: a boolean setting of a destination, or its default';
+
+-- pgrelay._setting_secret()
+CREATE OR REPLACE FUNCTION pgrelay._setting_secret(channel text, kind text, s jsonb, key text) RETURNS text
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: a secret setting of a destination: NULL, or a reference the Processor resolves for
+ * this channel (env:NAME, file:NAME). Never a value: the settings are readable by the admins.
+ */
+DECLARE
+    v jsonb := s -> key;
+    why text;
+BEGIN
+    IF v IS NULL OR jsonb_typeof(v) = 'null' THEN
+        RETURN NULL;
+    END IF;
+    IF jsonb_typeof(v) <> 'string' OR NOT ((v #>> '{}') LIKE 'env:%' OR (v #>> '{}') LIKE 'file:%') THEN
+        -- never repeats the text: it may be the secret itself
+        RAISE EXCEPTION 'channel "%": % setting "%" must be a secret reference (env:NAME or file:NAME), not a value',
+                        channel, kind, key
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Put the secret in a file of the channel''s directory of --secrets-dir, or in a variable '
+                         'bound to the channel by --secret-env, and name it here.';
+    END IF;
+    why := pgrelay._secret_error(v #>> '{}');
+    IF why IS NOT NULL THEN
+        RAISE EXCEPTION 'channel "%": % setting "%": %', channel, kind, key, why
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN v #>> '{}';
+END
+$$;
+COMMENT ON FUNCTION pgrelay._setting_secret(text, text, jsonb, text) IS
+    'Internal: a secret setting of a destination, which must be an env: or file: reference';
+
+-- pgrelay._redis_settings()
+CREATE OR REPLACE FUNCTION pgrelay._redis_settings(channel text, s jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the settings of a redis channel, checked, with their defaults (docs/destinations.md):
+ * where the server is (host, port), TLS (tls, ca_file), AUTH (user, password: a reference), the
+ * stream's key (stream, default the channel's name), its trimming (maxlen, 0: none) and how long
+ * an appended event's id is remembered against a second append (dedup_seconds).
+ */
+DECLARE
+    r jsonb;
+BEGIN
+    r := jsonb_build_object(
+        'host', pgrelay._setting_text(channel, 'redis', s, 'host', NULL, 253),
+        'port', pgrelay._setting_int(channel, 'redis', s, 'port', 6379, 1, 65535),
+        'tls', pgrelay._setting_bool(channel, 'redis', s, 'tls', false),
+        'ca_file', pgrelay._setting_text(channel, 'redis', s, 'ca_file', '', 1024),
+        'user', pgrelay._setting_text(channel, 'redis', s, 'user', '', 256),
+        'password', pgrelay._setting_secret(channel, 'redis', s, 'password'),
+        'stream', pgrelay._setting_text(channel, 'redis', s, 'stream', channel, 512),
+        'maxlen', pgrelay._setting_int(channel, 'redis', s, 'maxlen', 0, 0, 2147483647),
+        'dedup_seconds', pgrelay._setting_int(channel, 'redis', s, 'dedup_seconds', 86400, 1, 2592000));
+    IF r ->> 'ca_file' <> '' AND NOT (r ->> 'tls')::boolean THEN
+        RAISE EXCEPTION 'channel "%": redis setting "ca_file" needs "tls": true', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r ->> 'ca_file' <> '' AND left(r ->> 'ca_file', 1) <> '/' THEN
+        PERFORM pgrelay._setting_error(channel, 'redis', 'ca_file', 'an absolute path', s -> 'ca_file');
+    END IF;
+    IF r ->> 'user' <> '' AND r ->> 'password' IS NULL THEN
+        RAISE EXCEPTION 'channel "%": redis setting "user" needs a "password"', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    -- '' stood for "none" above (a required text has no default): stored as absent
+    RETURN jsonb_strip_nulls(r - CASE WHEN r ->> 'ca_file' = '' THEN 'ca_file' ELSE '' END
+                               - CASE WHEN r ->> 'user' = '' THEN 'user' ELSE '' END);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._redis_settings(text, jsonb) IS
+    'Internal: the settings of a redis channel, checked, with their defaults';
+
+-- pgrelay._destination_settings()
+CREATE OR REPLACE FUNCTION pgrelay._destination_settings(channel text, kind text, s jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the settings of a destination channel of kind, checked (unknown keys refused, each
+ * known one by its kind's function), with their defaults.
+ */
+DECLARE
+    known text[];
+    k text;
+BEGIN
+    IF jsonb_typeof(s) IS DISTINCT FROM 'object' THEN
+        RAISE EXCEPTION 'channel "%": the settings must be a JSON object', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    known := CASE kind
+        WHEN 'redis' THEN ARRAY['host', 'port', 'tls', 'ca_file', 'user', 'password', 'stream', 'maxlen',
+                                'dedup_seconds']
+    END;
+    FOR k IN SELECT jsonb_object_keys(s) ORDER BY 1 LOOP
+        IF NOT k = ANY (known) THEN
+            RAISE EXCEPTION 'channel "%": unknown % setting "%"', channel, kind, left(pgrelay._show(k), 100)
+                USING ERRCODE = 'invalid_parameter_value',
+                      HINT = format('The %s settings are: %s.', kind, array_to_string(known, ', '));
+        END IF;
+    END LOOP;
+    RETURN CASE kind WHEN 'redis' THEN pgrelay._redis_settings(channel, s) END;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_settings(text, text, jsonb) IS
+    'Internal: the settings of a destination channel, checked, with their defaults';
+
+-- pgrelay._destination_save()
+CREATE OR REPLACE FUNCTION pgrelay._destination_save(prev pgrelay.channels, ch pgrelay.channels, settings jsonb)
+RETURNS void
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (register, as its owner): writes the destination row of channel ch (prev: as it was,
+ * NULL for a new one) from settings: given keys replace the current ones (a null removes one),
+ * the rest stay. A channel of another kind takes no settings, and loses its row when it stops
+ * being a destination.
+ */
+DECLARE
+    cur jsonb;
+BEGIN
+    IF NOT ch.action_type = ANY (pgrelay._destination_kinds()) THEN
+        IF settings IS NOT NULL THEN
+            RAISE EXCEPTION 'channel "%": % channels take no settings', ch.channel, ch.action_type
+                USING ERRCODE = 'invalid_parameter_value';
+        END IF;
+        DELETE FROM pgrelay.destinations d WHERE d.channel = ch.channel;
+        RETURN;
+    END IF;
+    IF prev.action_type IS NOT DISTINCT FROM ch.action_type THEN
+        SELECT d.settings INTO cur FROM pgrelay.destinations d WHERE d.channel = ch.channel;
+    END IF;
+    IF settings IS NULL AND cur IS NOT NULL THEN
+        RETURN;
+    ELSIF settings IS NULL THEN
+        RAISE EXCEPTION 'channel "%": a % channel needs its settings', ch.channel, ch.action_type
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = format('pgrelay.register(%L, %L, settings => ''{"host": ...}''); see docs/destinations.md.',
+                                ch.channel, ch.action_type);
+    END IF;
+    IF jsonb_typeof(settings) = 'object' THEN
+        settings := jsonb_strip_nulls(COALESCE(cur, '{}') || settings);
+    END IF;
+    INSERT INTO pgrelay.destinations AS d (channel, settings)
+    VALUES (ch.channel, pgrelay._destination_settings(ch.channel, ch.action_type, settings))
+    ON CONFLICT (channel) DO UPDATE SET settings = excluded.settings, updated_at = now();
+END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_save(pgrelay.channels, pgrelay.channels, jsonb) IS
+    'Internal: writes (or removes) the destination row of a channel register() writes';
+
+-- pgrelay._destination_claim()
+CREATE OR REPLACE FUNCTION pgrelay._destination_claim(id bigint)
+RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, action_type text, key text,
+               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The first step of the Processor's held transaction for a destination event: claims the row
+ * (_queue_claim: no row means skipped) and returns what its message carries with the channel's
+ * settings (secret references as given: the Processor resolves them) and timeout. settings is
+ * NULL when the channel has none. replayed: the row's attempt was recorded already and the claim
+ * finished it; nothing is sent.
+ */
+#variable_conflict use_column
+DECLARE
+    c record;
+BEGIN
+    SELECT * INTO c FROM pgrelay._queue_claim(_destination_claim.id);
+    IF NOT FOUND THEN
+        RETURN;
+    END IF;
+    IF NOT c.action_type = ANY (pgrelay._destination_kinds()) THEN
+        RAISE EXCEPTION 'an event of channel "%" is a "%" event, not one of a destination', c.channel, c.action_type
+            USING ERRCODE = 'wrong_object_type';
+    END IF;
+    RETURN QUERY
+    SELECT c.payload, c.attempt, c.event_id, c.channel, c.action_type,
+           (SELECT q.key FROM pgrelay.queue q WHERE q.id = c.queue_id), c.queued_at,
+           CASE WHEN NOT c.replayed THEN (SELECT d.settings FROM pgrelay.destinations d WHERE d.channel = c.channel) END,
+           c.timeout_ms, c.replayed;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_claim(bigint) IS
+    'Claims a destination event for this transaction and returns it with its channel''s settings; no row means skipped';

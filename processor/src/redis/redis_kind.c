@@ -1,0 +1,232 @@
+/*
+ * redis_kind.c - the redis kind of event (held.c runs its held transaction, docs/destinations.md):
+ *
+ *   BEGIN; _destination_claim (the row and the channel's settings); the event appended to the
+ *   stream outside the database under the channel's timeout (redis_stream.c); _finish_held; COMMIT.
+ *
+ * The claimed row stays locked for the whole append, so no other worker takes it; a crash before
+ * COMMIT leaves it for a later poll, and the append's marker makes that attempt find the entry the
+ * first one made instead of adding a second.
+ */
+#include "redis_kind.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgconn.h"
+#include "redis_stream.h"
+#include "secrets.h"
+
+/* A redis event's state, from the claim to the commit. */
+struct RedisEvent {
+	struct Attempt *a;
+	char *payload;
+	char event_id[24];
+	char *channel;
+	char *key; /* NULL: the event has none */
+	char queued_at[40];
+	char *settings; /* the channel's settings (JSON), NULL when it has none */
+	long timeout_ms;
+	char *password; /* resolved, wiped at close */
+	char error[1024];
+	char detail[512];
+};
+
+/*
+ * Each worker thread keeps its connection between events: the next event to the same server
+ * (same address, TLS and credentials) reuses it.
+ */
+static _Thread_local struct RedisSession session;
+
+void *
+redis_kind_open(struct Attempt *a)
+{
+	struct RedisEvent *e = calloc(1, sizeof *e);
+
+	if (e != NULL)
+		e->a = a;
+	return e;
+}
+
+void
+redis_kind_close(void *st)
+{
+	struct RedisEvent *e = st;
+
+	if (e == NULL)
+		return;
+	if (e->password != NULL) {
+		explicit_bzero(e->password, strlen(e->password));
+		free(e->password);
+	}
+	free(e->payload);
+	free(e->channel);
+	free(e->key);
+	free(e->settings);
+	free(e);
+}
+
+void
+redis_kind_thread_end(void)
+{
+	redis_session_close(&session);
+}
+
+/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
+static bool
+dup_value(const PGresult *res, int col, char **out)
+{
+	const char *v = pgconn_value(res, 0, col);
+
+	*out = v != NULL ? strdup(v) : NULL;
+	return v == NULL || *out != NULL;
+}
+
+enum HeldClaim
+redis_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+{
+	struct RedisEvent *e = st;
+	enum HeldClaim c = HC_SKIPPED;
+
+	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
+	(void) fetch_error;
+	if (res == NULL)
+		return HC_FAILED;
+	if (PQntuples(res) > 0) {
+		c = HC_CLAIMED;
+		e->a->attempt = atoi(pgconn_value(res, 0, 1));
+		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
+		snprintf(e->queued_at, sizeof e->queued_at, "%s",
+				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
+		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
+		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
+			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
+			e->channel == NULL)
+			c = HC_FAILED;
+		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
+			c = HC_REPLAYED;
+	}
+	pgconn_clear(res);
+	return c;
+}
+
+/* nothing_sent is the verdict of an attempt that appended nothing: result, with error. */
+static void
+nothing_sent(struct RedisEvent *e, struct Verdict *v, enum AttemptResult result, const char *error)
+{
+	if (error != e->error)
+		snprintf(e->error, sizeof e->error, "%s", error);
+	v->result = result;
+	v->error = e->error;
+}
+
+/* text_of is the string member key of doc, or NULL. */
+static const char *
+text_of(json_t *doc, const char *key)
+{
+	return json_string_value(json_object_get(doc, key));
+}
+
+/*
+ * target_of fills t from the settings document (register() checked and completed it), the
+ * password resolved for this channel only. False with the reason in e->error; *config: it is the
+ * set-up's (a secret that cannot be read).
+ */
+static bool
+target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *config)
+{
+	const char *ref = text_of(doc, "password");
+	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+
+	*config = false;
+	t->addr.host = text_of(doc, "host");
+	t->addr.port = (int) json_integer_value(json_object_get(doc, "port"));
+	t->addr.tls = json_is_true(json_object_get(doc, "tls"));
+	t->addr.ca_file = text_of(doc, "ca_file");
+	t->addr.user = text_of(doc, "user");
+	t->stream = text_of(doc, "stream");
+	t->maxlen = (long) json_integer_value(json_object_get(doc, "maxlen"));
+	t->dedup_ttl_s = (long) json_integer_value(json_object_get(doc, "dedup_seconds"));
+	t->timeout_ms = e->timeout_ms > 0 ? e->timeout_ms : 30000;
+	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
+		t->timeout_ms = e->a->ws->max_delivery_time_ms;
+	if (t->addr.host == NULL || t->stream == NULL || t->addr.port <= 0 || t->dedup_ttl_s <= 0) {
+		snprintf(e->error, sizeof e->error, "the channel's redis settings are incomplete");
+		return false;
+	}
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+		*config = true;
+		return false;
+	}
+	t->addr.password = e->password;
+	return true;
+}
+
+/* verdict_of turns the append's result into the attempt's verdict and its log detail. */
+static void
+verdict_of(struct RedisEvent *e, const struct RedisStreamTarget *t, const struct RedisStreamResult *r,
+		   struct Verdict *v)
+{
+	json_t *d = json_pack("{s:s, s:s, s:i}", "stream", t->stream, "host", t->addr.host, "port", t->addr.port);
+	char *text;
+
+	if (d != NULL && (r->outcome == RO_SENT || r->outcome == RO_DUPLICATE)) {
+		json_object_set_new(d, "entry_id", json_string(r->entry_id));
+		json_object_set_new(d, "duplicate", json_boolean(r->outcome == RO_DUPLICATE));
+	} else if (d != NULL && r->unknown) {
+		json_object_set_new(d, "unknown", json_true());
+	}
+	text = d != NULL ? json_dumps(d, JSON_COMPACT) : NULL;
+	snprintf(e->detail, sizeof e->detail, "%s", text != NULL ? text : "{}");
+	free(text);
+	json_decref(d);
+	v->detail = e->detail;
+	switch (r->outcome) {
+	case RO_SENT:
+	case RO_DUPLICATE:
+		v->result = AR_OK;
+		break;
+	case RO_CONFIG:
+		/* retried, so that the event goes once the settings or the server are fixed */
+		attempt_config_error(e->a->rep, CE_DESTINATION, SECRETS_SQLSTATE,
+							 "fix the channel's settings (pgrelay.register(channel, settings => ...)) or "
+							 "the Redis server's configuration, as the error says");
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	case RO_RETRY:
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	}
+}
+
+void
+redis_kind_deliver(void *st, struct Verdict *v)
+{
+	struct RedisEvent *e = st;
+	struct RedisStreamTarget t = {0};
+	struct RedisStreamEntry entry;
+	struct RedisStreamResult r;
+	char attempt[16];
+	json_t *doc;
+	bool config;
+
+	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+		nothing_sent(e, v, AR_PERMANENT, "the channel has no redis settings");
+		return;
+	}
+	if (!target_of(e, doc, &t, &config)) {
+		if (config)
+			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
+		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
+		json_decref(doc);
+		return;
+	}
+	snprintf(attempt, sizeof attempt, "%d", e->a->attempt);
+	entry = (struct RedisStreamEntry){e->event_id, e->channel, attempt,           e->queued_at,
+									  e->key,      e->payload, strlen(e->payload)};
+	redis_stream_append(&session, &t, &entry, &r);
+	verdict_of(e, &t, &r, v);
+	json_decref(doc);
+}

@@ -1,0 +1,129 @@
+"""Redis Streams end to end: a channel registered with its settings, notify() in the database, the
+Processor's held transaction, and a real redis-server (Debian's) read back with redis-cli: plain,
+AUTH with an ACL user and its password bound to the channel, TLS with the throwaway CA; a server
+that is down, then back; a refusal that is the set-up's."""
+import json
+import shutil
+
+import pytest
+
+import testlib
+
+pytestmark = pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+
+
+@pytest.fixture
+def redis(tmp_path):
+    started = []
+
+    def start(**kw):
+        d = tmp_path / ("redis-%d" % len(started))
+        d.mkdir()
+        r = testlib.RedisServer(str(d), **kw)
+        started.append(r)
+        return r
+    yield start
+    for r in started:
+        r.stop()
+
+
+def register(db, channel, settings, **kw):
+    args = dict(kw, backoff_base="10 milliseconds", backoff_max="50 milliseconds")
+    db.sql("SELECT pgrelay.register(%%s, 'redis', settings => %%s, %s)"
+           % ", ".join("%s => %%s" % k for k in args), [channel, json.dumps(settings)] + list(args.values()))
+
+
+def log_rows(db, channel):
+    return db.sql("SELECT event_id, attempt, outcome, error, detail FROM pgrelay.log WHERE channel = %s ORDER BY id",
+                  (channel,))
+
+
+def test_events_become_entries_with_their_fields(db, redis, processors):
+    """Each event is one entry of the channel's stream with its id, channel, attempt, queue time,
+    key and payload; the log row names the entry."""
+    r = redis()
+    register(db, "orders", {"host": "127.0.0.1", "port": r.port, "stream": "orders:events"})
+    first = db.scalar("SELECT pgrelay.notify('orders', '{\"id\": 1}', key => 'customer-7')")
+    second = db.scalar("SELECT pgrelay.notify('orders', 'plain text')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    # two workers may append them in either order
+    entries = sorted(r.entries("orders:events"), key=lambda e: int(e["event_id"]))
+    assert [e["event_id"] for e in entries] == [str(first), str(second)]
+    assert entries[0]["payload"] == '{"id": 1}' and entries[0]["key"] == "customer-7"
+    assert "key" not in entries[1] and entries[1]["payload"] == "plain text"
+    assert all(e["channel"] == "orders" and e["attempt"] == "1" for e in entries)
+    assert entries[0]["queued_at"].endswith("Z") and "T" in entries[0]["queued_at"]
+    rows = sorted(log_rows(db, "orders"))
+    assert [(row[0], row[2]) for row in rows] == [(first, "ok"), (second, "ok")]
+    assert rows[0][4]["entry_id"] == entries[0]["id"] and rows[0][4]["duplicate"] is False
+    assert rows[0][4]["stream"] == "orders:events"
+
+
+def test_a_server_that_is_down_is_retried_until_it_is_back(db, redis, processors):
+    r = redis()
+    register(db, "down", {"host": "127.0.0.1", "port": r.port})
+    r.stop()
+    eid = db.scalar("SELECT pgrelay.notify('down', 'x')")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    p.wait_log(r" attempt_failed .*outcome=retry")
+    [(_, attempt, outcome, error, _)] = log_rows(db, "down")[:1]
+    assert (attempt, outcome) == (1, "retry") and "cannot connect" in error
+    r.start()
+    testlib.wait_for(lambda: r.entries("down"), "the entry once the server is back")
+    assert p.stop() == 0
+    assert [e["event_id"] for e in r.entries("down")] == [str(eid)]
+    assert log_rows(db, "down")[-1][2] == "ok"
+
+
+def test_auth_with_the_channels_own_secret(db, redis, processors, tmp_path):
+    """The password is a reference the Processor resolves for this channel only: bound with
+    --secret-env to channel/authed, or a file of the channel's directory; a wrong one is a
+    configuration error at error level, with a hint, and no secret anywhere in the log."""
+    r = redis(users=["default off", "relay on >s3cret-pw ~* +@all"])
+    register(db, "authed", {"host": "127.0.0.1", "port": r.port, "user": "relay", "password": "env:REDIS_PW"})
+    db.scalar("SELECT pgrelay.notify('authed', 'one')")
+    p = processors("-d", db.dsn, "--once", "--secret-env=REDIS_PW=channel/authed", env={"REDIS_PW": "s3cret-pw"})
+    assert p.wait_exit() == 0
+    assert [e["payload"] for e in r.entries_as("relay", "s3cret-pw", "authed")] == ["one"]
+
+    secrets = tmp_path / "secrets"
+    (secrets / "channel" / "authed").mkdir(parents=True)
+    (secrets / "channel" / "authed" / "redis_pw").write_text("wrong-pw\n")
+    register(db, "authed", {"password": "file:redis_pw"})
+    db.scalar("SELECT pgrelay.notify('authed', 'two')")
+    p = processors("-d", db.dsn, "--once", "--secrets-dir", str(secrets))
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]  # --once runs the retries that come due meanwhile too
+    assert " error " in line and "config_error=destination" in line and "AUTH refused" in line, line
+    assert "wrong-pw" not in p.log() and "s3cret-pw" not in p.log()
+    assert log_rows(db, "authed")[-1][2] in ("retry", "failed")
+
+    # a webhook's binding of the same name is not the channel's
+    db.scalar("SELECT pgrelay.notify('authed', 'three')")
+    register(db, "authed", {"password": "env:REDIS_PW"})
+    p = processors("-d", db.dsn, "--once", "--secret-env=REDIS_PW=webhook/authed", env={"REDIS_PW": "s3cret-pw"})
+    assert p.wait_exit() == 0
+    assert any("config_error=secret" in l and "is not bound to channel/authed" in l
+               for l in p.lines("attempt_failed")), p.log()
+
+
+def test_tls_with_the_channels_ca(db, redis, processors, certs):
+    r = redis(certs=str(certs))
+    register(db, "secure", {"host": "localhost", "port": r.port, "tls": True, "ca_file": str(certs / "ca.pem")})
+    db.scalar("SELECT pgrelay.notify('secure', 'over tls')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert [e["payload"] for e in r.entries("secure")] == ["over tls"]
+
+
+def test_a_key_of_another_type_is_the_set_ups_error(db, redis, processors):
+    r = redis()
+    r.cli("SET", "taken", "a string")
+    register(db, "taken", {"host": "127.0.0.1", "port": r.port})
+    db.scalar("SELECT pgrelay.notify('taken', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert "config_error=destination" in line and "WRONGTYPE" in line, line
+    assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'taken'") == "configuration"
