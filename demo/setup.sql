@@ -2,7 +2,7 @@
 --
 -- Variables (psql -v): sink_port, the port of the local SMTP sink; graph_url and graph_ca, the
 -- address of the local fake of Microsoft Graph and its token endpoint, and the CA it is signed by;
--- hook_url, the local webhook receiver (signed by the same CA).
+-- hook_url, the local webhook receiver (signed by the same CA); redis_port, the local redis-server.
 
 SET client_min_messages = warning;
 
@@ -106,4 +106,13 @@ FROM pgrelay.register_webhook('order_events', :'hook_url',
         ca_file        => :'graph_ca',
         timeout        => '10 seconds');
 SELECT pgrelay.watch_table('shop.orders', 'order_events', operations => '{insert,update}',
+                           columns => '{order_id,customer,total,status}') AS trigger;
+
+-- A Redis stream fed by the same changes: a destination channel; its settings are one row of
+-- pgrelay.destinations, checked by register().
+SELECT channel, action_type
+FROM pgrelay.register('order_stream', 'redis',
+        settings => json_build_object('host', '127.0.0.1', 'port', :'redis_port'::integer,
+                                      'stream', 'shop:orders', 'maxlen', 10000)::jsonb);
+SELECT pgrelay.watch_table('shop.orders', 'order_stream', operations => '{insert,update}',
                            columns => '{order_id,customer,total,status}') AS trigger;

@@ -26,7 +26,11 @@ def test_demo_runs_and_shows_events_and_mail():
     assert "4 request(s) over " in out and "every signature checked by the receiver" in out
     assert "insert of shop.orders: order 1001" in out and "update of shop.orders: order 1003, status confirmed" in out
     assert "order 1002" not in out.split("The webhook receiver received")[1].split("What just happened")[0]
-    assert "Stopped the cluster, the SMTP sink, the fake Graph and the webhook receiver" in out
+    # the same changes in the Redis stream, read back with redis-cli
+    stream = out.split("The Redis stream shop:orders holds")[1].split("What just happened")[0]
+    assert "4 entries in the stream" in stream and "channel order_stream  attempt 1" in stream
+    assert "insert of shop.orders: order 1001" in stream and "order 1002" not in stream
+    assert "Stopped the cluster, the SMTP sink, the fake Graph, the webhook receiver and redis-server" in out
     # what it says of SQL events is what the Processor does (and the README says): they share a
     # transaction, up to 50
     told = " ".join(out.split("What just happened")[1].split())
