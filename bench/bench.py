@@ -6,12 +6,14 @@ and the targets are described in docs/benchmarks.md, how each is measured in
 docs/design/benchmark-notes.md. Progress goes to stderr, the table to stdout.
 """
 import http.client
+import json
 import os
 import re
 import shutil
 import statistics
 import signal
 import smtplib
+import socket
 import subprocess
 import sys
 import tempfile
@@ -66,6 +68,8 @@ LATENCY_SECONDS = 20
 LATENCY_POLLS = ("1s", "100ms")     # the default poll interval, and a shorter one
 EMAILS = 1000
 EMAIL_WORKERS = (1, 4)
+REDIS_EVENTS = 20000
+REDIS_WORKERS = (4, 8)
 
 # Instructions per statement (callgrind): two runs of each statement, the difference divided by
 # the difference of their lengths, so start-up and shut-down cancel out.
@@ -97,7 +101,8 @@ METRICS_SCRAPES = 200
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "metrics", "instructions", "console", "held")
+PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
+          "held")
 EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
@@ -115,6 +120,7 @@ TARGETS = {
     "idle_tx": 1.1,     # idle: one probe per poll interval (1 s), i.e. about 1 tx/s
     "rss_mb": 10.0,     # peak RSS <= 10 MB with 8 workers
     "email4": 0.70,     # emails/s at 4 workers >= 70% of the minimal client's floor
+    "redis4": 0.5,      # events/s into a Redis stream at 4 workers >= 0.5 of redis-benchmark's XADD, 1 client
     "console_ms": 100.0,  # every page of the web console, 10 million log rows: <= 100 ms (median)
     "limit4": 0.6,      # the default drain, 4 workers: >= 0.6 of the batched limit of the same run
     "pgque4": 0.4,      # the default drain, 4 workers: >= 0.4 times PgQue's best drain
@@ -1373,6 +1379,75 @@ class Bench:
         for n in EMAIL_WORKERS:
             self.results["smtp_floor%d" % n] = self.email_floor(n)
 
+    # ---- R: a Redis stream --------------------------------------------------------------------
+
+    def start_redis(self):
+        with socket.socket() as sk:
+            sk.bind(("127.0.0.1", 0))
+            self.redis_port = sk.getsockname()[1]
+        logf = open(os.path.join(self.work, "redis.log"), "wb")
+        p = subprocess.Popen(["redis-server", "--port", str(self.redis_port), "--bind", "127.0.0.1", "--dir", self.work,
+                              "--save", "", "--appendonly", "no"], stdout=logf, stderr=subprocess.STDOUT)
+        p.logf = logf
+        self.children.append(p)
+        deadline = time.monotonic() + 30
+        while self.redis_cli("PING").strip() != "PONG":
+            if p.poll() is not None or time.monotonic() > deadline:
+                raise RuntimeError("redis-server did not start")
+            time.sleep(0.05)
+
+    def redis_cli(self, *args):
+        r = subprocess.run(["redis-cli", "-p", str(self.redis_port)] + list(args), capture_output=True, text=True)
+        return r.stdout
+
+    def redis_run(self, workers):
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        self.redis_cli("DEL", "bench:events")
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify('rstream', '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
+                        " FROM generate_series(1, %s) g", (REDIS_EVENTS,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        p = self.start_processor("redis-%d" % workers, ["--workers=%d" % workers])
+        processed, ok, ms = self.wait_batches(p, REDIS_EVENTS)
+        status = self.proc_status(p.pid)
+        self.stop_processor(p)
+        entries = int(self.redis_cli("XLEN", "bench:events") or 0)
+        if ok != REDIS_EVENTS or entries != REDIS_EVENTS:
+            raise RuntimeError("redis with %d workers: %d processed, %d ok, %d entries" % (workers, processed, ok,
+                                                                                          entries))
+        rate = REDIS_EVENTS / (ms / 1000.0)
+        say("  Processor, %d workers: %d events in %d ms = %.0f events/s, VmHWM %d kB"
+            % (workers, REDIS_EVENTS, ms, rate, status["VmHWM"]))
+        return rate, status
+
+    def redis_reference(self):
+        """Redis's own client, one process, one connection: redis-benchmark XADD of entries with the
+        same fields and a payload of the same size, one command per round trip."""
+        out = subprocess.run(["redis-benchmark", "-p", str(self.redis_port), "-q", "-c", "1", "-n", str(REDIS_EVENTS),
+                              "-r", "1000000", "XADD", "bench:reference", "*", "event_id", "__rand_int__",
+                              "channel", "rstream", "attempt", "1", "queued_at", "2026-12-07T05:26:39.757214Z",
+                              "payload", '{"order": __rand_int__, "note": "bench"}'],
+                             capture_output=True, text=True, check=True).stdout
+        m = re.search(r"([0-9.]+) requests per second", out.replace("\r", "\n"))
+        if m is None:
+            raise RuntimeError("redis-benchmark said: %s" % out[-500:])
+        rate = float(m.group(1))
+        say("  redis-benchmark XADD, 1 client: %.0f requests/s" % rate)
+        return rate
+
+    def run_redis(self):
+        say("redis: %d events into a Redis stream (Debian's redis-server, plain, on loopback)" % REDIS_EVENTS)
+        self.start_redis()
+        self.db.execute("SELECT pgrelay.register('rstream', 'redis', settings => %s)",
+                        (json.dumps({"host": "127.0.0.1", "port": self.redis_port, "stream": "bench:events"}),))
+        for n in REDIS_WORKERS:
+            rate, status = self.redis_run(n)
+            self.results["redis%d" % n] = rate
+            self.results["redis_rss%d" % n] = status
+        self.results["redis_ref"] = self.redis_reference()
+        self.db.execute("SELECT pgrelay.unregister('rstream')")
+
     # ---- 8: the cost of a scrape of --metrics --------------------------------------------------
 
     @staticmethod
@@ -1709,6 +1784,19 @@ class Bench:
                 row("7   email %d messages, %d worker%s" % (EMAILS, n, "s" if n > 1 else ""), "%.0f emails/s" % got,
                     "smtplib %d conn%s: %.0f msg/s" % (n, "s" if n > 1 else "", floor), "%.0f%%" % (100 * got / floor),
                     tgt, verdict)
+        if "redis_ref" in r:
+            ref = r["redis_ref"]
+            for n in REDIS_WORKERS:
+                got = r["redis%d" % n]
+                tgt = verdict = ""
+                if n == 4:
+                    tgt, verdict = ">= %.1fx XADD" % TARGETS["redis4"], pf(got / ref >= TARGETS["redis4"])
+                row("R   Redis stream, %d events, %d workers" % (REDIS_EVENTS, n), "%.0f events/s" % got,
+                    "redis-benchmark XADD, 1 client: %.0f/s" % ref, "%.2fx" % (got / ref), tgt, verdict)
+            s8 = r["redis_rss8"]
+            row("R   peak RSS, 8 workers, after Redis", "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
+                "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)
