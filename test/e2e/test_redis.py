@@ -127,3 +127,46 @@ def test_a_key_of_another_type_is_the_set_ups_error(db, redis, processors):
     line = p.lines("attempt_failed")[0]
     assert "config_error=destination" in line and "WRONGTYPE" in line, line
     assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'taken'") == "configuration"
+
+
+def test_a_connection_the_server_closed_costs_no_attempt(db, redis, processors):
+    """A worker keeps its connection between events; when the server has closed it meanwhile (its
+    idle timeout, CLIENT KILL), the next event opens a new one and is appended at its first
+    attempt."""
+    r = redis()
+    register(db, "kept", {"host": "127.0.0.1", "port": r.port})
+    db.scalar("SELECT pgrelay.notify('kept', 'first')")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+    testlib.wait_for(lambda: r.entries("kept"), "the first entry")
+    assert int(r.cli("CLIENT", "KILL", "TYPE", "normal")) >= 1
+    db.scalar("SELECT pgrelay.notify('kept', 'second')")
+    testlib.wait_for(lambda: len(r.entries("kept")) == 2, "the second entry")
+    assert p.stop() == 0
+    assert not p.lines("attempt_failed"), p.log()
+    assert [row[1:3] for row in log_rows(db, "kept")] == [(1, "ok"), (1, "ok")]
+
+
+def test_a_long_stream_name_is_recorded(db, redis, processors):
+    """The log row's detail names the stream, whatever its length (up to the 512 bytes a setting
+    may have)."""
+    r = redis()
+    stream = "s" * 500
+    register(db, "long", {"host": "127.0.0.1", "port": r.port, "stream": stream})
+    db.scalar("SELECT pgrelay.notify('long', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(_, attempt, outcome, _, detail)] = log_rows(db, "long")
+    assert (attempt, outcome, detail["stream"]) == (1, "ok", stream)
+    assert r.entries(stream)[0]["payload"] == "x"
+
+
+def test_a_certificate_for_another_name_is_the_set_ups_error(db, redis, processors, certs):
+    """The server's certificate must name the host the settings give: one made for another name is
+    a configuration error, and nothing is sent."""
+    r = redis(certs=str(certs), cert_name="wrong")
+    register(db, "spoofed", {"host": "localhost", "port": r.port, "tls": True, "ca_file": str(certs / "ca.pem")})
+    db.scalar("SELECT pgrelay.notify('spoofed', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert "config_error=destination" in line and "certificate" in line, line

@@ -1259,16 +1259,16 @@ def _redis_entry_id(s):
 
 class RedisServer:
     """A redis-server of its own on a free loopback port, in a temporary directory; with certs,
-    TLS only."""
+    TLS only, with the certificate cert_name (test/fixtures/certs.sh: server, or wrong)."""
 
-    def __init__(self, tmp, certs=None, users=()):
+    def __init__(self, tmp, certs=None, users=(), cert_name="server"):
         self.port = free_ports(1)[0]
         self.dir = tmp
         conf = ["port %d" % (0 if certs else self.port), "bind 127.0.0.1", "dir %s" % tmp,
                 "save ''", "appendonly no", "daemonize no", "logfile %s/redis.log" % tmp]
         if certs:
-            conf += ["tls-port %d" % self.port, "tls-cert-file %s/server.pem" % certs,
-                     "tls-key-file %s/server.key" % certs, "tls-ca-cert-file %s/ca.pem" % certs,
+            conf += ["tls-port %d" % self.port, "tls-cert-file %s/%s.pem" % (certs, cert_name),
+                     "tls-key-file %s/%s.key" % (certs, cert_name), "tls-ca-cert-file %s/ca.pem" % certs,
                      "tls-auth-clients no"]
         conf += ["user %s" % u for u in users]
         with open(os.path.join(tmp, "redis.conf"), "w") as f:

@@ -1,7 +1,7 @@
 """Events appended to a Redis stream by the Processor's Redis module (processor/src/redis),
 through its test tool (processor/test/redis/tool_redis.c), against a real redis-server: plain TCP,
 TLS with the throwaway CA, AUTH with an ACL user, a retry that must not append twice, trimming,
-and the classification of what the server refuses."""
+the classification of what the server refuses, and a server that sends more than a reply."""
 import os
 import shutil
 import subprocess
@@ -84,9 +84,12 @@ def test_tls_with_the_servers_ca(tmp_path, certs):
         res = append(r, "secure", ("1", "over tls"), args=["--tls", "--ca", "%s/ca.pem" % certs])
         assert res[0][0] == "sent", res
         assert r.entries("secure")[0]["payload"] == "over tls"
-        # the system's CA store does not know the throwaway CA: refused, nothing sent
+        # the system's CA store does not know the throwaway CA: the set-up's error, nothing sent
         (res,) = append(r, "secure", ("2", "x"), args=["--tls"])
-        assert res[0] == "retry" and "certificate" in res[2], res
+        assert res[0] == "config" and "certificate" in res[2], res
+        # a CA file that cannot be read: the set-up's too
+        (res,) = append(r, "secure", ("2", "x"), args=["--tls", "--ca", "%s/missing.pem" % certs])
+        assert res[0] == "config" and "cannot load the CA file" in res[2], res
         # plain TCP to a TLS port: no answer the client can read
         (res,) = append(r, "secure", ("3", "x"), args=["--timeout-ms", "2000"])
         assert res[0].startswith("retry"), res
@@ -108,3 +111,30 @@ def test_auth_with_an_acl_user(tmp_path):
         assert [e["event_id"] for e in r.entries_as("relay", "s3cret", "authed")] == ["1"]
     finally:
         r.stop()
+
+
+def test_a_reply_larger_than_a_megabyte_is_refused(tmp_path):
+    """A server that answers with more than the script's reply (not Redis, or not the one the
+    settings mean) is cut off at 1 MiB: the attempt is retried, memory stays bounded."""
+    import socket
+    import threading
+    srv = socket.socket()
+    srv.bind(("127.0.0.1", 0))
+    srv.listen(1)
+    port = srv.getsockname()[1]
+
+    def flood():
+        c, _ = srv.accept()
+        c.recv(65536)
+        try:
+            c.sendall(b"$4000000\r\n" + b"x" * 2000000)
+        except OSError:
+            pass
+        c.close()
+    t = threading.Thread(target=flood)
+    t.start()
+    out = subprocess.run([TOOL, "127.0.0.1", str(port), "s", "1", "x"], check=True, capture_output=True,
+                         text=True).stdout
+    t.join()
+    srv.close()
+    assert out.startswith("retry(unknown) - ") and "larger than 1048576 bytes" in out, out

@@ -30,6 +30,7 @@ SELECT settings ->> 'stream' FROM pgrelay.destinations;
 SELECT pgrelay.register('r_bad', 'redis');
 SELECT pgrelay.register('r_bad', 'redis', settings => '[]');
 SELECT pgrelay.register('r_bad', 'redis', settings => '{"hots": "x"}');
+SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "h", "hots": null}');
 SELECT pgrelay.register('r_bad', 'redis', settings => '{"port": 6379}');
 SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": ""}');
 SELECT pgrelay.register('r_bad', 'redis', settings => '{"host": "a\nb"}');

@@ -172,12 +172,12 @@ $$;
 COMMENT ON FUNCTION pgrelay._redis_settings(text, jsonb) IS
     'Internal: the settings of a redis channel, checked, with their defaults';
 
--- pgrelay._destination_settings()
-CREATE OR REPLACE FUNCTION pgrelay._destination_settings(channel text, kind text, s jsonb) RETURNS jsonb
+-- pgrelay._destination_keys()
+CREATE OR REPLACE FUNCTION pgrelay._destination_keys(channel text, kind text, s jsonb) RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Internal: the settings of a destination channel of kind, checked (unknown keys refused, each
- * known one by its kind's function), with their defaults.
+ * Internal: s, settings of a destination channel of kind as given, is a JSON object of the kind's
+ * keys only (a null too must name a known key).
  */
 DECLARE
     known text[];
@@ -198,6 +198,20 @@ BEGIN
                       HINT = format('The %s settings are: %s.', kind, array_to_string(known, ', '));
         END IF;
     END LOOP;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_keys(text, text, jsonb) IS
+    'Internal: raises a clear error unless settings are a JSON object of the keys of their kind';
+
+-- pgrelay._destination_settings()
+CREATE OR REPLACE FUNCTION pgrelay._destination_settings(channel text, kind text, s jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the settings of a destination channel of kind, checked (unknown keys refused, each
+ * known one by its kind's function), with their defaults.
+ */
+BEGIN
+    PERFORM pgrelay._destination_keys(channel, kind, s);
     RETURN CASE kind WHEN 'redis' THEN pgrelay._redis_settings(channel, s) END;
 END
 $$;
@@ -236,9 +250,9 @@ BEGIN
                   HINT = format('pgrelay.register(%L, %L, settings => ''{"host": ...}''); see docs/destinations.md.',
                                 ch.channel, ch.action_type);
     END IF;
-    IF jsonb_typeof(settings) = 'object' THEN
-        settings := jsonb_strip_nulls(COALESCE(cur, '{}') || settings);
-    END IF;
+    -- the keys as given, a null's too, before the merge drops the nulls
+    PERFORM pgrelay._destination_keys(ch.channel, ch.action_type, settings);
+    settings := jsonb_strip_nulls(COALESCE(cur, '{}') || settings);
     INSERT INTO pgrelay.destinations AS d (channel, settings)
     VALUES (ch.channel, pgrelay._destination_settings(ch.channel, ch.action_type, settings))
     ON CONFLICT (channel) DO UPDATE SET settings = excluded.settings, updated_at = now();

@@ -152,9 +152,9 @@ warn_stray_secrets(const struct Config *c)
 	if (c->secrets_dir == NULL || (n = secrets_stray_files(c->secrets_dir)) <= 0)
 		return;
 	log_warn("secrets_layout", LOG_STR("dir", c->secrets_dir), LOG_INT("stray_files", n),
-			 LOG_STR("hint", "a file: secret is read from the directory of the profile or webhook channel it "
-							 "belongs to: move DIR/NAME to DIR/profile/<profile>/NAME or "
-							 "DIR/webhook/<channel>/NAME (docs/security.md)"));
+			 LOG_STR("hint", "a file: secret is read from the directory of the profile or channel it belongs "
+							 "to: move DIR/NAME to DIR/profile/<profile>/NAME, DIR/webhook/<channel>/NAME "
+							 "or DIR/channel/<channel>/NAME (docs/security.md)"));
 }
 
 /*

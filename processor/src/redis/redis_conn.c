@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
 #include <netdb.h>
 #include <poll.h>
 #include <stdio.h>
@@ -19,6 +20,9 @@
 #include <openssl/x509v3.h>
 
 #include "clock.h"
+
+/* A reply larger than this is not the script's: the server is not what the settings say. */
+#define REDIS_REPLY_MAX (1024 * 1024)
 
 struct RedisConn {
 	int fd;
@@ -126,7 +130,11 @@ tls_context(const struct RedisAddress *a, char *err, size_t errlen)
 		tls_error("TLS set-up failed", err, errlen);
 		return NULL;
 	}
-	SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION);
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1) {
+		tls_error("TLS set-up failed", err, errlen);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
 	SSL_CTX_set_verify(ctx, SSL_VERIFY_PEER, NULL);
 	if ((a->ca_file != NULL ? SSL_CTX_load_verify_locations(ctx, a->ca_file, NULL)
 							: SSL_CTX_set_default_verify_paths(ctx)) != 1) {
@@ -157,31 +165,51 @@ tls_step(struct RedisConn *c, int rc, long long deadline_ms)
 	}
 }
 
-/* tls_start makes the handshake, with SNI and the host name checked against the certificate. */
+/* is_ip_literal: host is an IPv4 or IPv6 address, which SNI must not carry (RFC 6066). */
 static bool
-tls_start(struct RedisConn *c, const struct RedisAddress *a, long long deadline_ms, char *err, size_t errlen)
+is_ip_literal(const char *host)
+{
+	unsigned char buf[sizeof(struct in6_addr)];
+
+	return inet_pton(AF_INET, host, buf) == 1 || inet_pton(AF_INET6, host, buf) == 1;
+}
+
+/*
+ * tls_start makes the handshake, with SNI (for a name) and the host checked against the
+ * certificate. *io: RIO_SETUP when the CA file or the server's certificate is the reason.
+ */
+static bool
+tls_start(struct RedisConn *c, const struct RedisAddress *a, long long deadline_ms, enum RedisIo *io,
+		  char *err, size_t errlen)
 {
 	int step;
 
+	*io = RIO_SETUP;
 	c->ctx = tls_context(a, err, errlen);
 	if (c->ctx == NULL)
 		return false;
+	*io = RIO_CONNECT;
 	c->ssl = SSL_new(c->ctx);
-	if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1 || SSL_set_tlsext_host_name(c->ssl, a->host) != 1 ||
+	if (c->ssl == NULL || SSL_set_fd(c->ssl, c->fd) != 1 ||
+		(!is_ip_literal(a->host) && SSL_set_tlsext_host_name(c->ssl, a->host) != 1) ||
 		SSL_set1_host(c->ssl, a->host) != 1) {
 		tls_error("TLS set-up failed", err, errlen);
 		return false;
 	}
-	while ((step = tls_step(c, SSL_connect(c->ssl), deadline_ms)) == 0)
-		;
+	/* SSL_get_error is right only with an empty error queue (libcurl and libpq share the thread) */
+	do
+		ERR_clear_error();
+	while ((step = tls_step(c, SSL_connect(c->ssl), deadline_ms)) == 0);
 	if (step < 0) {
 		long v = SSL_get_verify_result(c->ssl);
 
-		if (v != X509_V_OK)
+		if (v != X509_V_OK) {
+			*io = RIO_SETUP;
 			snprintf(err, errlen, "TLS handshake with %s:%d failed: certificate %s", a->host, a->port,
 					 X509_verify_cert_error_string(v));
-		else
+		} else {
 			tls_error(errno == ETIMEDOUT ? "TLS handshake timed out" : "TLS handshake failed", err, errlen);
+		}
 		return false;
 	}
 	return true;
@@ -195,12 +223,14 @@ send_all(struct RedisConn *c, const char *p, size_t len, long long deadline_ms)
 		ssize_t n;
 
 		if (c->ssl != NULL) {
-			int rc = SSL_write(c->ssl, p, len > 1 << 30 ? 1 << 30 : (int) len), step;
+			int rc;
 
+			ERR_clear_error();
+			rc = SSL_write(c->ssl, p, len > 1 << 30 ? 1 << 30 : (int) len);
 			if (rc > 0) {
 				n = rc;
 			} else {
-				if ((step = tls_step(c, rc, deadline_ms)) < 0)
+				if (tls_step(c, rc, deadline_ms) < 0)
 					return false;
 				continue;
 			}
@@ -226,11 +256,16 @@ recv_some(struct RedisConn *c, char *buf, size_t len, long long deadline_ms)
 		ssize_t n;
 
 		if (c->ssl != NULL) {
-			int rc = SSL_read(c->ssl, buf, (int) len);
+			int rc, e;
 
+			ERR_clear_error();
+			errno = 0;
+			rc = SSL_read(c->ssl, buf, (int) len);
 			if (rc > 0)
 				return rc;
-			if (SSL_get_error(c->ssl, rc) == SSL_ERROR_ZERO_RETURN)
+			e = SSL_get_error(c->ssl, rc);
+			/* closed, with close_notify or (a server that just went away) without */
+			if (e == SSL_ERROR_ZERO_RETURN || (e == SSL_ERROR_SYSCALL && ERR_peek_error() == 0 && errno == 0))
 				return 0;
 			if (tls_step(c, rc, deadline_ms) < 0)
 				return -1;
@@ -261,6 +296,10 @@ read_reply(struct RedisConn *c, long long deadline_ms, redisReply **reply, char 
 		if (r != NULL) {
 			*reply = r;
 			return true;
+		}
+		if (c->reader->len - c->reader->pos > REDIS_REPLY_MAX) {
+			snprintf(err, errlen, "the server's reply is larger than %d bytes", REDIS_REPLY_MAX);
+			return false;
 		}
 		n = recv_some(c, buf, sizeof buf, deadline_ms);
 		if (n <= 0) {
@@ -367,7 +406,7 @@ redis_conn_open(const struct RedisAddress *a, long long deadline_ms, enum RedisI
 		return NULL;
 	}
 	c->fd = connect_tcp(a, deadline_ms, err, errlen);
-	if (c->fd < 0 || (a->tls && !tls_start(c, a, deadline_ms, err, errlen)) ||
+	if (c->fd < 0 || (a->tls && !tls_start(c, a, deadline_ms, io, err, errlen)) ||
 		(a->password != NULL && !authenticate(c, a, deadline_ms, io, err, errlen))) {
 		redis_conn_close(c);
 		return NULL;

@@ -31,7 +31,8 @@ struct RedisConn;
 /* How a command ended, for the caller's classification. */
 enum RedisIo {
 	RIO_OK,        /* a reply was read (it may be an error reply) */
-	RIO_CONNECT,   /* no connection: name, refused, TLS handshake, certificate; nothing was sent */
+	RIO_CONNECT,   /* no connection: name, refused, timed out, TLS handshake; nothing was sent */
+	RIO_SETUP,     /* no connection for the set-up's reason: the CA file, the server's certificate */
 	RIO_AUTH,      /* the server refused AUTH */
 	RIO_SENT_LOST, /* the connection failed or timed out after the command went out: unknown */
 	RIO_UNSENT,    /* the connection failed before the command went out */
@@ -39,7 +40,8 @@ enum RedisIo {
 
 /*
  * redis_conn_open connects to a (and sends AUTH when a password is given) before the deadline
- * (clock_now_ms()). NULL with the reason in err; *io says RIO_CONNECT or RIO_AUTH.
+ * (now_us() / 1000 based; name resolution is not bounded by it). NULL with the reason in err; *io
+ * says RIO_CONNECT, RIO_SETUP or RIO_AUTH.
  */
 struct RedisConn *redis_conn_open(const struct RedisAddress *a, long long deadline_ms, enum RedisIo *io,
 								  char *err, size_t errlen) MUSTCHECK;

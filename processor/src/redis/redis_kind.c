@@ -31,7 +31,7 @@ struct RedisEvent {
 	long timeout_ms;
 	char *password; /* resolved, wiped at close */
 	char error[1024];
-	char detail[512];
+	char *detail; /* the log row's detail (JSON), NULL until made */
 };
 
 /*
@@ -65,6 +65,7 @@ redis_kind_close(void *st)
 	free(e->channel);
 	free(e->key);
 	free(e->settings);
+	free(e->detail);
 	free(e);
 }
 
@@ -178,11 +179,12 @@ verdict_of(struct RedisEvent *e, const struct RedisStreamTarget *t, const struct
 	} else if (d != NULL && r->unknown) {
 		json_object_set_new(d, "unknown", json_true());
 	}
+	/* on the heap: the stream's name alone may be 512 bytes, and a cut document is no JSON */
 	text = d != NULL ? json_dumps(d, JSON_COMPACT) : NULL;
-	snprintf(e->detail, sizeof e->detail, "%s", text != NULL ? text : "{}");
-	free(text);
 	json_decref(d);
-	v->detail = e->detail;
+	free(e->detail);
+	e->detail = text;
+	v->detail = text; /* NULL (out of memory): the log row goes without its detail */
 	switch (r->outcome) {
 	case RO_SENT:
 	case RO_DUPLICATE:

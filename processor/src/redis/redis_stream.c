@@ -14,18 +14,22 @@
 /*
  * KEYS[1] the stream, KEYS[2] the marker of the event; ARGV[1] the marker's lifetime in seconds,
  * ARGV[2] MAXLEN (0: none), the rest the entry's fields and values. The marker holds the entry's
- * id: an attempt that finds it answers with that id and appends nothing.
+ * id: an attempt that finds it answers with that id and appends nothing. pcall, so that the
+ * server's own error (READONLY after a failover, OOM) comes back as itself, not wrapped in the
+ * script's error as Redis before 7 does; an append whose marker could not be set is still an
+ * append (answered as one: a second attempt could add a second entry, never lose the first).
  */
 static const char SCRIPT[] =
 	"local prev = redis.call('GET', KEYS[2])\n"
 	"if prev then return {prev, 1} end\n"
 	"local id\n"
 	"if ARGV[2] ~= '0' then\n"
-	"  id = redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))\n"
+	"  id = redis.pcall('XADD', KEYS[1], 'MAXLEN', '~', ARGV[2], '*', unpack(ARGV, 3))\n"
 	"else\n"
-	"  id = redis.call('XADD', KEYS[1], '*', unpack(ARGV, 3))\n"
+	"  id = redis.pcall('XADD', KEYS[1], '*', unpack(ARGV, 3))\n"
 	"end\n"
-	"redis.call('SET', KEYS[2], id, 'EX', ARGV[1])\n"
+	"if type(id) == 'table' and id.err then return id end\n"
+	"redis.pcall('SET', KEYS[2], id, 'EX', ARGV[1])\n"
 	"return {id, 0}\n";
 
 /* The arguments of EVAL/EVALSHA: command, script, numkeys, 2 keys, 2 ARGV, 6 field pairs. */
@@ -89,7 +93,7 @@ add_str(struct Args *a, const char *s)
 
 /*
  * build_args makes EVALSHA (or EVAL, by_text) for e. The marker's key names the stream in braces,
- * so that a Redis Cluster would keep it in the stream's slot.
+ * so that a Redis Cluster would keep it in the stream's slot (for a stream name without braces).
  */
 static bool
 build_args(struct Args *a, const struct RedisStreamTarget *t, const struct RedisStreamEntry *e, bool by_text)
@@ -148,13 +152,16 @@ connect_session(struct RedisSession *s, const struct RedisStreamTarget *t, struc
 {
 	enum RedisIo io;
 
-	if (s->conn != NULL && redis_conn_same(s->conn, &t->addr))
+	if (s->conn != NULL && redis_conn_same(s->conn, &t->addr)) {
+		s->reused = true;
 		return true;
+	}
 	redis_session_close(s);
-	s->conn = redis_conn_open(&t->addr, now_us() / 1000 + t->timeout_ms, &io, r->error, sizeof r->error);
+	s->reused = false;
+	s->conn = redis_conn_open(&t->addr, s->deadline_ms, &io, r->error, sizeof r->error);
 	if (s->conn != NULL)
 		return true;
-	r->outcome = io == RIO_AUTH ? RO_CONFIG : RO_RETRY;
+	r->outcome = io == RIO_AUTH || io == RIO_SETUP ? RO_CONFIG : RO_RETRY;
 	return false;
 }
 
@@ -179,8 +186,7 @@ run_script(struct RedisSession *s, const struct RedisStreamTarget *t, const stru
 			snprintf(r->error, sizeof r->error, "the stream's name is too long");
 			return NULL;
 		}
-		io = redis_conn_command(s->conn, a.n, a.v, a.len, now_us() / 1000 + t->timeout_ms, &rep, r->error,
-								sizeof r->error);
+		io = redis_conn_command(s->conn, a.n, a.v, a.len, s->deadline_ms, &rep, r->error, sizeof r->error);
 		if (io != RIO_OK) {
 			r->outcome = RO_RETRY;
 			r->unknown = io == RIO_SENT_LOST;
@@ -204,9 +210,21 @@ redis_stream_append(struct RedisSession *s, const struct RedisStreamTarget *t,
 	bool reconnect;
 
 	memset(r, 0, sizeof *r);
+	s->deadline_ms = now_us() / 1000 + t->timeout_ms; /* one for the whole attempt */
 	if (!connect_session(s, t, r))
 		return;
 	rep = run_script(s, t, e, r);
+	/*
+	 * A kept connection the server has closed meanwhile (its idle timeout, a restart) fails the
+	 * first command: once, on a new connection, while the deadline lasts. The script appends once
+	 * whatever reached the server before.
+	 */
+	if (rep == NULL && r->outcome == RO_RETRY && s->reused && now_us() / 1000 < s->deadline_ms) {
+		memset(r, 0, sizeof *r);
+		if (!connect_session(s, t, r))
+			return;
+		rep = run_script(s, t, e, r);
+	}
 	if (rep == NULL)
 		return;
 	if (rep->type == REDIS_REPLY_ERROR) {

@@ -52,6 +52,8 @@ struct RedisStreamResult {
 struct RedisSession {
 	struct RedisConn *conn; /* NULL until the first event, and after a failure */
 	bool script_known;      /* the server has the script (EVALSHA works) */
+	bool reused;            /* this attempt runs on a connection kept from an earlier one */
+	long long deadline_ms;  /* this attempt's end (now_us() / 1000 based) */
 };
 
 /* redis_stream_append appends e to t's stream through s, reusing or replacing its connection. */
