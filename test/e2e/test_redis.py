@@ -3,7 +3,9 @@ Processor's held transaction, and a real redis-server (Debian's) read back with 
 AUTH with an ACL user and its password bound to the channel, TLS with the throwaway CA; a server
 that is down, then back; a refusal that is the set-up's."""
 import json
+import os
 import shutil
+import subprocess
 
 import pytest
 
@@ -170,3 +172,24 @@ def test_a_certificate_for_another_name_is_the_set_ups_error(db, redis, processo
     assert p.wait_exit() == 0
     line = p.lines("attempt_failed")[0]
     assert "config_error=destination" in line and "certificate" in line, line
+
+
+def test_valgrind_redis_run_is_clean(db, redis, processors, certs):
+    """The release build under valgrind appends over TLS with AUTH (OpenSSL, hiredis's reader, the
+    kept connection of two workers) without a memory error
+    or a leak."""
+    r = redis(certs=str(certs), users=["default off", "relay on >s3cret-pw ~* +@all"])
+    register(db, "vg", {"host": "localhost", "port": r.port, "tls": True, "ca_file": str(certs / "ca.pem"),
+                        "user": "relay", "password": "env:REDIS_PW"})
+    for i in range(4):
+        db.sql("SELECT pgrelay.notify('vg', %s)", ('{"n": %d}' % i,))
+    out = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+                          "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
+                          testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2",
+                          "--secret-env=REDIS_PW=channel/vg"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                         env=dict(os.environ, REDIS_PW="s3cret-pw"))
+    assert out.returncode == 0, out.stdout[-6000:]
+    assert "ERROR SUMMARY: 0 errors" in out.stdout
+    assert [row[2] for row in log_rows(db, "vg")] == ["ok"] * 4
+    assert len(r.entries_as("relay", "s3cret-pw", "vg")) == 4
