@@ -130,6 +130,71 @@ case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'not-a-num
 case(NM, "producer", "SELECT pgrelay.notify_many('c_mail', ARRAY['1', 'x'], keys => ARRAY['a', 'b'])", (),
      err("22023", 'payload 2 of channel "c_mail" must be a notification id'))
 
+# ---- pgrelay, topics (SETUP: t_orders <- c_sql {order.*}, c_tiny {order.big}; t_off <- c_off, which is
+# inactive; t_empty without a subscriber)
+
+PB = "pgrelay.publish"
+case(PB, "producer", "SELECT pgrelay.publish(NULL, 'x')", (), err("22004", "topic must not be NULL"))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', NULL)", (), err("22004", "payload must not be NULL"))
+case(PB, "producer", "SELECT pgrelay.publish('nope', 'x')", (), err("42704", 'topic "nope" does not exist'))
+for inj in ["t_orders'; DROP TABLE pgrelay.queue; --", "%I%s%L", "t_orders" + CONTROLS["RLO"]]:
+    case(PB, "producer", "SELECT pgrelay.publish(%s, 'x')", (inj,), err("42704", "does not exist"))
+for et in ["", "order*", "order created", "x" * 129, "order" + CONTROLS["LF"]]:
+    case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', %s)", (et,), err("42602", "invalid event type"))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', 'order.new', 'infinity')", (),
+     err("22023", "run_at must be a finite time"))
+case(PB, "producer", "SELECT pgrelay.publish('t_empty', 'x')", (), err("55000", 'topic "t_empty" has no subscriber'))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', 'refund')", (),
+     err("55000", 'topic "t_orders" has no subscriber for event type "refund"'))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x')", (),
+     err("55000", 'has no subscriber for a publication without an event type'))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', %s, 'order.big')", ("x" * 11,),
+     err("54000", 'publication on topic "t_orders" refused: payload of 11 bytes is larger than the 10 bytes channel "c_tiny"'))
+case(PB, "producer", "SELECT pgrelay.publish('t_off', 'x')", (),
+     err("55000", 'publication on topic "t_off" refused: channel "c_off" is not active'))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders')", (), err("42883", "does not exist"))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', run_at => 'next tuesday')", (), err("22007", "invalid input syntax"))
+
+CT = "pgrelay.create_topic"
+case(CT, "admin", "SELECT pgrelay.create_topic(NULL)", (), err("22004", "topic must not be NULL"))
+case(CT, "admin", "SELECT pgrelay.create_topic('')", (), err("42602", 'invalid topic name ""'))
+case(CT, "admin", "SELECT pgrelay.create_topic(%s)", ("t" * 129,), err("42602", "invalid topic name"))
+for inj in ["t'; DROP TABLE pgrelay.queue; --", "%I%s%L", "has space"]:
+    case(CT, "admin", "SELECT pgrelay.create_topic(%s)", (inj,), err("42602", "invalid topic name"))
+for label in ("CR LF", "RLO", "ZWSP", "BOM"):
+    case(CT, "admin", "SELECT pgrelay.create_topic(%s)", ("t" + CONTROLS[label] + "x",), err("42602", "invalid topic name"))
+
+DT = "pgrelay.drop_topic"
+case(DT, "admin", "SELECT pgrelay.drop_topic(NULL)", (), err("22004", "topic must not be NULL"))
+case(DT, "admin", "SELECT pgrelay.drop_topic('nope')", (), err("42704", 'topic "nope" does not exist'))
+case(DT, "admin", "SELECT pgrelay.drop_topic(%s)", ("t_orders'; --",), err("42704", "does not exist"))
+
+SB = "pgrelay.subscribe"
+case(SB, "admin", "SELECT pgrelay.subscribe(NULL, 'c_sql')", (), err("22004", "topic must not be NULL"))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', NULL)", (), err("22004", "channel must not be NULL"))
+case(SB, "admin", "SELECT pgrelay.subscribe('nope', 'c_sql')", (), err("42704", 'topic "nope" does not exist'))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'nope')", (), err("42704", 'channel "nope" does not exist'))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', %s)", ("c_sql'; DROP TABLE pgrelay.queue; --",),
+     err("42704", "does not exist"))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_mail')", (),
+     err("42809", 'channel "c_mail" sends email and cannot subscribe to a topic'))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_hook', ARRAY[]::text[])", (), err("22023", "event_types must not be empty"))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_hook', ARRAY['a', NULL])", (),
+     err("22004", "event_types must not hold a NULL"))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_hook', ARRAY[['a'], ['b']])", (),
+     err("2202E", "event_types must be a one-dimensional array"))
+for et in ["", "a b", "order.*.x", "**", "x" * 129, "a" + CONTROLS["U+2028"]]:
+    case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_hook', ARRAY[%s])", (et,), err("42602", "invalid event type"))
+case(SB, "admin", "SELECT pgrelay.subscribe('t_orders', 'c_hook', 'order.*')", (), err("22P02", "malformed array literal"))
+
+US = "pgrelay.unsubscribe"
+case(US, "admin", "SELECT pgrelay.unsubscribe(NULL, 'c_sql')", (), err("22004", "topic must not be NULL"))
+case(US, "admin", "SELECT pgrelay.unsubscribe('t_orders', NULL)", (), err("22004", "channel must not be NULL"))
+case(US, "admin", "SELECT pgrelay.unsubscribe('t_orders', 'c_hook')", (),
+     err("42704", 'channel "c_hook" is not subscribed to topic "t_orders"'))
+case(US, "admin", "SELECT pgrelay.unsubscribe('nope', %s)", ("c_sql" + CONTROLS["RLO"],),
+     err("42704", "is not subscribed to topic"))
+
 # ---- pgrelay, admin ------------------------------------------------------------------------
 
 R = "pgrelay.register"
@@ -1263,6 +1328,12 @@ SELECT pgrelay.register_webhook('c_plain', 'http://127.0.0.1:9/plain', allow_htt
 CREATE TABLE public.w_tab (id int, note text);
 CREATE VIEW public.w_view AS SELECT * FROM public.w_tab;
 SELECT pgrelay.set_node(1, 'n1');
+SELECT pgrelay.create_topic('t_orders');
+SELECT pgrelay.create_topic('t_off');
+SELECT pgrelay.create_topic('t_empty');
+SELECT pgrelay.subscribe('t_orders', 'c_sql', '{order.*}');
+SELECT pgrelay.subscribe('t_orders', 'c_tiny', '{order.big}');
+SELECT pgrelay.subscribe('t_off', 'c_off');
 CREATE TABLE public.w_secret (id int);
 CREATE TABLE public.w_cols (id int, secret text);
 CREATE TABLE public.w_rls (id int, owner name);

@@ -88,7 +88,9 @@ CREATE TABLE pgrelay.queue (
     -- since 1.4: the role that queued the event of a key (NULL without a key: no width for the
     -- others); a role name, not an oid, since the row replicates and may be adopted by a node whose
     -- oids differ
-    key_owner       text
+    key_owner       text,
+    -- since 1.4: the publication (publish()) this delivery is part of; NULL for a notify()
+    publication_id  bigint
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
@@ -97,6 +99,8 @@ COMMENT ON COLUMN pgrelay.queue.key IS
 COMMENT ON COLUMN pgrelay.queue.key_owner IS
     'The login role (session_user) whose notify(key => ...) queued the event; only its calls with the key find it '
     'unless the channel shares its keys; a retry or a snooze keeps it; NULL for an event without a key, and for one queued before 1.4';
+COMMENT ON COLUMN pgrelay.queue.publication_id IS
+    'The publication (publish()) whose delivery to this channel the event is; NULL for an event queued by notify()';
 COMMENT ON COLUMN pgrelay.queue.snoozes IS
     'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
 -- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered
@@ -138,7 +142,9 @@ CREATE TABLE pgrelay.log (
     queued_at   timestamptz,
     started_at  timestamptz NOT NULL,
     finished_at timestamptz NOT NULL,
-    retry_at    timestamptz
+    retry_at    timestamptz,
+    -- since 1.4: the queue row's
+    publication_id bigint
 );
 COMMENT ON TABLE pgrelay.log IS 'The audit trail: one row per attempt';
 COMMENT ON COLUMN pgrelay.log.outcome IS
@@ -146,6 +152,8 @@ COMMENT ON COLUMN pgrelay.log.outcome IS
     'timeout: timed out, retried at retry_at; failed: permanent failure or attempts exhausted; '
     'cancelled: the work was withdrawn before the attempt; snoozed: the handler asked to run again '
     'at retry_at, without spending an attempt';
+COMMENT ON COLUMN pgrelay.log.publication_id IS
+    'The publication (publish()) the attempt''s event was delivered for; NULL for an event queued by notify()';
 -- One log row per attempt (queue row) of an event; the index also serves "the history of event x".
 CREATE UNIQUE INDEX log_event_idx ON pgrelay.log (event_id, queue_id);
 
@@ -448,3 +456,32 @@ CREATE INDEX log_trouble_idx ON pgrelay.log (outcome, id) WITH (deduplicate_item
 CREATE INDEX log_channel_trouble_idx ON pgrelay.log (channel, outcome, id) WITH (deduplicate_items = off)
     WHERE outcome <> 'ok';
 -- ---- end of the web console's block ----
+
+-- ---- topics (publish(), docs/sql-api.md "Topics"): a publication on a topic is one event on
+-- each channel subscribed to it. Both replicated, as channels: every node's producers publish.
+-- The foreign keys to channels are checked at commit, as the webhooks' are.
+CREATE TABLE pgrelay.topics (
+    topic       text PRIMARY KEY,
+    description text,
+    created_by  name NOT NULL DEFAULT session_user,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.topics IS
+    'Topics producers publish() to; change them with create_topic() and drop_topic()';
+
+CREATE TABLE pgrelay.subscriptions (
+    topic       text NOT NULL REFERENCES pgrelay.topics ON DELETE CASCADE,
+    channel     text NOT NULL
+                REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    event_types text[],
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (topic, channel)
+);
+COMMENT ON TABLE pgrelay.subscriptions IS
+    'The channels subscribed to each topic: each publication matching event_types is one event on the channel; '
+    'change them with subscribe() and unsubscribe()';
+COMMENT ON COLUMN pgrelay.subscriptions.event_types IS
+    'NULL: every publication; else the event types taken, each matched exactly, or as a prefix when it ends with *';
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.topics', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.subscriptions', '');
+-- ---- end of the topics block ----

@@ -207,7 +207,7 @@ LANGUAGE sql IMMUTABLE AS $$
     -- PL/pgSQL assignment of it is a simple expression): its type is schema-qualified, since an
     -- inlined body is read with the caller's search_path. The fields in pgrelay.log's order.
     SELECT ROW(id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome, error, sqlstate,
-               detail, NULL, q.queued_at, started_at, finished_at, retry_at)::pgrelay.log
+               detail, NULL, q.queued_at, started_at, finished_at, retry_at, q.publication_id)::pgrelay.log
 $$;
 COMMENT ON FUNCTION pgrelay._log_row(pgrelay.queue, bigint, text, text, text, jsonb, timestamptz, timestamptz, timestamptz) IS
     'Internal: the log row of an attempt on a queue row, for _finish_rows() to write';
@@ -245,10 +245,11 @@ BEGIN
     END IF;
     IF write_log THEN
         INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
-                                 error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at)
+                                 error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at,
+                                 publication_id)
         SELECT l.id, l.queue_id, l.event_id, l.channel, l.action_type, l.payload, l.attempt, l.outcome,
                l.error, l.sqlstate, l.detail, pgrelay._node_id(), l.queued_at, l.started_at, l.finished_at,
-               l.retry_at
+               l.retry_at, l.publication_id
         FROM pg_catalog.unnest(ls) l;
     END IF;
     IF NOT settle THEN
@@ -274,7 +275,7 @@ BEGIN
     END IF;
     WITH n AS MATERIALIZED (
         SELECT l.ordinality AS ord, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-               q.key, q.key_owner, q.queued_at, l.retry_at,
+               q.key, q.key_owner, q.publication_id, q.queued_at, l.retry_at,
                CASE WHEN l.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
                CASE WHEN l.outcome = 'snoozed' THEN q.last_error ELSE l.error END AS last_error,
                CASE WHEN l.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
@@ -284,9 +285,10 @@ BEGIN
         WHERE l.outcome IN ('retry', 'timeout', 'snoozed')
     ), r AS (
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                                   attempt, run_at, queued_at, last_error, key, key_owner, snoozes)
+                                   attempt, run_at, queued_at, last_error, key, key_owner, snoozes, publication_id)
         SELECT n.next_id, n.event_id, n.channel, n.action_type, n.payload, n.owner_node, n.node_restricted,
-               n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes
+               n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes,
+               n.publication_id
         FROM n
     )
     SELECT pg_catalog.array_agg(n.next_id ORDER BY o.ord)

@@ -838,6 +838,8 @@ LANGUAGE sql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
         ('pgrelay.destinations', true, 'a destination registered on one node is used by the Processors of all'),
         ('pgrelay.schedule_entries', true, 'a schedule and its next occurrence: whichever node fires next reads it'),
         ('pgrelay.schedule_runs', true, 'the occurrences fired: a node never queues one that any node queued'),
+        ('pgrelay.topics', true, 'a topic created on one node is published to by producers on all'),
+        ('pgrelay.subscriptions', true, 'a publication on any node queues an event on each channel subscribed, as every node sees them'),
         ('pgrelay.log', false, 'each node''s own audit of the attempts it made; its second unique index (event_id, queue_id) would stop a subscription on the duplicate split-brain can cause, and it is the bulk of the writes'),
         ('pgrelay.peer_observations', false, 'node-local by nature (what this node saw, by its own clock); unlogged, so it cannot be replicated'),
         ('pgrelay.processor_reports', false, 'node-local: the Processors running against this node, each written by its own Processor'),

@@ -9,6 +9,7 @@ GRANT USAGE ON SCHEMA pgrelay TO pgrelay_producer, pgrelay_processor, pgrelay_ad
 
 GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) TO pgrelay_producer;
 GRANT EXECUTE ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) TO pgrelay_producer;
+GRANT EXECUTE ON FUNCTION pgrelay.publish(text, text, text, timestamptz) TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.queue_probe(bigint, jsonb),
@@ -134,6 +135,17 @@ GRANT EXECUTE ON FUNCTION pgrelay._watch_readable(pgrelay.watches) TO pgrelay_ad
 -- partitioned table (the trigger is cloned onto it). The function queues nothing for a trigger
 -- that no row of pgrelay.watches describes, so the grant lets nobody queue events.
 GRANT EXECUTE ON FUNCTION pgrelay._watch_trigger() TO PUBLIC;
+
+-- Topics (publish()): admins make topics and subscriptions and read them; the monitor sees the
+-- subscribers without payloads.
+GRANT EXECUTE ON FUNCTION
+    pgrelay.create_topic(text, text),
+    pgrelay.drop_topic(text),
+    pgrelay.subscribe(text, text, text[]),
+    pgrelay.unsubscribe(text, text)
+TO pgrelay_admin;
+GRANT SELECT ON pgrelay.topics, pgrelay.subscriptions TO pgrelay_admin;
+GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor;
 
 -- The web console (docs/console.md): admin and monitor read the attempts without their payloads,
 -- and how many finished per minute.

@@ -82,6 +82,25 @@ $$;
 COMMENT ON FUNCTION pgrelay._enqueue_refused(text, text, timestamptz) IS
     'Internal: the error of an event notify() or _enqueue() could not queue';
 
+-- pgrelay._channel_takes()
+CREATE OR REPLACE FUNCTION pgrelay._channel_takes(active boolean, max_payload_bytes integer, action_type text,
+                                                  payload text, run_at timestamptz, any_payload boolean)
+RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal (_enqueue, _enqueue_keyed, publish): does a channel with these columns take an event
+    -- of this payload and run_at? Active, the payload within its size, of the form an email channel
+    -- (action type notify) takes unless any_payload, and a finite run_at (NULL: now). When it does
+    -- not, _enqueue_refused() says why. A plain expression, inlined into its callers' statements
+    -- (operators schema-qualified: an inlined body is read with the caller's search_path).
+    SELECT active
+       AND pg_catalog.octet_length(payload) OPERATOR(pg_catalog.<=) max_payload_bytes
+       AND (any_payload OR action_type OPERATOR(pg_catalog.<>) 'notify'
+            OR payload OPERATOR(pg_catalog.~) pgrelay._notification_id_form())
+       AND (run_at IS NULL OR pg_catalog.isfinite(run_at))
+$$;
+COMMENT ON FUNCTION pgrelay._channel_takes(boolean, integer, text, text, timestamptz, boolean) IS
+    'Internal: whether a channel takes an event of this payload and run_at (active, size, form, finite time)';
+
 -- pgrelay._enqueue()
 CREATE OR REPLACE FUNCTION pgrelay._enqueue(channel text, payload text, run_at timestamptz, id bigint,
                                             any_payload boolean DEFAULT false)
@@ -106,10 +125,9 @@ BEGIN
     SELECT _enqueue.id, _enqueue.id, x.channel, x.action_type, _enqueue.payload, pgrelay._node_id(),
            x.node_restricted, pgrelay._run_at(_enqueue.run_at), pg_catalog.now()
     FROM pgrelay.channels x
-    WHERE x.channel = _enqueue.channel AND x.active
-      AND pg_catalog.octet_length(_enqueue.payload) <= x.max_payload_bytes
-      AND (_enqueue.any_payload OR x.action_type <> 'notify' OR _enqueue.payload ~ pgrelay._notification_id_form())
-      AND (_enqueue.run_at IS NULL OR pg_catalog.isfinite(_enqueue.run_at));
+    WHERE x.channel = _enqueue.channel
+      AND pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, _enqueue.payload, _enqueue.run_at,
+                                 _enqueue.any_payload);
     IF FOUND THEN
         RETURN _enqueue.id;
     END IF;
@@ -166,10 +184,9 @@ BEGIN
         RAISE EXCEPTION 'key "%" must be 1 to 512 bytes without control or invisible characters', pgrelay._show(key)
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue_keyed.channel AND x.active
-      AND pg_catalog.octet_length(_enqueue_keyed.payload) <= x.max_payload_bytes
-      AND (x.action_type <> 'notify' OR _enqueue_keyed.payload ~ pgrelay._notification_id_form())
-      AND (_enqueue_keyed.run_at IS NULL OR pg_catalog.isfinite(_enqueue_keyed.run_at));
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue_keyed.channel
+      AND pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, _enqueue_keyed.payload,
+                                 _enqueue_keyed.run_at, false);
     IF NOT FOUND THEN
         RETURN pgrelay._enqueue_refused(_enqueue_keyed.channel, _enqueue_keyed.payload, _enqueue_keyed.run_at);
     END IF;

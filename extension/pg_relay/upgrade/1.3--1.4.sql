@@ -126,3 +126,35 @@ ON CONFLICT (action_type) DO NOTHING;
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.destinations', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
                                            $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis')$$);
+
+-- Topics (publish()): a publication on a topic is one event on each channel subscribed to it. The
+-- queue row and the log row of each delivery name their publication.
+ALTER TABLE pgrelay.queue ADD COLUMN publication_id bigint;
+COMMENT ON COLUMN pgrelay.queue.publication_id IS
+    'The publication (publish()) whose delivery to this channel the event is; NULL for an event queued by notify()';
+ALTER TABLE pgrelay.log ADD COLUMN publication_id bigint;
+COMMENT ON COLUMN pgrelay.log.publication_id IS
+    'The publication (publish()) the attempt''s event was delivered for; NULL for an event queued by notify()';
+CREATE TABLE pgrelay.topics (
+    topic       text PRIMARY KEY,
+    description text,
+    created_by  name NOT NULL DEFAULT session_user,
+    created_at  timestamptz NOT NULL DEFAULT now()
+);
+COMMENT ON TABLE pgrelay.topics IS
+    'Topics producers publish() to; change them with create_topic() and drop_topic()';
+CREATE TABLE pgrelay.subscriptions (
+    topic       text NOT NULL REFERENCES pgrelay.topics ON DELETE CASCADE,
+    channel     text NOT NULL
+                REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
+    event_types text[],
+    created_at  timestamptz NOT NULL DEFAULT now(),
+    PRIMARY KEY (topic, channel)
+);
+COMMENT ON TABLE pgrelay.subscriptions IS
+    'The channels subscribed to each topic: each publication matching event_types is one event on the channel; '
+    'change them with subscribe() and unsubscribe()';
+COMMENT ON COLUMN pgrelay.subscriptions.event_types IS
+    'NULL: every publication; else the event types taken, each matched exactly, or as a prefix when it ends with *';
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.topics', '');
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.subscriptions', '');

@@ -1,0 +1,307 @@
+/* extension/pg_relay/src/topics.sql: topics: one publication, one event on each channel subscribed */
+
+-- pgrelay._check_event_types()
+CREATE OR REPLACE FUNCTION pgrelay._check_event_types(event_types text[]) RETURNS text[]
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (subscribe): the event types a subscription takes, checked, without duplicates and
+ * sorted. NULL: every publication. Each entry is an event type (the form of a name: _check_name),
+ * matched exactly, or a prefix of one followed by * ('order.*'; '*' alone takes every typed
+ * publication).
+ */
+DECLARE
+    bad text;
+BEGIN
+    IF event_types IS NULL THEN
+        RETURN NULL;
+    END IF;
+    IF array_ndims(event_types) > 1 THEN
+        RAISE EXCEPTION 'event_types must be a one-dimensional array' USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF cardinality(event_types) = 0 THEN
+        RAISE EXCEPTION 'event_types must not be empty'
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Pass NULL to take every publication of the topic.';
+    END IF;
+    IF array_position(event_types, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'event_types must not hold a NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    SELECT e INTO bad FROM unnest(event_types) WITH ORDINALITY u(e, o)
+    WHERE e !~ '^([[:alnum:]_.:/-]{1,128}|[[:alnum:]_.:/-]{0,127}\*)$'
+    ORDER BY o LIMIT 1;
+    IF FOUND THEN
+        RAISE EXCEPTION 'invalid event type "%"', pgrelay._show(bad)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'An event type has 1 to 128 letters, digits or the characters _ . : / -, '
+                           'and may end with * to take every event type it is a prefix of.';
+    END IF;
+    RETURN ARRAY(SELECT DISTINCT e FROM unnest(event_types) e ORDER BY e);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_event_types(text[]) IS
+    'Internal: a subscription''s event types, checked, without duplicates and sorted';
+
+-- pgrelay._event_type_matches()
+CREATE OR REPLACE FUNCTION pgrelay._event_type_matches(event_types text[], event_type text) RETURNS boolean
+LANGUAGE sql IMMUTABLE AS $$
+    -- Internal (publish, topic_subscribers): does a subscription of these event types take a
+    -- publication of this event type? NULL takes every publication; else an entry equal to it, or
+    -- ending with * and a prefix of it. A publication without an event type matches only NULL.
+    -- Inlined into its callers' statements: operators and functions schema-qualified.
+    SELECT event_types IS NULL
+        OR EXISTS (SELECT 1 FROM pg_catalog.unnest(event_types) e
+                   WHERE e OPERATOR(pg_catalog.=) event_type
+                      OR (pg_catalog.right(e, 1) OPERATOR(pg_catalog.=) '*'
+                          AND pg_catalog.starts_with(event_type, pg_catalog.left(e, -1))))
+$$;
+COMMENT ON FUNCTION pgrelay._event_type_matches(text[], text) IS
+    'Internal: whether a subscription''s event types (NULL: all; exact, or prefix*) take an event type';
+
+-- pgrelay.create_topic()
+CREATE OR REPLACE FUNCTION pgrelay.create_topic(topic text, description text DEFAULT NULL)
+RETURNS pgrelay.topics
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Creates a topic, or changes the description of the one of that name (a NULL description keeps
+ * the one it has). Returns its row. A topic has a name as a channel's (_check_name).
+ */
+DECLARE
+    t pgrelay.topics;
+BEGIN
+    PERFORM pgrelay._check_name('topic', 'topic', create_topic.topic);
+    INSERT INTO pgrelay.topics AS x (topic, description) VALUES (create_topic.topic, create_topic.description)
+    ON CONFLICT ON CONSTRAINT topics_pkey DO UPDATE SET description = COALESCE(EXCLUDED.description, x.description)
+    RETURNING * INTO t;
+    RETURN t;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.create_topic(text, text) IS
+    'Creates a topic producers publish() to (or changes its description); returns its row';
+
+-- pgrelay.drop_topic()
+CREATE OR REPLACE FUNCTION pgrelay.drop_topic(topic text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Drops a topic and its subscriptions. The events its publications queued stay queued and run.
+    IF drop_topic.topic IS NULL THEN
+        RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    DELETE FROM pgrelay.topics x WHERE x.topic = drop_topic.topic;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'topic "%" does not exist', pgrelay._show(drop_topic.topic)
+            USING ERRCODE = 'undefined_object';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.drop_topic(text) IS
+    'Drops a topic and its subscriptions (the events its publications queued stay queued)';
+
+-- pgrelay.subscribe()
+CREATE OR REPLACE FUNCTION pgrelay.subscribe(topic text, channel text, event_types text[] DEFAULT NULL)
+RETURNS pgrelay.subscriptions
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Subscribes a channel to a topic, or changes the event types of its subscription: from the
+ * caller's commit on, each publication on the topic that the event types take (NULL: all) is also
+ * an event on the channel. Returns the subscription. An email channel (action type notify) is
+ * refused: its payload is the id of one notification, which no publication shared by several
+ * channels can be.
+ */
+DECLARE
+    c pgrelay.channels;
+    s pgrelay.subscriptions;
+    types text[];
+BEGIN
+    IF subscribe.topic IS NULL THEN
+        RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF subscribe.channel IS NULL THEN
+        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    types := pgrelay._check_event_types(subscribe.event_types);
+    PERFORM 1 FROM pgrelay.topics x WHERE x.topic = subscribe.topic FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'topic "%" does not exist', pgrelay._show(subscribe.topic)
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Create it with pgrelay.create_topic().';
+    END IF;
+    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = subscribe.channel FOR KEY SHARE;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(subscribe.channel)
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'Create it with pgrelay.register().';
+    END IF;
+    IF c.action_type = 'notify' THEN
+        RAISE EXCEPTION 'channel "%" sends email and cannot subscribe to a topic', c.channel
+            USING ERRCODE = 'wrong_object_type',
+                  DETAIL = 'An email event''s payload is the id of one pgrelay_notifier notification.',
+                  HINT = 'Subscribe a sql or webhook channel, whose handler may queue email with pgrelay_notifier.send().';
+    END IF;
+    INSERT INTO pgrelay.subscriptions AS x (topic, channel, event_types)
+    VALUES (subscribe.topic, c.channel, types)
+    ON CONFLICT ON CONSTRAINT subscriptions_pkey DO UPDATE SET event_types = EXCLUDED.event_types
+    RETURNING * INTO s;
+    RETURN s;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.subscribe(text, text, text[]) IS
+    'Subscribes a channel to a topic (or changes the event types it takes); returns the subscription';
+
+-- pgrelay.unsubscribe()
+CREATE OR REPLACE FUNCTION pgrelay.unsubscribe(topic text, channel text) RETURNS void
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+BEGIN
+    -- Ends a subscription: publications after the caller's commit queue nothing on the channel.
+    -- The events earlier publications queued on it stay queued and run (pgrelay.cancel(channel)
+    -- withdraws them).
+    IF unsubscribe.topic IS NULL THEN
+        RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF unsubscribe.channel IS NULL THEN
+        RAISE EXCEPTION 'channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    DELETE FROM pgrelay.subscriptions x WHERE x.topic = unsubscribe.topic AND x.channel = unsubscribe.channel;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'channel "%" is not subscribed to topic "%"', pgrelay._show(unsubscribe.channel),
+                        pgrelay._show(unsubscribe.topic)
+            USING ERRCODE = 'undefined_object';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.unsubscribe(text, text) IS
+    'Ends a channel''s subscription to a topic (the events already queued on it stay queued)';
+
+-- pgrelay._publish_refused()
+CREATE OR REPLACE FUNCTION pgrelay._publish_refused(topic text, channel text, payload text, run_at timestamptz)
+RETURNS bigint
+LANGUAGE plpgsql STABLE AS $$
+/*
+ * Internal (publish, which pins search_path, when a subscriber channel does not take the event):
+ * the error _enqueue_refused() gives notify() on that channel, with the topic named first, so that
+ * a producer that names only the topic learns which subscriber refused. Never returns.
+ */
+DECLARE
+    m text;
+    st text;
+    d text;
+    h text;
+BEGIN
+    BEGIN
+        PERFORM pgrelay._enqueue_refused(_publish_refused.channel, _publish_refused.payload, _publish_refused.run_at);
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, st = RETURNED_SQLSTATE, d = PG_EXCEPTION_DETAIL,
+                                h = PG_EXCEPTION_HINT;
+    END;
+    RAISE EXCEPTION 'publication on topic "%" refused: %', _publish_refused.topic, m
+        USING ERRCODE = st,
+              DETAIL = concat_ws(' ', NULLIF(d, ''),
+                                 format('A publication queues an event on every channel subscribed to the topic, or on none; '
+                                        'channel "%s" is subscribed.', _publish_refused.channel)),
+              HINT = COALESCE(NULLIF(h, ''),
+                              'An admin can end the subscription: pgrelay.unsubscribe(topic, channel).');
+END
+$$;
+COMMENT ON FUNCTION pgrelay._publish_refused(text, text, text, timestamptz) IS
+    'Internal: the error of a publication a subscriber channel does not take, naming the topic';
+
+-- pgrelay.publish()
+CREATE OR REPLACE FUNCTION pgrelay.publish(topic text, payload text, event_type text DEFAULT NULL,
+                                           run_at timestamptz DEFAULT NULL)
+RETURNS bigint
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Publishes a payload on a topic in the caller's transaction: one event on each channel whose
+ * subscription takes the event type, each exactly as notify(channel, payload, run_at) would queue
+ * it (its own event id, the channel's action type, this node's ownership), and each carrying the
+ * publication's id, which is returned (an id of _next_id(), like an event id).
+ *
+ * All or nothing: one statement reads the matching subscriptions with whether each channel takes
+ * the event (_channel_takes: the checks of notify) and queues the events only when every one of
+ * them does. A publication no subscriber takes, or that one subscriber does not take (inactive,
+ * payload too large), is refused with an error, as notify() on such a channel is: the producer
+ * learns in its own transaction, and no subscriber silently misses an event. Subscriptions are
+ * read as the statement's snapshot sees them.
+ */
+DECLARE
+    pub bigint;
+    node integer;
+    subscribers bigint;
+    queued bigint;
+    refused text;
+BEGIN
+    IF publish.topic IS NULL THEN
+        RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF publish.payload IS NULL THEN
+        RAISE EXCEPTION 'payload must not be NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an empty string for an event without a payload.';
+    END IF;
+    IF publish.event_type IS NOT NULL AND publish.event_type !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
+        RAISE EXCEPTION 'invalid event type "%"', pgrelay._show(publish.event_type)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'An event type has 1 to 128 letters, digits or the characters _ . : / -';
+    END IF;
+    IF publish.run_at IS NOT NULL AND NOT isfinite(publish.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', publish.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    PERFORM 1 FROM pgrelay.topics x WHERE x.topic = publish.topic;
+    IF NOT FOUND THEN
+        RAISE EXCEPTION 'topic "%" does not exist', pgrelay._show(publish.topic)
+            USING ERRCODE = 'undefined_object',
+                  HINT = 'An admin creates it with pgrelay.create_topic().';
+    END IF;
+    pub := pgrelay._next_id();
+    node := pgrelay._node_id();
+    WITH m AS MATERIALIZED (
+        SELECT x.channel, x.action_type, x.node_restricted,
+               pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, publish.payload,
+                                      publish.run_at, false) AS takes
+        FROM pgrelay.subscriptions s
+        JOIN pgrelay.channels x ON x.channel = s.channel
+        WHERE s.topic = publish.topic AND pgrelay._event_type_matches(s.event_types, publish.event_type)
+    ), ins AS (
+        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                                   run_at, queued_at, publication_id)
+        SELECT n.id, n.id, n.channel, n.action_type, publish.payload, node, n.node_restricted,
+               pgrelay._run_at(publish.run_at), now(), pub
+        FROM (SELECT m.channel, m.action_type, m.node_restricted, pgrelay._next_id() AS id
+              FROM m
+              WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
+              ORDER BY m.channel) n
+        RETURNING 1
+    )
+    SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(m.channel) FROM m WHERE NOT m.takes)
+    INTO subscribers, queued, refused;
+    IF refused IS NOT NULL THEN
+        RETURN pgrelay._publish_refused(publish.topic, refused, publish.payload, publish.run_at);
+    END IF;
+    IF subscribers = 0 THEN
+        RAISE EXCEPTION 'topic "%" has no subscriber%', publish.topic,
+                        CASE WHEN publish.event_type IS NULL THEN ' for a publication without an event type'
+                             ELSE format(' for event type "%s"', publish.event_type) END
+            USING ERRCODE = 'object_not_in_prerequisite_state',
+                  DETAIL = 'A publication nobody subscribed to would deliver nothing.',
+                  HINT = 'An admin subscribes channels with pgrelay.subscribe(topic, channel, event_types).';
+    END IF;
+    IF queued <> subscribers THEN  -- a guard only
+        RAISE EXCEPTION 'the publication on topic "%" could not be queued', publish.topic
+            USING ERRCODE = 'internal_error';
+    END IF;
+    RETURN pub;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.publish(text, text, text, timestamptz) IS
+    'Queues one event on each channel subscribed to a topic (all or none) in the caller''s transaction; returns the publication id';
+
+-- pgrelay.topic_subscribers
+CREATE OR REPLACE VIEW pgrelay.topic_subscribers AS
+SELECT s.topic, s.channel, c.action_type, s.event_types, COALESCE(q.queued, 0) AS queued
+FROM pgrelay.subscriptions s
+JOIN pgrelay.channels c ON c.channel = s.channel
+LEFT JOIN (SELECT x.channel, count(*) AS queued FROM pgrelay.queue x
+           WHERE x.publication_id IS NOT NULL GROUP BY x.channel) q ON q.channel = s.channel;
+COMMENT ON VIEW pgrelay.topic_subscribers IS
+    'Each topic''s subscribed channels, the event types they take (NULL: all) and how many events publications '
+    'queued on the channel are waiting (of any topic), without payloads';
