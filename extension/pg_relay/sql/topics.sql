@@ -162,6 +162,17 @@ DELETE FROM pgrelay.queue WHERE channel = 't_late';
 SELECT pgrelay.unregister('t_late');
 SELECT count(*) FROM pgrelay.subscriptions WHERE topic = 'gone';
 
+-- retry_failed() puts a failed delivery back with its publication id
+SELECT channel FROM pgrelay.subscribe('gone', 't_a');
+SELECT pgrelay.publish('gone', 'fail me') AS p_fail \gset
+CREATE OR REPLACE FUNCTION regress_t_a(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'never' USING ERRCODE = 'PGSTP'; END $$;
+SELECT id AS f_id, event_id AS f_event FROM pgrelay.queue WHERE publication_id = :p_fail \gset
+SELECT outcome FROM pgrelay.process_one(:f_id);
+SELECT pgrelay.retry_failed(:f_event) AS again \gset
+SELECT attempt, event_id = :f_event AS same_event, publication_id = :p_fail AS keeps_pub FROM pgrelay.queue
+WHERE id = :again;
+
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.drop_topic('gone');
 DROP ROLE regress_t_producer, regress_t_monitor, regress_t_admin;
