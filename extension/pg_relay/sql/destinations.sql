@@ -96,6 +96,54 @@ SET SESSION AUTHORIZATION regress_dest_proc;
 SELECT * FROM pgrelay._destination_claim(:sql_event);
 RESET SESSION AUTHORIZATION;
 
+-- the batched held transaction of a broker's kind: the events claimed together, in the order
+-- of ids (an id of no row is skipped), then finished together in one statement: one log row per
+-- attempt with its detail, each event its own outcome (a retry queued, a failure recorded)
+DELETE FROM pgrelay.queue WHERE channel IN ('r_sql', 'r_orders');
+SET SESSION AUTHORIZATION regress_dest_producer;
+SELECT count(pgrelay.notify('r_orders', '{"n": ' || n || '}')) FROM generate_series(2, 4) n;
+RESET SESSION AUTHORIZATION;
+SELECT array_agg(id ORDER BY id DESC) AS batch FROM pgrelay.queue WHERE channel = 'r_orders' \gset
+SET SESSION AUTHORIZATION regress_dest_proc;
+BEGIN;
+SELECT payload, attempt, channel, key, settings ->> 'host', replayed,
+       queue_id = (:'batch'::bigint[])[ord] AS in_order
+FROM pgrelay._destination_claim_many(:'batch'::bigint[] || '{-1}'::bigint[]) WITH ORDINALITY c(payload, attempt,
+     event_id, channel, action_type, key, queued_at, settings, timeout_ms, replayed, queue_id, ord);
+SELECT (f.queue_id = (:'batch'::bigint[])[f.ord]) AS in_order, f.outcome, f.log_id IS NOT NULL AS logged,
+       f.retry_id IS NOT NULL AS retried, f.retry_at > now() AS later
+FROM pgrelay._finish_held_many(:'batch'::bigint[], '{ok,transient,permanent}', '{NULL,"connection lost","WRONGTYPE"}',
+                               '{NULL,NULL,PGR01}', ARRAY[now(), NULL, now()]::timestamptz[],
+                               ARRAY['{"entry_id": "1-0"}', NULL, '{"stream": "s"}']::jsonb[])
+     WITH ORDINALITY f(queue_id, outcome, log_id, retry_id, retry_at, ord);
+COMMIT;
+RESET SESSION AUTHORIZATION;
+SELECT l.payload, l.outcome, l.error, l.detail FROM pgrelay.log l WHERE l.queue_id = ANY (:'batch'::bigint[])
+ORDER BY l.id;
+SELECT attempt, last_error FROM pgrelay.queue WHERE channel = 'r_orders' AND attempt = 2;
+SELECT payload, attempts, error FROM pgrelay.failed_events WHERE channel = 'r_orders';
+-- bad input: a result that is none (error), arrays of other lengths (error), a start that is not
+-- finite (error), a row that is not there (error): nothing is finished
+SELECT id AS one FROM pgrelay.queue WHERE channel = 'r_orders' \gset
+SET SESSION AUTHORIZATION regress_dest_proc;
+BEGIN;
+SELECT count(*) FROM pgrelay._destination_claim_many(ARRAY[:one]::bigint[]);
+SELECT regress_error(format('SELECT * FROM pgrelay._finish_held_many(%L, %L, %L, %L, %L, NULL)',
+                            ARRAY[:one], '{great}', '{NULL}', '{NULL}', '{NULL}'));
+SELECT regress_error(format('SELECT * FROM pgrelay._finish_held_many(%L, %L, %L, %L, %L, NULL)',
+                            ARRAY[:one], '{ok,ok}', '{NULL}', '{NULL}', '{NULL}'));
+SELECT regress_error(format('SELECT * FROM pgrelay._finish_held_many(%L, %L, %L, %L, %L, %L)',
+                            ARRAY[:one], '{ok}', '{NULL}', '{NULL}', '{NULL}', '{NULL,NULL}'));
+SELECT regress_error(format('SELECT * FROM pgrelay._finish_held_many(%L, %L, %L, %L, %L, NULL)',
+                            ARRAY[:one], '{ok}', '{NULL}', '{NULL}', '{infinity}'));
+SELECT regress_error(format('SELECT * FROM pgrelay._finish_held_many(%L, %L, %L, %L, %L, NULL)',
+                            ARRAY[:one, -1], '{ok,ok}', '{NULL,NULL}', '{NULL,NULL}', '{NULL,NULL}'));
+ROLLBACK;
+SELECT count(*) FROM pgrelay._finish_held_many('{}', '{}', '{}', '{}', '{}', '{}');
+RESET SESSION AUTHORIZATION;
+SELECT count(*) AS queued FROM pgrelay.queue WHERE id = :one;
+DELETE FROM pgrelay.failed_events WHERE channel = 'r_orders';
+
 -- the internal functions are nobody's to call (error)
 SET SESSION AUTHORIZATION regress_dest_admin;
 SELECT pgrelay._destination_save(NULL, NULL, NULL);

@@ -253,6 +253,31 @@ FROM pgrelay.queue WHERE id = :mail;
 DELETE FROM pgrelay.queue WHERE id = :mail;
 SELECT regress_error('SELECT pgrelay._finish_held(NULL, ''ok'')');
 
+-- _check_result: every result of an attempt passes; anything else is refused (error)
+SELECT pgrelay._check_result(r) FROM unnest('{ok,partial,transient,timeout,permanent,cancelled,error}'::text[]) r;
+SELECT regress_error('SELECT pgrelay._check_result(''great'')');
+SELECT regress_error('SELECT pgrelay._check_result(NULL)');
+-- _take_claimed: the claimed row deleted and returned; a bad result deletes nothing (error); a row
+-- that is gone (error)
+SELECT pgrelay.notify('p_mail', '49') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+SELECT regress_error(format('SELECT pgrelay._take_claimed(%s, %L)', :mail, 'great'));
+SELECT (pgrelay._take_claimed(:mail, 'ok')).payload;
+SELECT count(*) AS still_queued FROM pgrelay.queue WHERE id = :mail;
+SELECT regress_error(format('SELECT pgrelay._take_claimed(%s, %L)', :mail, 'ok'));
+ROLLBACK;
+DELETE FROM pgrelay.queue WHERE id = :mail;
+-- a retry row's id is drawn in _finish_rows's statement: this node's, after its log row's
+SELECT pgrelay.notify('p_mail', '50') AS mail \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._queue_claim(:mail);
+SELECT log_id, retry_id FROM pgrelay._finish_held(:mail, 'transient', 'try later') \gset
+COMMIT;
+SELECT :retry_id > :log_id AS after_its_log_row, (pgrelay.decode_id(:retry_id)).node_id = pgrelay._node_id() AS this_node,
+       (SELECT count(*) FROM pgrelay.queue WHERE id = :retry_id) AS queued;
+DELETE FROM pgrelay.queue WHERE id = :retry_id;
+
 -- _queue_defer: a later run_at, no attempt spent, no log row
 SELECT pgrelay.notify('p_mail', '45') AS mail \gset
 BEGIN;

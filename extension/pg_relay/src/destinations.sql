@@ -294,3 +294,26 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay._destination_claim(bigint) IS
     'Claims a destination event for this transaction and returns it with its channel''s settings; no row means skipped';
+
+-- pgrelay._destination_claim_many()
+CREATE OR REPLACE FUNCTION pgrelay._destination_claim_many(ids bigint[])
+RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, action_type text, key text,
+               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean, queue_id bigint)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * _destination_claim() for the events of a batched held transaction (a broker's kind delivers
+ * them together, then _finish_held_many finishes them together), in one statement: the rows of
+ * the events claimed, in the order of ids, each with its queue_id; an event that could not be
+ * claimed (skipped) has no row and stays as it is.
+ */
+#variable_conflict use_column
+DECLARE
+    i bigint;
+BEGIN
+    FOREACH i IN ARRAY COALESCE(ids, '{}') LOOP
+        RETURN QUERY SELECT d.*, i FROM pgrelay._destination_claim(i) d;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_claim_many(bigint[]) IS
+    'Claims destination events for this transaction, in order, with their channels'' settings; a missing row means skipped';

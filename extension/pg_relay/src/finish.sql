@@ -239,6 +239,8 @@ DECLARE
     next boolean := false;
     failed boolean := false;
     ids bigint[];
+    node integer;
+    last bigint;     -- the highest value of the id clock drawn
 BEGIN
     IF ls IS NULL THEN
         RETURN NULL;   -- no rows (an empty batch; a cancel that found none)
@@ -273,16 +275,29 @@ BEGIN
     IF NOT next THEN
         RETURN NULL;
     END IF;
-    WITH n AS MATERIALIZED (
-        SELECT l.ordinality AS ord, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-               q.key, q.key_owner, q.publication_id, q.queued_at, l.retry_at,
-               CASE WHEN l.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
-               CASE WHEN l.outcome = 'snoozed' THEN q.last_error ELSE l.error END AS last_error,
-               CASE WHEN l.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
-               pgrelay._next_id() AS next_id
+    -- The retry rows' ids drawn in the statement, as _complete_events() draws a batch's log ids:
+    -- one value of the id clock per retry row, in the order of ls (w is numbered, then read in
+    -- that order by v), the wall clock looked at for the first and every 1024th.
+    node := pgrelay._node_id();
+    WITH w AS MATERIALIZED (
+        SELECT l.ordinality AS ord, l.queue_id, l.outcome, l.error, l.retry_at,
+               pg_catalog.row_number() OVER (ORDER BY l.ordinality) AS k
         FROM pg_catalog.unnest(ls) WITH ORDINALITY l
-        JOIN pg_catalog.unnest(qs) q ON q.id = l.queue_id
         WHERE l.outcome IN ('retry', 'timeout', 'snoozed')
+    ), v AS MATERIALIZED (
+        SELECT w.*, CASE WHEN w.k % 1024 = 1
+                         THEN pgrelay._id_clock_catch_up(pg_catalog.nextval('pgrelay._id_clock'))
+                         ELSE pg_catalog.nextval('pgrelay._id_clock') END AS v
+        FROM w
+    ), n AS MATERIALIZED (
+        SELECT v.ord, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
+               q.key, q.key_owner, q.publication_id, q.queued_at, v.retry_at, v.v,
+               CASE WHEN v.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
+               CASE WHEN v.outcome = 'snoozed' THEN q.last_error ELSE v.error END AS last_error,
+               CASE WHEN v.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
+               ((v.v >> 12) << 22) | (node::bigint << 12) | (v.v & 4095) AS next_id
+        FROM v
+        JOIN pg_catalog.unnest(qs) q ON q.id = v.queue_id
     ), r AS (
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
                                    attempt, run_at, queued_at, last_error, key, key_owner, snoozes, publication_id)
@@ -291,10 +306,14 @@ BEGIN
                n.publication_id
         FROM n
     )
-    SELECT pg_catalog.array_agg(n.next_id ORDER BY o.ord)
-    INTO ids
+    SELECT pg_catalog.array_agg(n.next_id ORDER BY o.ord), pg_catalog.max(n.v)
+    INTO ids, last
     FROM pg_catalog.generate_series(1, pg_catalog.cardinality(ls)) o(ord)
     LEFT JOIN n ON n.ord = o.ord;
+    -- the id space's end, which _id_clock_catch_up checks, for the rows it did not see
+    IF last >= 9007199254740992 THEN
+        RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
+    END IF;
     RETURN ids;
 END
 $$;
@@ -347,6 +366,57 @@ $$;
 COMMENT ON FUNCTION pgrelay._attempt_row(pgrelay.queue, text, text, text, timestamptz, jsonb, timestamptz) IS
     'Internal: the log row of one attempt on a queue row, with its outcome resolved (not written)';
 
+-- pgrelay._check_result()
+CREATE OR REPLACE FUNCTION pgrelay._check_result(result text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+/*
+ * Internal (_write_log, _take_claimed): refuses what is not an attempt's
+ * result, with the clear error, before anything of the attempt is written.
+ */
+BEGIN
+    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
+        RAISE EXCEPTION 'invalid result "%"', result
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_result(text) IS
+    'Internal: raises invalid_parameter_value for what is not an attempt''s result';
+
+-- pgrelay._take_claimed()
+CREATE OR REPLACE FUNCTION pgrelay._take_claimed(queue_id bigint, result text) RETURNS pgrelay.queue
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (_complete, _finish_held): the start of finishing one attempt on the row this
+ * transaction claimed: result checked (_check_result), then the row deleted and read in one
+ * statement. SKIP LOCKED: a row another transaction holds is an error at once (below), never
+ * waited for: a Processor that gives an event up (held_abandon) finishes a row it may no longer
+ * hold.
+ */
+DECLARE
+    q pgrelay.queue;
+BEGIN
+    -- ok is nearly every attempt, and needs no check: no second call for it
+    IF result IS DISTINCT FROM 'ok' THEN
+        PERFORM pgrelay._check_result(result);
+    END IF;
+    DELETE FROM pgrelay.queue x
+    WHERE x.id = (SELECT y.id FROM pgrelay.queue y WHERE y.id = _take_claimed.queue_id FOR UPDATE SKIP LOCKED)
+    RETURNING x.* INTO q;
+    IF NOT FOUND THEN
+        -- the clear error for a row that is gone or another's; the RAISE is a guard only (the
+        -- row would have to be back and unlocked), so that nothing is logged for no row
+        PERFORM pgrelay._lock_claimed(_take_claimed.queue_id);
+        RAISE EXCEPTION 'queue row % could not be finished', _take_claimed.queue_id
+            USING ERRCODE = 'lock_not_available';
+    END IF;
+    RETURN q;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._take_claimed(bigint, text) IS
+    'Internal: checks an attempt''s result and deletes and reads the queue row this transaction claimed';
+
 -- pgrelay._write_log()
 CREATE OR REPLACE FUNCTION pgrelay._write_log(queue_id bigint, result text, error text DEFAULT NULL,
                                    sqlstate text DEFAULT NULL, started_at timestamptz DEFAULT NULL,
@@ -363,11 +433,7 @@ DECLARE
     q pgrelay.queue;
     l pgrelay.log;
 BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
-        RAISE EXCEPTION 'invalid result "%"', result
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
-    END IF;
+    PERFORM pgrelay._check_result(result);
     q := pgrelay._lock_claimed(queue_id);
     IF EXISTS (SELECT 1 FROM pgrelay.log x WHERE x.event_id = q.event_id AND x.queue_id = q.id) THEN
         RAISE EXCEPTION 'the log row of queue row % is written already', q.id
@@ -419,8 +485,8 @@ RETURNS pgrelay._completed
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Steps 2 and 3 at once (_write_log, _queue_mark_done), for a caller that claimed the row in this
- * transaction (process_one): the row is deleted and read in one statement (a row another
- * transaction holds is waited for, not taken), then its log row is made (an ok one at once, any
+ * transaction (process_one): the row is deleted and read (_take_claimed: a row another
+ * transaction holds is refused), then its log row is made (an ok one at once, any
  * other by _attempt_row, which reads the channel) and written, and its retry row queued or its
  * failure recorded (_finish_rows). Returns the log row's id and outcome, and the retry row's id
  * and run_at. Like _claim_event(), it returns a named row type (docs/design/benchmark-notes.md).
@@ -431,20 +497,7 @@ DECLARE
     r pgrelay._completed;
     finished timestamptz;
 BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
-        RAISE EXCEPTION 'invalid result "%"', result
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
-    END IF;
-    DELETE FROM pgrelay.queue x WHERE x.id = _complete.queue_id RETURNING x.* INTO q;
-    IF NOT FOUND THEN
-        -- The DELETE waits for a row another transaction holds, so a row it did not find is gone:
-        -- _lock_claimed() raises the clear error for that. The RAISE after it is a guard only
-        -- (the row would have to be back and unlocked), so that nothing is logged for no row.
-        PERFORM pgrelay._lock_claimed(_complete.queue_id);
-        RAISE EXCEPTION 'queue row % could not be finished', _complete.queue_id
-            USING ERRCODE = 'lock_not_available';
-    END IF;
+    q := pgrelay._take_claimed(_complete.queue_id, result);
     IF result = 'ok' THEN
         -- nearly every attempt: its log row only, without a call to make it (_log_row is inlined)
         finished := clock_timestamp();
@@ -475,7 +528,7 @@ RETURNS pgrelay._completed
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The finish of the Processor's held transaction (notify and webhook events), in one call on the
- * row it claimed: the row is deleted and read in one statement (a row another transaction holds
+ * row it claimed: the row is deleted and read (_take_claimed: a row another transaction holds
  * is refused), its log row made with the attempt's outcome (_attempt_row: the retry
  * decision; retry_at, a provider's Retry-After, wins over the backoff) and written, and its retry
  * row queued or its failure recorded (_finish_rows). gone_status: the webhook endpoint of the
@@ -490,23 +543,7 @@ DECLARE
     l pgrelay.log;
     r pgrelay._completed;
 BEGIN
-    IF result IS NULL OR result NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error') THEN
-        RAISE EXCEPTION 'invalid result "%"', result
-            USING ERRCODE = 'invalid_parameter_value',
-                  HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
-    END IF;
-    -- The row this transaction holds, deleted and read in one statement. SKIP LOCKED: a row
-    -- another transaction holds is an error at once (below), never waited for: a Processor that
-    -- gives an event up (held_abandon) finishes a row it may no longer hold.
-    DELETE FROM pgrelay.queue x
-    WHERE x.id = (SELECT y.id FROM pgrelay.queue y WHERE y.id = _finish_held.queue_id FOR UPDATE SKIP LOCKED)
-    RETURNING x.* INTO q;
-    IF NOT FOUND THEN
-        -- the clear error for a row that is gone or another's; the RAISE is a guard only
-        PERFORM pgrelay._lock_claimed(_finish_held.queue_id);
-        RAISE EXCEPTION 'queue row % could not be finished', _finish_held.queue_id
-            USING ERRCODE = 'lock_not_available';
-    END IF;
+    q := pgrelay._take_claimed(_finish_held.queue_id, result);
     l := pgrelay._attempt_row(q, result, error, sqlstate, started_at, detail, retry_at);
     r.log_id := l.id;
     r.outcome := l.outcome;
@@ -1018,20 +1055,21 @@ $$;
 COMMENT ON FUNCTION pgrelay._claim_events(bigint[]) IS
     'Claims the queue rows of a batch that can run now (the others are skipped), in the given order, with their handlers checked';
 
--- pgrelay._complete_events()
-CREATE OR REPLACE FUNCTION pgrelay._complete_events(ids bigint[], results text[], errors text[], sqlstates text[],
-                                         started timestamptz[], finished timestamptz[])
+-- pgrelay._finish_attempts()
+CREATE OR REPLACE FUNCTION pgrelay._finish_attempts(ids bigint[], results text[], errors text[], sqlstates text[],
+                                          started timestamptz[], finished timestamptz[], details jsonb[])
 RETURNS TABLE (queue_id bigint, outcome text, log_id bigint, retry_id bigint, retry_at timestamptz)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 -- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
 -- No sequential scans: the plan is kept for the session, and one made while the queue was empty
 -- (or its statistics said so) must not read the whole queue once it holds a million rows. (jit off:
 -- a sequential scan that remains, of the one-row control table, then costs more than jit_above_cost.)
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 /*
- * _complete() for the events of a batch, in two statements whatever their number: the claimed
- * rows are deleted and their log rows made with the attempts' results (the arrays are parallel,
- * one element per event), then the log rows are written and the retry rows queued or the failures
+ * Internal (_complete_events, _finish_held_many): _complete() for the events of a batch, in two
+ * statements whatever their number: the claimed rows are deleted and their log rows made with the
+ * attempts' results (the arrays are parallel, one element per event; details may be NULL for
+ * none at all), then the log rows are written and the retry rows queued or the failures
  * recorded (_finish_rows). A row that is not there any more is an error (the caller claimed every
  * one of them in this transaction).
  */
@@ -1047,9 +1085,10 @@ BEGIN
     -- parallel arrays: one element of each per id (a short one would read as NULLs)
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
                                                      pg_catalog.cardinality(sqlstates), pg_catalog.cardinality(started),
-                                                     pg_catalog.cardinality(finished)]) k(n)
+                                                     pg_catalog.cardinality(finished),
+                                                     COALESCE(pg_catalog.cardinality(details), pg_catalog.cardinality(ids))]) k(n)
                WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
-        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
+        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start, finish (and detail) per id'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)
@@ -1070,17 +1109,18 @@ BEGIN
                          THEN pgrelay._id_clock_catch_up(pg_catalog.nextval('pgrelay._id_clock'))
                          ELSE pg_catalog.nextval('pgrelay._id_clock') END AS v
         FROM ROWS FROM (pg_catalog.unnest(ids), pg_catalog.unnest(results), pg_catalog.unnest(errors),
-                        pg_catalog.unnest(sqlstates), pg_catalog.unnest(started), pg_catalog.unnest(finished))
-             WITH ORDINALITY AS r(id, result, error, sqlstate, started_at, finished_at, ord)
+                        pg_catalog.unnest(sqlstates), pg_catalog.unnest(started), pg_catalog.unnest(finished),
+                        pg_catalog.unnest(details))
+             WITH ORDINALITY AS r(id, result, error, sqlstate, started_at, finished_at, detail, ord)
     ), d AS (
         -- by = ANY: an index scan of the primary key, whatever the generic plan guesses of r
         DELETE FROM pgrelay.queue x USING pgrelay.channels c
-        WHERE x.id = ANY (_complete_events.ids) AND c.channel = x.channel
+        WHERE x.id = ANY (_finish_attempts.ids) AND c.channel = x.channel
         RETURNING x AS q, x.id, x.attempt, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
     )
     SELECT pg_catalog.array_agg(d.q),
            pg_catalog.array_agg(pgrelay._log_row(d.q, ((r.v >> 12) << 22) | (node::bigint << 12) | (r.v & 4095),
-                                                 e.outcome, r.error, r.sqlstate, NULL, r.started_at, r.finished_at,
+                                                 e.outcome, r.error, r.sqlstate, r.detail, r.started_at, r.finished_at,
                                                  CASE WHEN e.outcome IN ('retry', 'timeout')
                                                       THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
                                                                                             d.backoff_max) END)),
@@ -1106,8 +1146,57 @@ BEGIN
     ORDER BY l.ordinality;
 END
 $$;
+COMMENT ON FUNCTION pgrelay._finish_attempts(bigint[], text[], text[], text[], timestamptz[], timestamptz[], jsonb[]) IS
+    'Internal: writes the log rows of a batch''s attempts and finishes its claimed queue rows, in one statement';
+
+-- pgrelay._complete_events()
+CREATE OR REPLACE FUNCTION pgrelay._complete_events(ids bigint[], results text[], errors text[], sqlstates text[],
+                                         started timestamptz[], finished timestamptz[])
+RETURNS TABLE (queue_id bigint, outcome text, log_id bigint, retry_id bigint, retry_at timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * _complete() for the events of a batch of sql events (process_batch, through _batch_results):
+ * their log rows written and their claimed rows finished in one statement (_finish_attempts).
+ */
+BEGIN
+    RETURN QUERY SELECT * FROM pgrelay._finish_attempts(ids, results, errors, sqlstates, started, finished, NULL);
+END
+$$;
 COMMENT ON FUNCTION pgrelay._complete_events(bigint[], text[], text[], text[], timestamptz[], timestamptz[]) IS
     'Writes the log rows of a batch''s attempts and finishes its claimed queue rows, in one statement';
+
+-- pgrelay._finish_held_many()
+CREATE OR REPLACE FUNCTION pgrelay._finish_held_many(ids bigint[], results text[], errors text[], sqlstates text[],
+                                          started timestamptz[], details jsonb[])
+RETURNS TABLE (queue_id bigint, outcome text, log_id bigint, retry_id bigint, retry_at timestamptz)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * _finish_held() for the events of a batched held transaction (a broker's kind: the Processor
+ * claimed them together, _destination_claim_many, and delivered them together): one log row per
+ * attempt with its outcome (the retry decision, the channel's backoff) and detail, and each row
+ * deleted and its retry queued or its failure recorded, in one statement whatever their number
+ * (_finish_attempts), committed with the caller's transaction. The arrays are parallel, one
+ * element per id (a start NULL: now); each attempt finishes now. One row per id, in the order of
+ * ids.
+ */
+#variable_conflict use_column
+DECLARE
+    now_ts timestamptz := clock_timestamp();
+BEGIN
+    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(started) s(t) WHERE NOT pg_catalog.isfinite(COALESCE(s.t, now_ts))) THEN
+        RAISE EXCEPTION 'started must hold finite times, not %', started
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN QUERY
+    SELECT f.* FROM pgrelay._finish_attempts(
+        ids, results, errors, sqlstates,
+        ARRAY(SELECT COALESCE(s.t, now_ts) FROM pg_catalog.unnest(started) WITH ORDINALITY s(t, o) ORDER BY s.o),
+        pg_catalog.array_fill(now_ts, ARRAY[COALESCE(pg_catalog.cardinality(ids), 0)]), details) f
+    ORDER BY pg_catalog.array_position(ids, f.queue_id);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._finish_held_many(bigint[], text[], text[], text[], timestamptz[], jsonb[]) IS
+    'Writes the log rows of a batched held transaction''s attempts and finishes their claimed queue rows, in one statement';
 
 -- pgrelay._gate_open()
 CREATE OR REPLACE FUNCTION pgrelay._gate_open(channel text) RETURNS boolean
