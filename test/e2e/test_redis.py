@@ -131,6 +131,28 @@ def test_a_key_of_another_type_is_the_set_ups_error(db, redis, processors):
     assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'taken'") == "configuration"
 
 
+def test_a_burst_is_appended_in_batches_each_event_its_own_outcome(db, redis, processors):
+    """A worker takes a burst of events of one channel together: one claim, one pipeline of appends
+    on one connection, one finish, one commit. Each event still gets its own log row and its own
+    outcome, so the one whose append the server refuses (its marker key holds a hash: WRONGTYPE)
+    fails alone and the others of its batch are appended."""
+    r = redis()
+    register(db, "burst", {"host": "127.0.0.1", "port": r.port, "stream": "burst:events"}, max_attempts=1)
+    ids = [db.scalar("SELECT pgrelay.notify('burst', %s)", ("event %d" % n,)) for n in range(20)]
+    bad = ids[7]
+    r.cli("HSET", "{burst:events}:pg_relay:sent:%d" % bad, "field", "value")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert sorted(int(e["event_id"]) for e in r.entries("burst:events")) == sorted(i for i in ids if i != bad)
+    rows = db.sql("SELECT event_id, outcome, error, xmin::text FROM pgrelay.log WHERE channel = 'burst'")
+    assert sorted(row[0] for row in rows) == sorted(ids)  # one log row per event
+    assert {row[0]: row[1] for row in rows} == {i: "failed" if i == bad else "ok" for i in ids}
+    assert "WRONGTYPE" in [row[2] for row in rows if row[0] == bad][0]
+    # finished in batches: the log rows of a batch are written by its one transaction
+    assert len({row[3] for row in rows}) < len(ids)
+    assert db.scalar("SELECT count(*) FROM pgrelay.failed_events WHERE channel = 'burst'") == 1
+
+
 def test_a_connection_the_server_closed_costs_no_attempt(db, redis, processors):
     """A worker keeps its connection between events; when the server has closed it meanwhile (its
     idle timeout, CLIENT KILL), the next event opens a new one and is appended at its first

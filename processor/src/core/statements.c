@@ -149,6 +149,20 @@ static const struct Statement statements[] = {
 		 " pg_catalog.to_char(queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
 		 " settings::text, timeout_ms, replayed FROM pgrelay._destination_claim($1)",
 		 1, true},
+	/* the columns of STMT_DESTINATION_CLAIM, and the event's id last */
+	[STMT_DESTINATION_CLAIM_MANY] =
+		{"pgrelay_destination_claim_many",
+		 "SELECT payload, attempt, event_id, channel, action_type, key,"
+		 " pg_catalog.to_char(queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
+		 " settings::text, timeout_ms, replayed, queue_id FROM pgrelay._destination_claim_many($1::bigint[])",
+		 1, true},
+	[STMT_FINISH_MANY] =
+		{"pgrelay_finish_held_many",
+		 "SELECT queue_id, outcome, to_char(retry_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.MS\"Z\"')"
+		 " FROM pgrelay._finish_held_many($1::bigint[], $2::text[], $3::text[], $4::text[], "
+		 "$5::timestamptz[],"
+		 " $6::jsonb[])",
+		 6, true},
 	[STMT_HA_TICK] =
 		{"pgrelay_ha_tick",
 		 "SELECT has_work, reload_requested, paused, reload_generation, dispatch, is_leader,"

@@ -48,20 +48,22 @@ enum StmtId {
 	STMT_DEFER,             /* the row moved past the rate limit, no attempt spent */
 	STMT_WEBHOOK_CLAIM,     /* a webhook event: claim its row, with the channel's endpoint */
 	STMT_DESTINATION_CLAIM, /* a destination's event (redis): claim its row, with the channel's settings */
-	STMT_HA_TICK,           /* each tick in multi-node and leader mode: heartbeat, decision, probe */
-	STMT_HA_REHOME,         /* start and reload in multi-node and leader mode: _startup_queue_check() */
-	STMT_HA_STOP,           /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
-	STMT_SET_LEADER,        /* pg_relay.is_leader of a worker session, between events */
-	STMT_QUEUE_STATS,       /* a scrape of --metrics: pgrelay.queue_depth, per channel */
-	STMT_PROCESSOR_REPORT,  /* every 10 s: this Processor's row of pgrelay.processors */
-	STMT_SCHEDULE_FIRE,     /* a tick whose probe says a schedule is due: _schedule_fire() */
-	STMT_PROCESSOR_STOP,    /* a clean stop: the row goes */
-	STMT_STATUS_RIGHTS,     /* pg_relay status: the views it reads that this role may not */
-	STMT_STATUS_DISPATCH,   /* ... pause, standby, node */
-	STMT_STATUS_PROCESSORS, /* ... the Processors */
-	STMT_STATUS_CLUSTER,    /* ... the nodes of a multi-master cluster */
-	STMT_STATUS_CHANNELS,   /* ... the channels */
-	STMT_STATUS_SCHEDULES,  /* ... the recurring events */
+	STMT_DESTINATION_CLAIM_MANY, /* several events of a destination: claimed in one statement (held.c) */
+	STMT_FINISH_MANY,            /* their log rows and rows finished in one statement (held.c) */
+	STMT_HA_TICK,                /* each tick in multi-node and leader mode: heartbeat, decision, probe */
+	STMT_HA_REHOME,              /* start and reload in multi-node and leader mode: _startup_queue_check() */
+	STMT_HA_STOP,                /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
+	STMT_SET_LEADER,             /* pg_relay.is_leader of a worker session, between events */
+	STMT_QUEUE_STATS,            /* a scrape of --metrics: pgrelay.queue_depth, per channel */
+	STMT_PROCESSOR_REPORT,       /* every 10 s: this Processor's row of pgrelay.processors */
+	STMT_SCHEDULE_FIRE,          /* a tick whose probe says a schedule is due: _schedule_fire() */
+	STMT_PROCESSOR_STOP,         /* a clean stop: the row goes */
+	STMT_STATUS_RIGHTS,          /* pg_relay status: the views it reads that this role may not */
+	STMT_STATUS_DISPATCH,        /* ... pause, standby, node */
+	STMT_STATUS_PROCESSORS,      /* ... the Processors */
+	STMT_STATUS_CLUSTER,         /* ... the nodes of a multi-master cluster */
+	STMT_STATUS_CHANNELS,        /* ... the channels */
+	STMT_STATUS_SCHEDULES,       /* ... the recurring events */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,

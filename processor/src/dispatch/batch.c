@@ -3,6 +3,8 @@
  */
 #include "batch.h"
 
+#include <string.h>
+
 int
 batch_limit(int max, int queued, int idle)
 {
@@ -44,11 +46,18 @@ batch_cap_done(int cap, int max, int n)
 	return cap + 1 < max ? cap + 1 : 0;
 }
 
-/* batches_with: may job j join a batch that starts with head? */
+/*
+ * batches_with: may job j join a batch that starts with head? sql events of any channel with the
+ * same timeout; an event of a held kind that batches, only with events of its own channel.
+ */
 static bool
 batches_with(const struct Job *head, const struct Job *j)
 {
-	return j->batch && j->timeout_ms == head->timeout_ms;
+	if (!j->batch || j->timeout_ms != head->timeout_ms)
+		return false;
+	if (strcmp(head->action_type, "sql") == 0)
+		return strcmp(j->action_type, "sql") == 0;
+	return strcmp(j->channel, head->channel) == 0 && strcmp(j->action_type, head->action_type) == 0;
 }
 
 struct Job *

@@ -15,8 +15,10 @@
 #include "held.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
+#include "buf.h"
 #include "clock.h"
 #include "statements.h"
 #include "utf8.h"
@@ -368,4 +370,270 @@ held_record_error(struct PgConn *pg, long long id, const char *error, const char
 	if (rep.retry_at[0] != '\0')
 		snprintf(retry_at, retry_at_len, "%s", rep.retry_at);
 	return true;
+}
+
+/*
+ * The batched held run of a broker's kind (held_run_many, kind.h's contract):
+ *
+ *   BEGIN; claim_many (the events, one statement); the kind delivers them all; _finish_held_many
+ *   (every log row, retry and failure, one statement); COMMIT
+ */
+struct HeldMany {
+	struct PgConn *pg;
+	const struct DestKind *k;
+	int n;
+	struct Attempt *a; /* one per event, in the order of the ids */
+	void **st;         /* the kind's state of each */
+	struct Verdict *v; /* what each delivered attempt came to */
+	enum Outcome *ocs; /* each event's outcome; OC_OK: claimed, its attempt under way */
+};
+
+/* array_add appends v to the array literal in b (its opening brace put) as an element, NULL for none. */
+static void
+array_add(struct Buf *b, const char *v)
+{
+	if (b->len > 1)
+		buf_putc(b, ',');
+	if (v == NULL) {
+		buf_puts(b, "NULL");
+		return;
+	}
+	buf_putc(b, '"');
+	for (; *v != '\0'; v++) {
+		if (*v == '"' || *v == '\\')
+			buf_putc(b, '\\');
+		buf_putc(b, *v);
+	}
+	buf_putc(b, '"');
+}
+
+/* index_of is the place of event id among m's, -1 when none. */
+static int
+index_of(const struct HeldMany *m, const char *id)
+{
+	int i;
+
+	for (i = 0; id != NULL && i < m->n; i++)
+		if (strcmp(m->a[i].id, id) == 0)
+			return i;
+	return -1;
+}
+
+/*
+ * claim_all claims m's events in one statement (the kind's claim_many) and lets the kind read
+ * each row: claimed ones get OC_OK and their start, replayed ones OC_REPLAYED (the claim finished
+ * them); the rest stay OC_SKIPPED. False when the statement failed or a row could not be read.
+ */
+static bool
+claim_all(struct HeldMany *m)
+{
+	struct Buf ids = BUF_INIT;
+	const char *params[1];
+	PGresult *res = NULL;
+	int i, row, col;
+	bool ok = true;
+
+	buf_putc(&ids, '{');
+	for (i = 0; i < m->n; i++)
+		buf_printf(&ids, "%s%s", i ? "," : "", m->a[i].id);
+	buf_putc(&ids, '}');
+	params[0] = ids.data;
+	if (!ids.oom)
+		res = pgconn_query(m->pg, m->k->claim_many, params);
+	buf_free(&ids);
+	if (res == NULL)
+		return false;
+	col = PQfnumber(res, "queue_id");
+	for (row = 0; ok && row < PQntuples(res); row++) {
+		enum HeldClaim c;
+
+		i = index_of(m, pgconn_value(res, row, col));
+		if (i < 0)
+			continue;
+		c = m->k->read_row(m->st[i], res, row);
+		ok = c != HC_FAILED;
+		m->ocs[i] = c == HC_REPLAYED ? OC_REPLAYED : c == HC_CLAIMED ? OC_OK : OC_SKIPPED;
+		if (c == HC_CLAIMED)
+			iso8601_now(m->a[i].started, sizeof m->a[i].started);
+	}
+	pgconn_clear(res);
+	return ok;
+}
+
+/*
+ * deliver_all hands the claimed events to the kind, together, each verdict prepared as a
+ * transient failure. False when out of memory (nothing delivered).
+ */
+static bool
+deliver_all(struct HeldMany *m)
+{
+	void **sts = calloc((size_t) m->n, sizeof *sts);
+	int i, c = 0;
+
+	if (sts == NULL)
+		return false;
+	for (i = 0; i < m->n; i++) {
+		m->v[i] = (struct Verdict){NULL, 0, AR_TRANSIENT, NULL, NULL, -1, 0};
+		if (m->ocs[i] == OC_OK)
+			sts[c++] = m->st[i];
+	}
+	if (c > 0) {
+		struct Verdict *vs = calloc((size_t) c, sizeof *vs);
+		int j = 0;
+
+		if (vs == NULL) {
+			free(sts);
+			return false;
+		}
+		for (i = 0; i < c; i++)
+			vs[i] = m->v[0];
+		m->k->deliver_many(sts, c, vs);
+		for (i = 0; i < m->n; i++)
+			if (m->ocs[i] == OC_OK)
+				m->v[i] = vs[j++];
+		free(vs);
+	}
+	free(sts);
+	return true;
+}
+
+/* The parameters of _finish_held_many, as array literals. */
+struct FinishArrays {
+	struct Buf ids, results, errors, sqlstates, started, details;
+};
+
+/*
+ * finish_arrays puts each delivered attempt into f; one the kind could not try (lost) is left
+ * unfinished, OC_LOST with the step in its report. Returns how many are finished.
+ */
+static int
+finish_arrays(struct HeldMany *m, struct FinishArrays *f)
+{
+	struct Buf *all[6] = {&f->ids, &f->results, &f->errors, &f->sqlstates, &f->started, &f->details};
+	int i, c = 0;
+
+	for (i = 0; i < 6; i++)
+		buf_putc(all[i], '{');
+	for (i = 0; i < m->n; i++) {
+		struct EventReport *rep = m->a[i].rep;
+
+		if (m->ocs[i] != OC_OK)
+			continue;
+		if (m->v[i].lost != NULL) {
+			m->ocs[i] = lost(rep, m->v[i].lost);
+			continue;
+		}
+		array_add(&f->ids, m->a[i].id);
+		array_add(&f->results, attempt_result_name(m->v[i].result));
+		array_add(&f->errors, m->v[i].error);
+		array_add(&f->sqlstates, rep->sqlstate[0] != '\0' ? rep->sqlstate : NULL);
+		array_add(&f->started, m->a[i].started);
+		array_add(&f->details, m->v[i].detail);
+		c++;
+	}
+	for (i = 0; i < 6; i++)
+		buf_putc(all[i], '}');
+	return c;
+}
+
+/*
+ * finish_all finishes every delivered attempt in one statement (_finish_held_many): each event
+ * gets the outcome its log row says, its error and when it runs again in its report. False when
+ * the statement failed.
+ */
+static bool
+finish_all(struct HeldMany *m)
+{
+	struct FinishArrays f = {BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT, BUF_INIT};
+	const char *params[6];
+	PGresult *res = NULL;
+	int row, c = finish_arrays(m, &f);
+
+	params[0] = f.ids.data;
+	params[1] = f.results.data;
+	params[2] = f.errors.data;
+	params[3] = f.sqlstates.data;
+	params[4] = f.started.data;
+	params[5] = f.details.data;
+	if (c > 0 &&
+		!(f.ids.oom || f.results.oom || f.errors.oom || f.sqlstates.oom || f.started.oom || f.details.oom))
+		res = pgconn_query(m->pg, STMT_FINISH_MANY, params);
+	buf_free(&f.ids);
+	buf_free(&f.results);
+	buf_free(&f.errors);
+	buf_free(&f.sqlstates);
+	buf_free(&f.started);
+	buf_free(&f.details);
+	if (c == 0)
+		return true;
+	for (row = 0; res != NULL && row < PQntuples(res); row++) {
+		int i = index_of(m, pgconn_value(res, row, 0));
+		struct EventReport *rep;
+
+		if (i < 0)
+			continue;
+		rep = m->a[i].rep;
+		m->ocs[i] = outcome_parse(pgconn_value(res, row, 1));
+		snprintf(rep->retry_at, sizeof rep->retry_at, "%s",
+				 pgconn_value(res, row, 2) ? pgconn_value(res, row, 2) : "");
+		snprintf(rep->error, sizeof rep->error, "%s", m->v[i].error ? m->v[i].error : "");
+		utf8_trim_cut(rep->error);
+	}
+	pgconn_clear(res);
+	return res != NULL;
+}
+
+/* sequence_many: claim, deliver, finish, commit; false, with the step that failed, when one did. */
+static bool
+sequence_many(struct HeldMany *m, const char **step)
+{
+	if (!claim_all(m))
+		*step = "claim";
+	else if (!deliver_all(m))
+		*step = "deliver";
+	else if (!finish_all(m))
+		*step = "finish";
+	else if (!pgconn_exec(m->pg, STMT_COMMIT, NULL))
+		*step = "commit";
+	return *step == NULL;
+}
+
+enum Outcome
+held_run_many(struct PgConn *pg, const struct WorkerSettings *ws, const long long *ids, int n,
+			  struct TransportCache *tc, struct EventReport *reps, enum Outcome *ocs,
+			  const struct DestKind *k, const char **step)
+{
+	struct HeldMany m = {pg,
+						 k,
+						 n,
+						 calloc((size_t) n, sizeof *m.a),
+						 calloc((size_t) n, sizeof *m.st),
+						 calloc((size_t) n, sizeof *m.v),
+						 ocs};
+	bool ok = m.a != NULL && m.st != NULL && m.v != NULL;
+	int i;
+
+	*step = NULL;
+	for (i = 0; i < n; i++) {
+		ocs[i] = OC_SKIPPED;
+		if (!ok)
+			continue;
+		m.a[i] = (struct Attempt){ws, tc, &reps[i], "", 0, ""};
+		snprintf(m.a[i].id, sizeof m.a[i].id, "%lld", ids[i]);
+		m.st[i] = k->open(&m.a[i]);
+		ok = m.st[i] != NULL;
+	}
+	if (!ok)
+		*step = "claim"; /* out of memory before the claim */
+	else if (!begin(pg, ws->max_delivery_time_ms))
+		*step = "begin";
+	else
+		sequence_many(&m, step);
+	for (i = 0; m.st != NULL && i < n; i++)
+		if (m.st[i] != NULL)
+			k->close(m.st[i]);
+	free(m.a);
+	free(m.st);
+	free(m.v);
+	return *step == NULL ? OC_OK : OC_LOST;
 }

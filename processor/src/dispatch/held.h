@@ -36,6 +36,21 @@ enum Outcome held_run(struct PgConn *pg, const struct WorkerSettings *ws, long l
 					  struct TransportCache *tc, struct EventReport *rep, const struct DestKind *k);
 
 /*
+ * held_run_many runs the n events ids[0..n) of the held kind k, which batches (kind.h: events of
+ * one channel), in one held transaction on pg: opened as held_run's, the events claimed in one
+ * statement, delivered together by the kind, finished in one statement (one log row per attempt,
+ * each event its own outcome) and committed once. Returns OC_OK when it committed, each event's
+ * outcome in ocs[i] (OC_SKIPPED: not claimed; OC_LOST: the kind could not try it, left
+ * unfinished, reps[i].step naming why) and what the caller logs in reps[i]. OC_LOST when a
+ * statement failed: nothing of the batch is finished, *step names it, pg holds its error and the
+ * transaction is left as the failure left it, for the caller to roll back or replace a lost
+ * session (the events may have been delivered: a second delivery is the kind's to make harmless).
+ */
+enum Outcome held_run_many(struct PgConn *pg, const struct WorkerSettings *ws, const long long *ids, int n,
+						   struct TransportCache *tc, struct EventReport *reps, enum Outcome *ocs,
+						   const struct DestKind *k, const char **step);
+
+/*
  * held_abandon makes pg usable again after a statement of event id failed without losing the
  * connection (a lost session is the caller's to replace): it rolls back the transaction the
  * failure broke, and the event is offered again later (OC_LOST). Unless the error persists (bad

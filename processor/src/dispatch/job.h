@@ -21,7 +21,7 @@ struct Job {
 	char channel[132];
 	int timeout_ms; /* the channel's timeout */
 	int attempt;
-	bool batch;            /* a sql event of a channel that batches (batch.h) */
+	bool batch; /* a sql event of a channel that batches, or an event of a held kind that batches (batch.h) */
 	enum Outcome outcome;  /* set by the worker */
 	long long duration_us; /* set by the worker */
 	/* set by the worker: the attempt failed because of the set-up, which someone must change */

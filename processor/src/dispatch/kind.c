@@ -10,14 +10,16 @@
 #include "webhook.h"
 
 static const struct DestKind kinds[] = {
-	{"sql", W_SQL, false, STMT_COUNT, STMT_COUNT, STMT_COUNT, NULL, NULL, NULL, NULL, NULL},
+	{"sql", W_SQL, false, STMT_COUNT, STMT_COUNT, STMT_COUNT, NULL, NULL, NULL, NULL, NULL, STMT_COUNT, NULL,
+	 NULL},
 	/* the fetch names pg_relay_notifier's schema: only when it may be used (NOTIFIER_TRUSTED) */
 	{"notify", W_NOTIFY, true, STMT_NOTIFIER_TRUSTED, STMT_CLAIM_FETCH, STMT_CLAIM, notify_open, notify_close,
-	 notify_read, notify_deliver, notify_record},
+	 notify_read, notify_deliver, notify_record, STMT_COUNT, NULL, NULL},
 	{"webhook", W_WEBHOOK, true, STMT_COUNT, STMT_WEBHOOK_CLAIM, STMT_COUNT, webhook_open, webhook_close,
-	 webhook_read, webhook_deliver, NULL},
+	 webhook_read, webhook_deliver, NULL, STMT_COUNT, NULL, NULL},
 	{"redis", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, redis_kind_open,
-	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL},
+	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
+	 redis_kind_read_row, redis_kind_deliver_many},
 };
 
 const struct DestKind *

@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "install_state.h"
+#include "kind.h"
 #include "log.h"
 #include "metrics.h"
 
@@ -244,7 +245,9 @@ tick_fetch(struct Ticker *t, int limit, struct Job **out)
 		snprintf(j->channel, sizeof j->channel, "%s", PQgetvalue(res, i, 2));
 		j->timeout_ms = atoi(PQgetvalue(res, i, 3));
 		j->attempt = atoi(PQgetvalue(res, i, 4));
-		j->batch = strcmp(PQgetvalue(res, i, 5), "t") == 0;
+		/* sql: the channel's batch setting; a held kind that batches: always (kind.h) */
+		j->batch =
+			strcmp(PQgetvalue(res, i, 5), "t") == 0 || dest_kind_batches(dest_kind_find(j->action_type));
 		j->event_id = atoll(PQgetvalue(res, i, 6));
 		*tail = j;
 		tail = &j->next;

@@ -285,6 +285,8 @@ run_sql(struct Worker *w, struct Job *j)
 	pgconn_clear(res);
 }
 
+static void held_report(struct Worker *w, struct Job *j, const struct EventReport *rep);
+
 /*
  * run_held runs one notify or webhook event's held transaction (held.c, with the steps of its kind
  * k) and reports what it came to; a webhook endpoint that answered 410 Gone paused its channel,
@@ -301,18 +303,34 @@ run_held(struct Worker *w, struct Job *j, const struct DestKind *k)
 	j->outcome = held_run(&w->pg, w->ws, j->id, w->transports, &rep, k);
 	if (j->outcome == OC_LOST && rep.step != NULL) /* else finished, with an outcome we do not know */
 		statement_failed(w, j, rep.step, notification);
+	else
+		held_report(w, j, &rep);
+}
+
+/*
+ * held_report reports what a finished held attempt came to (held_run, held_run_many); a webhook
+ * endpoint that answered 410 Gone paused its channel, and says so at warn level.
+ */
+static void
+held_report(struct Worker *w, struct Job *j, const struct EventReport *rep)
+{
+	const char *notification = rep->notification; /* "": none */
+
+	if (j->outcome == OC_LOST && rep->step != NULL) /* left unfinished in a batch: offered again */
+		log_error_c(&w->pg, "attempt_failed", LOG_EVENT(j), LOG_STR("channel", j->channel),
+					LOG_STR("outcome", "not_finished"), LOG_STR("step", rep->step));
 	else if (j->outcome == OC_DEFERRED)
 		log_debug_c(&w->pg, "deferred", LOG_EVENT(j), LOG_OPT_STR("notification", notification),
-					LOG_STR("profile", rep.profile), LOG_MS("wait_ms", rep.wait_ms));
+					LOG_STR("profile", rep->profile), LOG_MS("wait_ms", rep->wait_ms));
 	else if (outcome_failed(j->outcome))
-		log_attempt_failed(w, j, notification, rep.profile, rep.error, rep.sqlstate[0] ? rep.sqlstate : NULL,
-						   rep.retry_at[0] ? rep.retry_at : NULL,
-						   (struct ConfigFix){rep.config_error, rep.hint});
+		log_attempt_failed(w, j, notification, rep->profile, rep->error,
+						   rep->sqlstate[0] ? rep->sqlstate : NULL, rep->retry_at[0] ? rep->retry_at : NULL,
+						   (struct ConfigFix){rep->config_error, rep->hint});
 	else if (j->outcome == OC_REPLAYED)
 		log_replayed(w, j, notification, NULL);
-	if (rep.gone && j->outcome != OC_LOST)
+	if (rep->gone && j->outcome != OC_LOST)
 		log_warn_c(&w->pg, "webhook_gone", LOG_EVENT(j), LOG_STR("channel", j->channel),
-				   LOG_STR("endpoint", rep.endpoint), LOG_INT("status", rep.http_status),
+				   LOG_STR("endpoint", rep->endpoint), LOG_INT("status", rep->http_status),
 				   LOG_STR("action", "channel_paused"));
 }
 
@@ -428,7 +446,7 @@ run_job(struct Worker *w, struct Job *j)
  * ("reconnecting", then replaced at once) or a cancel while stopping.
  */
 static void
-batch_lost(struct Worker *w, struct Job *jobs, int n)
+batch_lost(struct Worker *w, struct Job *jobs, int n, const char *step)
 {
 	struct Job *j;
 
@@ -436,7 +454,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 		j->outcome = OC_LOST;
 	if (w->pg.lost) {
 		log_warn_c(&w->pg, "reconnecting", LOG_EVENT(jobs), LOG_INT("events", n),
-				   LOG_STR("reason", "connection_lost"), LOG_STR("step", "process_batch"),
+				   LOG_STR("reason", "connection_lost"), LOG_STR("step", step),
 				   LOG_STR("error", w->pg.error));
 		pgconn_lost(&w->pg);
 		w->dropped = true;
@@ -444,7 +462,7 @@ batch_lost(struct Worker *w, struct Job *jobs, int n)
 		return;
 	}
 	log_error_c(&w->pg, "attempt_failed", LOG_EVENT(jobs), LOG_STR("channel", jobs->channel),
-				LOG_INT("events", n), LOG_STR("outcome", "not_finished"), LOG_STR("step", "process_batch"),
+				LOG_INT("events", n), LOG_STR("outcome", "not_finished"), LOG_STR("step", step),
 				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
 	pgconn_rollback(&w->pg);
 }
@@ -505,7 +523,7 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 	}
 	pgconn_distrust_prepared(&w->pg); /* handlers ran, and nothing dropped what they prepared */
 	if (w->pg.lost || w->link.stopping()) {
-		batch_lost(w, jobs, n);
+		batch_lost(w, jobs, n, "process_batch");
 		return true;
 	}
 	/*
@@ -520,10 +538,57 @@ run_batch_statement(struct Worker *w, struct Job *jobs, int n)
 	return false;
 }
 
-/* run_batch runs several sql events (batch.h): in one transaction, or one by one when that fails. */
+/*
+ * run_held_many runs several events of one channel of a kind that batches in one held
+ * transaction (held_run_many) and reports each. Returns false, with nothing finished and the
+ * transaction rolled back, when a statement failed in a way that running the events one per
+ * transaction may get past; a lost session or a stop is the batch's outcome (offered again).
+ */
+static bool
+run_held_many(struct Worker *w, struct Job *jobs, int n, const struct DestKind *k)
+{
+	long long *ids = calloc((size_t) n, sizeof *ids);
+	struct EventReport *reps = calloc((size_t) n, sizeof *reps);
+	enum Outcome *ocs = calloc((size_t) n, sizeof *ocs);
+	const char *step = "claim";
+	struct Job *j;
+	int i = 0;
+
+	if (w->transports == NULL)
+		w->transports = transport_cache_new();
+	if (ids != NULL && reps != NULL && ocs != NULL) {
+		for (j = jobs; j; j = j->next)
+			ids[i++] = j->id;
+		atomic_store(w->link.state, k->state);
+		if (held_run_many(&w->pg, w->ws, ids, n, w->transports, reps, ocs, k, &step) == OC_OK)
+			for (i = 0, j = jobs; j; j = j->next, i++) {
+				j->outcome = ocs[i];
+				held_report(w, j, &reps[i]);
+			}
+	}
+	free(ids);
+	free(reps);
+	free(ocs);
+	if (step == NULL)
+		return true;
+	if (w->pg.lost || w->link.stopping()) {
+		batch_lost(w, jobs, n, step);
+		return true;
+	}
+	log_debug_c(&w->pg, "batch_split", LOG_EVENT(jobs), LOG_INT("events", n), LOG_STR("step", step),
+				LOG_STR("sqlstate", w->pg.sqlstate), LOG_STR("error", w->pg.error));
+	pgconn_rollback(&w->pg);
+	return false;
+}
+
+/*
+ * run_batch runs several sql events (batch.h), or several events of one channel of a held kind
+ * that batches: in one transaction, or one by one when that fails.
+ */
 static void
 run_batch(struct Worker *w, struct Job *jobs)
 {
+	const struct DestKind *k = dest_kind_find(jobs->action_type);
 	long long t0 = now_us();
 	int n = job_count(jobs);
 	struct Job *j;
@@ -531,6 +596,10 @@ run_batch(struct Worker *w, struct Job *jobs)
 	if (!publish_leader(w)) {
 		for (j = jobs; j; j = j->next)
 			leader_failed(w, j);
+	} else if (dest_kind_batches(k)) {
+		if (!run_held_many(w, jobs, n, k))
+			for (j = jobs; j; j = j->next)
+				run_held(w, j, k);
 	} else if (!run_batch_statement(w, jobs, n)) {
 		for (j = jobs; j; j = j->next)
 			run_sql(w, j);

@@ -317,27 +317,42 @@ read_reply(struct RedisConn *c, long long deadline_ms, redisReply **reply, char 
 }
 
 enum RedisIo
+redis_conn_send(struct RedisConn *c, const char *data, size_t len, long long deadline_ms, char *err,
+				size_t errlen)
+{
+	if (send_all(c, data, len, deadline_ms))
+		return RIO_OK;
+	snprintf(err, errlen, "cannot send to the server: %s",
+			 errno == ETIMEDOUT ? "timed out" : strerror(errno));
+	/* part of it may have gone out: whether the server ran it is unknown */
+	return RIO_SENT_LOST;
+}
+
+enum RedisIo
+redis_conn_read(struct RedisConn *c, long long deadline_ms, redisReply **reply, char *err, size_t errlen)
+{
+	*reply = NULL;
+	return read_reply(c, deadline_ms, reply, err, errlen) ? RIO_OK : RIO_SENT_LOST;
+}
+
+enum RedisIo
 redis_conn_command(struct RedisConn *c, int argc, const char **argv, const size_t *lens,
 				   long long deadline_ms, redisReply **reply, char *err, size_t errlen)
 {
 	char *cmd = NULL;
 	int len = redisFormatCommandArgv(&cmd, argc, argv, lens);
-	bool sent;
+	enum RedisIo io;
 
 	*reply = NULL;
 	if (len < 0) {
 		snprintf(err, errlen, "out of memory formatting a command");
 		return RIO_UNSENT;
 	}
-	sent = send_all(c, cmd, (size_t) len, deadline_ms);
+	io = redis_conn_send(c, cmd, (size_t) len, deadline_ms, err, errlen);
 	redisFreeCommand(cmd);
-	if (!sent) {
-		snprintf(err, errlen, "cannot send to the server: %s",
-				 errno == ETIMEDOUT ? "timed out" : strerror(errno));
-		/* part of it may have gone out: whether the server ran it is unknown */
-		return RIO_SENT_LOST;
-	}
-	return read_reply(c, deadline_ms, reply, err, errlen) ? RIO_OK : RIO_SENT_LOST;
+	if (io != RIO_OK)
+		return io;
+	return redis_conn_read(c, deadline_ms, reply, err, errlen);
 }
 
 /* conn_key is what identifies a's connection; NULL when out of memory. */

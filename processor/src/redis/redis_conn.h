@@ -57,6 +57,17 @@ bool redis_conn_same(const struct RedisConn *c, const struct RedisAddress *a);
 enum RedisIo redis_conn_command(struct RedisConn *c, int argc, const char **argv, const size_t *lens,
 								long long deadline_ms, redisReply **reply, char *err, size_t errlen);
 
+/*
+ * A pipeline: redis_conn_send sends len bytes of commands already formatted (redisFormatCommandArgv)
+ * before the deadline, RIO_OK or RIO_SENT_LOST (some of it may have gone out); redis_conn_read then
+ * reads the next reply, in the order the commands went, RIO_OK with *reply set or RIO_SENT_LOST.
+ * After a failure the connection is broken and must be closed.
+ */
+enum RedisIo redis_conn_send(struct RedisConn *c, const char *data, size_t len, long long deadline_ms,
+							 char *err, size_t errlen);
+enum RedisIo redis_conn_read(struct RedisConn *c, long long deadline_ms, redisReply **reply, char *err,
+							 size_t errlen);
+
 void redis_conn_close(struct RedisConn *c);
 
 #endif

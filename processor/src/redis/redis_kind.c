@@ -32,6 +32,7 @@ struct RedisEvent {
 	char *password; /* resolved, wiped at close */
 	char error[1024];
 	char *detail; /* the log row's detail (JSON), NULL until made */
+	char attempt[16];
 };
 
 /*
@@ -75,40 +76,46 @@ redis_kind_thread_end(void)
 	redis_session_close(&session);
 }
 
-/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
+/* dup_value copies column col of row of the claim (NULL stays NULL); false when out of memory. */
 static bool
-dup_value(const PGresult *res, int col, char **out)
+dup_value(const PGresult *res, int row, int col, char **out)
 {
-	const char *v = pgconn_value(res, 0, col);
+	const char *v = pgconn_value(res, row, col);
 
 	*out = v != NULL ? strdup(v) : NULL;
 	return v == NULL || *out != NULL;
 }
 
 enum HeldClaim
-redis_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+redis_kind_read_row(void *st, const PGresult *res, int row)
 {
 	struct RedisEvent *e = st;
+
+	e->a->attempt = atoi(pgconn_value(res, row, 1));
+	snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, row, 2));
+	snprintf(e->queued_at, sizeof e->queued_at, "%s",
+			 pgconn_value(res, row, 6) ? pgconn_value(res, row, 6) : "");
+	e->timeout_ms = atol(pgconn_value(res, row, 8) ? pgconn_value(res, row, 8) : "0");
+	if (!dup_value(res, row, 0, &e->payload) || !dup_value(res, row, 3, &e->channel) ||
+		!dup_value(res, row, 5, &e->key) || !dup_value(res, row, 7, &e->settings) || e->payload == NULL ||
+		e->channel == NULL)
+		return HC_FAILED;
+	if (strcmp(pgconn_value(res, row, 9) ? pgconn_value(res, row, 9) : "f", "t") == 0)
+		return HC_REPLAYED;
+	return HC_CLAIMED;
+}
+
+enum HeldClaim
+redis_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+{
 	enum HeldClaim c = HC_SKIPPED;
 
 	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
 	(void) fetch_error;
 	if (res == NULL)
 		return HC_FAILED;
-	if (PQntuples(res) > 0) {
-		c = HC_CLAIMED;
-		e->a->attempt = atoi(pgconn_value(res, 0, 1));
-		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
-		snprintf(e->queued_at, sizeof e->queued_at, "%s",
-				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
-		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
-		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
-			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
-			e->channel == NULL)
-			c = HC_FAILED;
-		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
-			c = HC_REPLAYED;
-	}
+	if (PQntuples(res) > 0)
+		c = redis_kind_read_row(st, res, 0);
 	pgconn_clear(res);
 	return c;
 }
@@ -203,6 +210,15 @@ verdict_of(struct RedisEvent *e, const struct RedisStreamTarget *t, const struct
 	}
 }
 
+/* entry_of is the stream entry of e. */
+static struct RedisStreamEntry
+entry_of(struct RedisEvent *e)
+{
+	snprintf(e->attempt, sizeof e->attempt, "%d", e->a->attempt);
+	return (struct RedisStreamEntry){e->event_id, e->channel, e->attempt,        e->queued_at,
+									 e->key,      e->payload, strlen(e->payload)};
+}
+
 void
 redis_kind_deliver(void *st, struct Verdict *v)
 {
@@ -210,7 +226,6 @@ redis_kind_deliver(void *st, struct Verdict *v)
 	struct RedisStreamTarget t = {0};
 	struct RedisStreamEntry entry;
 	struct RedisStreamResult r;
-	char attempt[16];
 	json_t *doc;
 	bool config;
 
@@ -225,10 +240,53 @@ redis_kind_deliver(void *st, struct Verdict *v)
 		json_decref(doc);
 		return;
 	}
-	snprintf(attempt, sizeof attempt, "%d", e->a->attempt);
-	entry = (struct RedisStreamEntry){e->event_id, e->channel, attempt,           e->queued_at,
-									  e->key,      e->payload, strlen(e->payload)};
+	entry = entry_of(e);
 	redis_stream_append(&session, &t, &entry, &r);
 	verdict_of(e, &t, &r, v);
 	json_decref(doc);
+}
+
+/*
+ * append_all appends the events of sts[0..n), of one channel, with the target of the first, in
+ * one pipeline (redis_stream_append_many), and gives each its verdict. False, nothing sent, when
+ * memory ran out.
+ */
+static bool
+append_all(void *const *sts, int n, const struct RedisStreamTarget *t, struct Verdict *vs)
+{
+	struct RedisStreamEntry *entries = calloc((size_t) n, sizeof *entries);
+	struct RedisStreamResult *rs = calloc((size_t) n, sizeof *rs);
+	int i;
+
+	if (entries == NULL || rs == NULL) {
+		free(entries);
+		free(rs);
+		return false;
+	}
+	for (i = 0; i < n; i++)
+		entries[i] = entry_of(sts[i]);
+	redis_stream_append_many(&session, t, entries, n, rs);
+	for (i = 0; i < n; i++)
+		verdict_of(sts[i], t, &rs[i], &vs[i]);
+	free(entries);
+	free(rs);
+	return true;
+}
+
+void
+redis_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
+{
+	struct RedisEvent *first = sts[0];
+	struct RedisStreamTarget t = {0};
+	json_t *doc = first->settings != NULL ? json_loads(first->settings, 0, NULL) : NULL;
+	bool config, sent = false;
+	int i;
+
+	/* the events are of one channel: its settings, and its secret, are read once */
+	if (doc != NULL && target_of(first, doc, &t, &config))
+		sent = append_all(sts, n, &t, vs);
+	json_decref(doc);
+	/* settings that do not make a target, or no memory for the batch: each event as alone */
+	for (i = 0; !sent && i < n; i++)
+		redis_kind_deliver(sts[i], &vs[i]);
 }

@@ -30,6 +30,19 @@ enum HeldClaim redis_kind_read(void *st, PGresult *res, bool trusted, const char
  */
 void redis_kind_deliver(void *st, struct Verdict *v);
 
+/*
+ * redis_kind_read_row reads row of the batched claim (_destination_claim_many: the columns of
+ * _destination_claim, then the event's id), leaving res to the caller.
+ */
+enum HeldClaim redis_kind_read_row(void *st, const PGresult *res, int row);
+
+/*
+ * redis_kind_deliver_many appends the events sts[0..n) (claimed together, of one channel) to the
+ * channel's stream in one pipeline on the kept connection: every script call sent, then every
+ * reply read; each event gets its own verdict in vs[i] (redis_stream_append_many).
+ */
+void redis_kind_deliver_many(void *const *sts, int n, struct Verdict *vs);
+
 /* redis_kind_thread_end closes the calling worker thread's Redis connection, if it has one. */
 void redis_kind_thread_end(void);
 

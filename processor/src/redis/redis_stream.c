@@ -9,6 +9,7 @@
 
 #include <openssl/sha.h>
 
+#include "buf.h"
 #include "clock.h"
 
 /*
@@ -202,12 +203,31 @@ run_script(struct RedisSession *s, const struct RedisStreamTarget *t, const stru
 	return rep;
 }
 
+/*
+ * take_reply takes the server's reply to one append into r; *reconnect is set when the connection
+ * should not be reused (redis_error_outcome).
+ */
+static void
+take_reply(const redisReply *rep, struct RedisStreamResult *r, bool *reconnect)
+{
+	bool again = false;
+
+	if (rep->type == REDIS_REPLY_ERROR) {
+		r->outcome = redis_error_outcome(rep->str, &again);
+		snprintf(r->error, sizeof r->error, "the server refused the append: %.*s",
+				 (int) (rep->len > 400 ? 400 : rep->len), rep->str);
+	} else {
+		read_answer(rep, r);
+	}
+	*reconnect = *reconnect || again;
+}
+
 void
 redis_stream_append(struct RedisSession *s, const struct RedisStreamTarget *t,
 					const struct RedisStreamEntry *e, struct RedisStreamResult *r)
 {
 	redisReply *rep;
-	bool reconnect;
+	bool reconnect = false;
 
 	memset(r, 0, sizeof *r);
 	s->deadline_ms = now_us() / 1000 + t->timeout_ms; /* one for the whole attempt */
@@ -227,16 +247,128 @@ redis_stream_append(struct RedisSession *s, const struct RedisStreamTarget *t,
 	}
 	if (rep == NULL)
 		return;
-	if (rep->type == REDIS_REPLY_ERROR) {
-		r->outcome = redis_error_outcome(rep->str, &reconnect);
-		snprintf(r->error, sizeof r->error, "the server refused the append: %.*s",
-				 (int) (rep->len > 400 ? 400 : rep->len), rep->str);
-		if (reconnect)
-			redis_session_close(s);
-	} else {
-		read_answer(rep, r);
-	}
+	take_reply(rep, r, &reconnect);
+	if (reconnect)
+		redis_session_close(s);
 	freeReplyObject(rep);
+}
+
+/* all_as gives every result of r[0..n) what r[0] says (a failure before anything was sent). */
+static void
+all_as(struct RedisStreamResult *r, int n)
+{
+	int i;
+
+	for (i = 1; i < n; i++)
+		r[i] = r[0];
+}
+
+/*
+ * send_many formats the appends of e[0..n) into one buffer (EVALSHA, or EVAL while the server may
+ * not know the script) and sends it. False with every result filled when it could not.
+ */
+static bool
+send_many(struct RedisSession *s, const struct RedisStreamTarget *t, const struct RedisStreamEntry *e, int n,
+		  struct RedisStreamResult *r)
+{
+	struct Buf out = BUF_INIT;
+	struct Args a;
+	enum RedisIo io;
+	int i;
+
+	for (i = 0; i < n; i++) {
+		char *cmd = NULL;
+		int len;
+
+		if (!build_args(&a, t, &e[i], !s->script_known)) {
+			buf_free(&out);
+			r[0].outcome = RO_CONFIG;
+			snprintf(r[0].error, sizeof r[0].error, "the stream's name is too long");
+			all_as(r, n);
+			return false;
+		}
+		len = redisFormatCommandArgv(&cmd, a.n, a.v, a.len);
+		if (len >= 0)
+			buf_append(&out, cmd, (size_t) len);
+		redisFreeCommand(cmd);
+		if (len < 0)
+			out.oom = true;
+	}
+	io = out.oom ? RIO_UNSENT
+				 : redis_conn_send(s->conn, out.data, out.len, s->deadline_ms, r[0].error, sizeof r[0].error);
+	if (out.oom)
+		snprintf(r[0].error, sizeof r[0].error, "out of memory formatting the appends");
+	buf_free(&out);
+	if (io == RIO_OK)
+		return true;
+	r[0].outcome = RO_RETRY;
+	r[0].unknown = io == RIO_SENT_LOST;
+	all_as(r, n);
+	redis_session_close(s);
+	return false;
+}
+
+/*
+ * pipeline sends the appends of e[0..n) at once and reads their replies, in order, into r. A
+ * connection lost on the way leaves the appends not answered unknown (RO_RETRY: the marker makes
+ * their retry append nothing twice). Returns how many replies were read.
+ */
+static int
+pipeline(struct RedisSession *s, const struct RedisStreamTarget *t, const struct RedisStreamEntry *e, int n,
+		 struct RedisStreamResult *r)
+{
+	bool reconnect = false, by_text = !s->script_known;
+	int i;
+
+	if (!send_many(s, t, e, n, r))
+		return 0;
+	for (i = 0; i < n; i++) {
+		redisReply *rep;
+
+		if (redis_conn_read(s->conn, s->deadline_ms, &rep, r[i].error, sizeof r[i].error) != RIO_OK) {
+			r[i].outcome = RO_RETRY;
+			r[i].unknown = true;
+			all_as(r + i, n - i);
+			redis_session_close(s);
+			return i;
+		}
+		r[i].noscript = !by_text && rep->type == REDIS_REPLY_ERROR && strncmp(rep->str, "NOSCRIPT", 8) == 0;
+		if (!r[i].noscript)
+			take_reply(rep, &r[i], &reconnect);
+		freeReplyObject(rep);
+	}
+	s->script_known = true;
+	if (reconnect)
+		redis_session_close(s);
+	return n;
+}
+
+void
+redis_stream_append_many(struct RedisSession *s, const struct RedisStreamTarget *t,
+						 const struct RedisStreamEntry *e, int n, struct RedisStreamResult *r)
+{
+	int i, got;
+
+	memset(r, 0, (size_t) n * sizeof *r);
+	s->deadline_ms = now_us() / 1000 + t->timeout_ms; /* one for the whole batch */
+	if (!connect_session(s, t, &r[0])) {
+		all_as(r, n);
+		return;
+	}
+	got = pipeline(s, t, e, n, r);
+	/* a kept connection the server closed meanwhile: once more on a new one, as one append does */
+	if (got == 0 && r[0].outcome == RO_RETRY && s->reused && now_us() / 1000 < s->deadline_ms) {
+		memset(r, 0, (size_t) n * sizeof *r);
+		if (!connect_session(s, t, &r[0])) {
+			all_as(r, n);
+			return;
+		}
+		got = pipeline(s, t, e, n, r);
+	}
+	/* the server did not know the script (a SCRIPT FLUSH meanwhile): those again, by its text */
+	for (i = 0; i < got; i++)
+		if (r[i].noscript)
+			redis_stream_append(s, t, &e[i], &r[i]);
 }
 
 void

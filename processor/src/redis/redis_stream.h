@@ -47,6 +47,7 @@ struct RedisStreamResult {
 	bool unknown;      /* RO_RETRY after the command went out: the entry may be there */
 	char entry_id[64]; /* the stream entry's id, RO_SENT and RO_DUPLICATE */
 	char error[512];   /* why, otherwise; never holds a secret */
+	bool noscript;     /* (redis_stream_append_many's own: the server did not know the script) */
 };
 
 struct RedisSession {
@@ -59,6 +60,16 @@ struct RedisSession {
 /* redis_stream_append appends e to t's stream through s, reusing or replacing its connection. */
 void redis_stream_append(struct RedisSession *s, const struct RedisStreamTarget *t,
 						 const struct RedisStreamEntry *e, struct RedisStreamResult *r);
+
+/*
+ * redis_stream_append_many appends e[0..n) to t's stream through s, pipelined: every append sent
+ * at once on one connection, then every reply read, each event its own result in r[0..n) (one
+ * refused by the server fails alone). A connection lost before a reply leaves that append and
+ * those after it RO_RETRY, unknown: the marker makes their retry add nothing twice. One deadline,
+ * t's timeout, for the whole batch.
+ */
+void redis_stream_append_many(struct RedisSession *s, const struct RedisStreamTarget *t,
+							  const struct RedisStreamEntry *e, int n, struct RedisStreamResult *r);
 
 /* redis_session_close closes s's connection, if any. */
 void redis_session_close(struct RedisSession *s);
