@@ -669,6 +669,21 @@ case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_b
      err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
 case(CEV, "processor", "SELECT count(*) FROM pgrelay._complete_events(ARRAY[{q_busy}, -1], ARRAY['ok', 'ok'], %s)" % ONE,
      (), err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
+FHM = "pgrelay._finish_held_many"
+THREE = ONE.rsplit(", ", 1)[0]  # no finish times: each attempt finishes at the call
+case(FHM, "processor", "SELECT count(*) FROM pgrelay._finish_held_many(NULL, NULL, NULL, NULL, NULL, NULL)", (), result(0))
+case(FHM, "processor", "SELECT count(*) FROM pgrelay._finish_held_many(ARRAY[-1], ARRAY['ok'], %s, NULL)" % THREE, (),
+     err("P0002", "only 0 of the 1 claimed queue rows of the batch are there"))
+for r in ("nonsense", "OK", None):
+    case(FHM, "processor",
+         "SELECT count(*) FROM pgrelay._finish_held_many(ARRAY[{q_busy}], ARRAY[%s]::text[], " + THREE + ", NULL)",
+         (r,), err("22023", "invalid result in"))
+case(FHM, "processor",
+     "SELECT count(*) FROM pgrelay._finish_held_many(ARRAY[{q_busy}], ARRAY['ok'], %s, ARRAY[]::jsonb[])" % THREE, (),
+     err("22023", "a batch needs one result, error, sqlstate, start and finish per id"))
+case(FHM, "processor",
+     "SELECT count(*) FROM pgrelay._finish_held_many(ARRAY[{q_busy}], ARRAY['ok'], ARRAY[NULL]::text[], "
+     "ARRAY[NULL]::text[], ARRAY['infinity']::timestamptz[], NULL)", (), err("22023", "started must hold finite times"))
 BR = "pgrelay._batch_results"
 NINE = ", ".join(["NULL"] * 9)
 case(BR, "processor", "SELECT count(*) FROM pgrelay._batch_results(%s)" % NINE, (), result(0))
@@ -747,6 +762,12 @@ case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim(NULL)", (
 case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim(-1)", (), result(0))
 case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim({q_hook_future})", (), result(0))
 case(DC, "processor", "SELECT count(*) FROM pgrelay._destination_claim('one')", (), err("22P02", "invalid input syntax"))
+DCM = "pgrelay._destination_claim_many"
+case(DCM, "processor", "SELECT count(*) FROM pgrelay._destination_claim_many(NULL)", (), result(0))
+case(DCM, "processor", "SELECT count(*) FROM pgrelay._destination_claim_many(ARRAY[-1, NULL])", (), result(0))
+case(DCM, "processor", "SELECT count(*) FROM pgrelay._destination_claim_many(ARRAY[{q_hook_future}])", (), result(0))
+case(DCM, "processor", "SELECT count(*) FROM pgrelay._destination_claim_many('one')", (),
+     err("22P02", "malformed array literal"))
 WG = "pgrelay._webhook_gone"
 case(WG, "processor", "SELECT pgrelay._webhook_gone(NULL, 410, 'gone')", (), err("P0002", "does not exist"))
 case(WG, "processor", "SELECT pgrelay._webhook_gone(-1, 410, 'gone')", (), err("P0002", "queue row -1 does not exist"))

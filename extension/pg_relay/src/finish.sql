@@ -1088,7 +1088,7 @@ BEGIN
                                                      pg_catalog.cardinality(finished),
                                                      COALESCE(pg_catalog.cardinality(details), pg_catalog.cardinality(ids))]) k(n)
                WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
-        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start, finish (and detail) per id'
+        RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)

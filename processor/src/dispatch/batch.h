@@ -1,8 +1,8 @@
 /*
- * batch.h - several sql events finished in one transaction: which queued events a worker takes
- * together, the statement timeout that keeps each channel's timeout inside the batch, and the ids
- * as one array parameter. Pure functions over the pool's job list (pool.c calls them under its
- * lock; worker.c runs the batch).
+ * batch.h - several sql events (or events of one channel of a held kind that batches) finished in
+ * one transaction: which queued events a worker takes together, the statement timeout that keeps
+ * each channel's timeout inside the batch, and the ids as one array parameter. Pure functions
+ * over the pool's job list (pool.c calls them under its lock; worker.c runs the batch).
  */
 #ifndef PGRELAY_BATCH_H
 #define PGRELAY_BATCH_H
@@ -47,8 +47,8 @@ int batch_cap_done(int cap, int max, int n);
 /*
  * batch_take unlinks the jobs one worker takes from the queue *head..*tail: the head, and when
  * the head may batch, up to limit - 1 later jobs that may batch with it (sql events of channels
- * with the same timeout: a batch has one statement timeout). Jobs it passes over stay queued in
- * their order. Returns the taken jobs linked by next, in queue order, their number in *n.
+ * with the same timeout: a batch has one statement timeout; an event of a held kind that batches,
+ * kind.h: events of its own channel). Jobs it passes over stay queued in their order. Returns the taken jobs linked by next, in queue order, their number in *n.
  */
 struct Job *batch_take(struct Job **head, struct Job **tail, int limit, int *n);
 
