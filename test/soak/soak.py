@@ -289,7 +289,7 @@ class Soak:
         """SIGKILL the redis-server with appends in flight and start it again on the same port and
         directory: it loads its append-only file. An append takes well under a millisecond, so a
         kill at a random moment would rarely meet one: the server is stopped (SIGSTOP) first until
-        a worker has sent one and waits for its reply (or 10 s have passed: none came)."""
+        a worker holds an event (claimed, its append sent or on its way; or 10 s have passed)."""
         self.redis.proc.send_signal(signal.SIGSTOP)
         deadline = time.monotonic() + 10
         while self.held_rows("soak_redis") == 0 and time.monotonic() < deadline:
