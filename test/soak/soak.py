@@ -148,7 +148,16 @@ class Soak:
         self.processor = p
 
     def primary(self):
-        return psycopg.connect(self.conninfo, autocommit=True)
+        """The harness's own connection to the writable server. Connecting can fail right after
+        a break (a server going down or coming up): that says nothing about pg_relay, so it is
+        logged, and the harness waits for a writable primary and connects again."""
+        while True:
+            try:
+                return psycopg.connect(self.conninfo, autocommit=True)
+            except psycopg.OperationalError as e:
+                log("the harness could not connect (%s); waiting for a writable primary",
+                    " ".join(str(e).split()))
+                self.wait_for_primary()
 
     def held_deliveries(self):
         """Emails whose held transaction is open right now: fetch() holds a one-key advisory lock on
