@@ -59,6 +59,9 @@ FINAL = ("ok", "partial", "cancelled", "failed")
 SCHEMA = """
 CREATE EXTENSION pg_relay;
 CREATE EXTENSION pg_relay_notifier;
+-- one run_order for every kind: events are offered in their queue order, so a Processor behind its
+-- queue (a slow machine) still delivers every kind while things break, not SQL events first
+UPDATE pgrelay.action_types SET run_order = 10;
 CREATE TABLE public.done (token text NOT NULL, backend int, at timestamptz DEFAULT clock_timestamp());
 CREATE FUNCTION public.soak_handler(p text) RETURNS void SECURITY DEFINER SET search_path = pg_catalog
 LANGUAGE sql AS 'INSERT INTO public.done (token, backend) VALUES (p, pg_catalog.pg_backend_pid())';
@@ -298,9 +301,8 @@ class Soak:
         """SIGKILL the redis-server with appends in flight and start it again on the same port and
         directory: it loads its append-only file. An append takes well under a millisecond, so a
         kill at a random moment would rarely meet one: the server is stopped (SIGSTOP) first until
-        a worker holds an event (claimed, its append sent or on its way), for 5 s at most: events
-        are offered by their kind's run_order, so a Processor behind its queue (a slow machine)
-        takes Redis events last, and a longer wait would only push the rest of the schedule."""
+        a worker holds an event (claimed, its append sent or on its way), for 5 s at most: a
+        longer wait would only push the rest of the schedule."""
         self.redis.proc.send_signal(signal.SIGSTOP)
         deadline = time.monotonic() + 5
         while self.held_rows("soak_redis") == 0 and time.monotonic() < deadline:
