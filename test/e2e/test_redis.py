@@ -5,6 +5,7 @@ that is down, then back; a refusal that is the set-up's."""
 import json
 import os
 import shutil
+import signal
 import subprocess
 
 import pytest
@@ -168,6 +169,38 @@ def test_a_connection_the_server_closed_costs_no_attempt(db, redis, processors):
     assert p.stop() == 0
     assert not p.lines("attempt_failed"), p.log()
     assert [row[1:3] for row in log_rows(db, "kept")] == [(1, "ok"), (1, "ok")]
+
+
+def test_an_append_whose_reply_never_came_is_not_made_twice(db, redis, processors):
+    """The server hangs (SIGSTOP) once the append has gone out on the worker's kept connection:
+    the attempt runs out of time with an unknown outcome. Let go, the server runs the append it
+    had received; the retry finds the event's marker, appends nothing and finishes the event with
+    that entry."""
+    r = redis()
+    db.sql("SELECT pgrelay.register('hung', 'redis', settings => %s, timeout => '1 second',"
+           " backoff_base => '3 seconds', backoff_max => '3 seconds')",
+           (json.dumps({"host": "127.0.0.1", "port": r.port}),))
+    first = db.scalar("SELECT pgrelay.notify('hung', 'first')")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+    # the first append loads the script: the second goes out as one EVALSHA
+    testlib.wait_for(lambda: r.entries("hung"), "the first entry")
+    r.proc.send_signal(signal.SIGSTOP)
+    try:
+        second = db.scalar("SELECT pgrelay.notify('hung', 'second')")
+        p.wait_log(r" attempt_failed .*outcome=retry")
+    finally:
+        r.proc.send_signal(signal.SIGCONT)
+    # the backoff leaves the server time to run what it had received before the retry comes
+    testlib.wait_for(lambda: len(r.entries("hung")) == 2, "the append the server had received")
+    testlib.wait_for(lambda: not db.scalar("SELECT count(*) FROM pgrelay.queue WHERE channel = 'hung'"),
+                     "the retry")
+    assert p.stop() == 0
+    entries = r.entries("hung")
+    assert [e["event_id"] for e in entries] == [str(first), str(second)]
+    rows = [row for row in log_rows(db, "hung") if row[0] == second]
+    assert [row[1:3] for row in rows] == [(1, "retry"), (2, "ok")]
+    assert rows[0][4]["unknown"] is True, rows[0]
+    assert rows[1][4]["duplicate"] is True and rows[1][4]["entry_id"] == entries[1]["id"], rows[1]
 
 
 def test_a_long_stream_name_is_recorded(db, redis, processors):

@@ -1259,25 +1259,27 @@ def _redis_entry_id(s):
 
 class RedisServer:
     """A redis-server of its own on a free loopback port, in a temporary directory; with certs,
-    TLS only, with the certificate cert_name (test/fixtures/certs.sh: server, or wrong)."""
+    TLS only, with the certificate cert_name (test/fixtures/certs.sh: server, or wrong). conf:
+    further lines of redis.conf, after the defaults, so that they override them (appendonly yes)."""
 
-    def __init__(self, tmp, certs=None, users=(), cert_name="server"):
+    def __init__(self, tmp, certs=None, users=(), cert_name="server", conf=()):
         self.port = free_ports(1)[0]
         self.dir = tmp
-        conf = ["port %d" % (0 if certs else self.port), "bind 127.0.0.1", "dir %s" % tmp,
-                "save ''", "appendonly no", "daemonize no", "logfile %s/redis.log" % tmp]
+        lines = ["port %d" % (0 if certs else self.port), "bind 127.0.0.1", "dir %s" % tmp,
+                 "save ''", "appendonly no", "daemonize no", "logfile %s/redis.log" % tmp]
         if certs:
-            conf += ["tls-port %d" % self.port, "tls-cert-file %s/%s.pem" % (certs, cert_name),
-                     "tls-key-file %s/%s.key" % (certs, cert_name), "tls-ca-cert-file %s/ca.pem" % certs,
-                     "tls-auth-clients no"]
-        conf += ["user %s" % u for u in users]
+            lines += ["tls-port %d" % self.port, "tls-cert-file %s/%s.pem" % (certs, cert_name),
+                      "tls-key-file %s/%s.key" % (certs, cert_name), "tls-ca-cert-file %s/ca.pem" % certs,
+                      "tls-auth-clients no"]
+        lines += ["user %s" % u for u in users] + list(conf)
         with open(os.path.join(tmp, "redis.conf"), "w") as f:
-            f.write("\n".join(conf) + "\n")
+            f.write("\n".join(lines) + "\n")
         self.tls = certs
         self.start()
 
     def start(self):
-        """Starts the server (again, on the same port and with the same data: none is kept)."""
+        """Starts the server (again, on the same port and directory: with the defaults no data is
+        kept; with appendonly yes the append-only file is loaded again)."""
         self.proc = subprocess.Popen(["redis-server", os.path.join(self.dir, "redis.conf")])
         wait_for(self.listening, "redis-server to listen")
 

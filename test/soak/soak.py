@@ -1,11 +1,14 @@
 #!/usr/bin/python3
-"""The fault soak (make soak, docs/testing.md): producers queue SQL events, emails and webhooks on a primary
-with a synchronous streaming standby while the Processor delivers them, and the harness breaks
-everything it can, at random moments:
+"""The fault soak (make soak, docs/testing.md): producers queue SQL events, emails, webhooks and
+Redis Streams events on a primary with a synchronous streaming standby while the Processor delivers
+them, and the harness breaks everything it can, at random moments:
 
   - SIGKILL the Processor 20 times (a new one starts at once),
   - restart PostgreSQL with -m immediate 3 times,
   - stop the SMTP server for 10 seconds, and hang it (SIGSTOP) for a while once,
+  - SIGKILL the redis-server twice, with appends in flight, and start it again on the same port
+    and directory (an append-only file with appendfsync always: the stream and the events'
+    markers survive), and hang it (SIGSTOP) for a while once,
   - fail over: kill the primary and promote the standby, which the Processor and the producers
     reach through a multi-host connection string.
 
@@ -14,11 +17,18 @@ server's spools and the webhook receiver's: nothing a producer saw committed is 
 handler ran twice for an event, no event was finished twice in pgrelay.log, no event is left
 without a final outcome, and emails and webhooks were sent twice at most as many times as
 deliveries of their kind were in flight when something broke (recognised by their Message-ID and
-webhook-id); every webhook the receiver got carried a valid signature. It prints a report; exit
-status 1 when a check fails.
+webhook-id); every webhook the receiver got carried a valid signature. The Redis stream holds
+each event that finished ok exactly once (counted by its event_id field), the entry its log row
+names, and nothing else: the Lua script's marker makes the retry after a lost reply, a killed
+Processor or a restarted server append nothing. Redis duplicates are bounded by 0: the server
+writes a script's effects (entry and marker, one MULTI/EXEC) to the append-only file before it
+answers, and a SIGKILL loses only what it has not written, entry and marker together, never an
+entry without its marker (a duplicate needs a marker lost without its entry: a power failure
+without appendfsync always, a failover to a replica that lacked it, or dedup_seconds passing).
+It prints a report; exit status 1 when a check fails.
 
 Knobs (environment): SOAK_SQL_EVENTS (6000), SOAK_EMAILS (4000), SOAK_WEBHOOKS (2000),
-SOAK_SECONDS (the time the
+SOAK_REDIS (2000), SOAK_SECONDS (the time the
 producers take, 90), SOAK_WORKERS (4), SOAK_RANDOM (the schedule's random number, printed with
 the report so that a schedule can be run again).
 """
@@ -39,15 +49,19 @@ import testlib  # noqa: E402
 SQL_EVENTS = int(os.environ.get("SOAK_SQL_EVENTS", 6000))
 EMAILS = int(os.environ.get("SOAK_EMAILS", 4000))
 WEBHOOKS = int(os.environ.get("SOAK_WEBHOOKS", 2000))
+REDIS = int(os.environ.get("SOAK_REDIS", 2000))
 SECONDS = float(os.environ.get("SOAK_SECONDS", 90))
 WORKERS = int(os.environ.get("SOAK_WORKERS", 4))
 RANDOM = int(os.environ.get("SOAK_RANDOM", random.SystemRandom().randrange(1 << 30)))
-KILLS, RESTARTS = 20, 3
+KILLS, RESTARTS, REDIS_RESTARTS = 20, 3, 2
 FINAL = ("ok", "partial", "cancelled", "failed")
 
 SCHEMA = """
 CREATE EXTENSION pg_relay;
 CREATE EXTENSION pg_relay_notifier;
+-- one run_order for every kind: events are offered in their queue order, so a Processor behind its
+-- queue (a slow machine) still delivers every kind while things break, not SQL events first
+UPDATE pgrelay.action_types SET run_order = 10;
 CREATE TABLE public.done (token text NOT NULL, backend int, at timestamptz DEFAULT clock_timestamp());
 CREATE FUNCTION public.soak_handler(p text) RETURNS void SECURITY DEFINER SET search_path = pg_catalog
 LANGUAGE sql AS 'INSERT INTO public.done (token, backend) VALUES (p, pg_catalog.pg_backend_pid())';
@@ -95,11 +109,22 @@ class Soak:
             c.execute("SELECT pgrelay.register_webhook('soak_hook', %s, ca_file => %s, signing_secret => 'env:SOAK_HOOK_SECRET',"
                       " timeout => '3 seconds', max_attempts => 1000, backoff_base => '50 ms', backoff_max => '500 ms')",
                       (self.hookd.url(), self.hookd.ca))
-        self.acked = {"sql": set(), "mail": set(), "hook": set()}
-        self.unknown = {"sql": set(), "mail": set(), "hook": set()}
+        # the broker: a redis-server whose stream and markers survive a SIGKILL; each script's
+        # effects reach the append-only file before the server answers
+        os.mkdir(os.path.join(self.work, "redis"))
+        self.redis = testlib.RedisServer(os.path.join(self.work, "redis"),
+                                         conf=("appendonly yes", "appendfsync always"))
+        with psycopg.connect(self.conninfo, autocommit=True) as c:
+            c.execute("SELECT pgrelay.register('soak_redis', 'redis', settings => %s, timeout => '3 seconds',"
+                      " max_attempts => 1000, backoff_base => '50 ms', backoff_max => '500 ms')",
+                      ('{"host": "127.0.0.1", "port": %d, "stream": "soak:events"}' % self.redis.port,))
+        self.acked = {"sql": set(), "mail": set(), "hook": set(), "redis": set()}
+        self.unknown = {"sql": set(), "mail": set(), "hook": set(), "redis": set()}
+        self.redis_ids = {}              # token -> event id, as notify() returned it
         self.producer_errors = 0
         self.in_flight = 0               # email deliveries held open when something broke
         self.hooks_in_flight = 0         # webhook deliveries held open when something broke
+        self.redis_in_flight = 0         # Redis appends held open when something broke
         self.breaks = []                 # (when, what, in flight)
         self.processors = []
         self.processor = None
@@ -126,7 +151,16 @@ class Soak:
         self.processor = p
 
     def primary(self):
-        return psycopg.connect(self.conninfo, autocommit=True)
+        """The harness's own connection to the writable server. Connecting can fail right after
+        a break (a server going down or coming up): that says nothing about pg_relay, so it is
+        logged, and the harness waits for a writable primary and connects again."""
+        while True:
+            try:
+                return psycopg.connect(self.conninfo, autocommit=True)
+            except psycopg.OperationalError as e:
+                log("the harness could not connect (%s); waiting for a writable primary",
+                    " ".join(str(e).split()))
+                self.wait_for_primary()
 
     def held_deliveries(self):
         """Emails whose held transaction is open right now: fetch() holds a one-key advisory lock on
@@ -136,13 +170,13 @@ class Soak:
                              " WHERE l.locktype = 'advisory' AND l.objsubid = 1 AND l.granted"
                              " AND a.application_name = 'pg_relay_soak'").fetchone()[0]
 
-    def held_webhooks(self):
-        """Webhook events whose held transaction is open right now: the claim holds the queue
-        row's lock until COMMIT or ROLLBACK, so they are the rows this session cannot lock."""
+    def held_rows(self, channel):
+        """Webhook or Redis events whose held transaction is open right now: the claim holds the
+        queue row's lock until COMMIT or ROLLBACK, so they are the rows this session cannot lock."""
         with self.primary() as c:
-            return c.execute("SELECT (SELECT count(*) FROM pgrelay.queue WHERE channel = 'soak_hook')"
-                             " - (SELECT count(*) FROM (SELECT 1 FROM pgrelay.queue WHERE channel = 'soak_hook'"
-                             " FOR UPDATE SKIP LOCKED) x)").fetchone()[0]
+            return c.execute("SELECT (SELECT count(*) FROM pgrelay.queue WHERE channel = %s)"
+                             " - (SELECT count(*) FROM (SELECT 1 FROM pgrelay.queue WHERE channel = %s"
+                             " FOR UPDATE SKIP LOCKED) x)", (channel, channel)).fetchone()[0]
 
     def freeze(self):
         """SIGSTOP the Processor and count its deliveries in flight; they cannot change while it
@@ -150,7 +184,8 @@ class Soak:
         self.processor.signal(signal.SIGSTOP)
         n = self.held_deliveries()
         self.in_flight += n
-        self.hooks_in_flight += self.held_webhooks()
+        self.hooks_in_flight += self.held_rows("soak_hook")
+        self.redis_in_flight += self.held_rows("soak_redis")
         return n
 
     def thaw(self):
@@ -183,6 +218,10 @@ class Soak:
                         conn.execute("SELECT pgrelay.notify('soak_sql', %s)", (token,))
                     elif kind == "hook":
                         conn.execute("SELECT pgrelay.notify('soak_hook', %s)", ('{"token": "%s"}' % token,))
+                    elif kind == "redis":
+                        eid = conn.execute("SELECT pgrelay.notify('soak_redis', %s)", (token,)).fetchone()[0]
+                        with self.lock:
+                            self.redis_ids[token] = str(eid)
                     else:
                         conn.execute("SELECT pgrelay_notifier.send('soak_mail', ARRAY['ann@example.org'], %s,"
                                      " %s)", (token, "Hello " + token))
@@ -258,6 +297,33 @@ class Soak:
         self.smtp.proc.send_signal(signal.SIGCONT)
         return 0
 
+    def kill_redis(self):
+        """SIGKILL the redis-server with appends in flight and start it again on the same port and
+        directory: it loads its append-only file. An append takes well under a millisecond, so a
+        kill at a random moment would rarely meet one: the server is stopped (SIGSTOP) first until
+        a worker holds an event (claimed, its append sent or on its way), for 5 s at most: a
+        longer wait would only push the rest of the schedule."""
+        self.redis.proc.send_signal(signal.SIGSTOP)
+        deadline = time.monotonic() + 5
+        while self.held_rows("soak_redis") == 0 and time.monotonic() < deadline:
+            time.sleep(0.05)        # polling the condition above
+        n = self.held_rows("soak_redis")
+        self.redis_in_flight += n
+        self.redis.proc.kill()
+        self.redis.proc.wait(timeout=30)
+        self.redis.start()
+        return n
+
+    def hang_redis(self):
+        n = self.held_rows("soak_redis")
+        self.redis_in_flight += n
+        self.redis.proc.send_signal(signal.SIGSTOP)
+        return n
+
+    def unhang_redis(self):
+        self.redis.proc.send_signal(signal.SIGCONT)
+        return 0
+
     def schedule(self):
         """(time, action) pairs spread over the production time, in order, at least a second apart."""
         span = SECONDS + 10
@@ -269,6 +335,10 @@ class Soak:
         t = self.rng.uniform(0.55 * span, 0.8 * span)
         acts += [(t, self.hang_smtp, "hang the SMTP server (SIGSTOP)"), (t + 6, self.unhang_smtp, "let it go on")]
         acts += [(self.rng.uniform(0.6 * span, 0.9 * span), self.failover, "fail over to the standby")]
+        acts += [(self.rng.uniform(3, SECONDS), self.kill_redis, "SIGKILL the redis-server, start it again")
+                 for _ in range(REDIS_RESTARTS)]
+        t = self.rng.uniform(0.3 * span, 0.7 * span)
+        acts += [(t, self.hang_redis, "hang the redis-server (SIGSTOP)"), (t + 6, self.unhang_redis, "let redis go on")]
         acts.sort(key=lambda a: a[0])
         out, last = [], 0.0
         for when, fn, what in acts:
@@ -280,12 +350,13 @@ class Soak:
     # ---- the run ---------------------------------------------------------------------------------------
 
     def run(self):
-        log("soak: %d SQL events, %d emails and %d webhooks over %ds, %d workers, schedule SOAK_RANDOM=%d",
-            SQL_EVENTS, EMAILS, WEBHOOKS, SECONDS, WORKERS, RANDOM)
+        log("soak: %d SQL events, %d emails, %d webhooks and %d Redis events over %ds, %d workers,"
+            " schedule SOAK_RANDOM=%d", SQL_EVENTS, EMAILS, WEBHOOKS, REDIS, SECONDS, WORKERS, RANDOM)
         self.start_processor()
         producers = [threading.Thread(target=self.produce, args=("sql", SQL_EVENTS)),
                      threading.Thread(target=self.produce, args=("mail", EMAILS)),
-                     threading.Thread(target=self.produce, args=("hook", WEBHOOKS))]
+                     threading.Thread(target=self.produce, args=("hook", WEBHOOKS)),
+                     threading.Thread(target=self.produce, args=("redis", REDIS))]
         started = time.monotonic()
         for t in producers:
             t.start()
@@ -333,6 +404,10 @@ class Soak:
                                          " AND detail->>'unknown_outcome' = 'true'").fetchone()[0]
             hook_ok = dict(c.execute("SELECT payload::json->>'token', event_id::text FROM pgrelay.log"
                                      " WHERE channel = 'soak_hook' AND outcome = 'ok'").fetchall())
+            redis_ok = {eid: (payload, entry, dup) for payload, eid, entry, dup in c.execute(
+                "SELECT payload, event_id::text, detail->>'entry_id', (detail->>'duplicate')::bool FROM pgrelay.log"
+                " WHERE channel = 'soak_redis' AND outcome = 'ok'").fetchall()}
+        redis = self.redis_check(redis_ok)
         received = {}
         for s in self.spools:
             for _, raw in s.messages():
@@ -351,8 +426,10 @@ class Soak:
         lost_mail = [t for t in acked_mail if t not in notes or notes[t][0] != "sent" or notes[t][1] not in received]
         double_runs = [t for t, n in done.items() if n > 1]
         unknown_sql = self.unknown["sql"]
+        redis_tokens = {payload for payload, _, _ in redis_ok.values()}
         unknown_found = (sum(1 for t in unknown_sql if t in done) + sum(1 for t in self.unknown["mail"] if t in notes)
-                         + sum(1 for t in self.unknown["hook"] if t in hook_ok))
+                         + sum(1 for t in self.unknown["hook"] if t in hook_ok)
+                         + sum(1 for t in self.unknown["redis"] if t in redis_tokens))
         duplicates = sum(n - 1 for n in received.values() if n > 1)
         dup_bound = self.in_flight + unknown_outcomes
         logs = "".join(p.log() for p in self.processors)
@@ -360,13 +437,15 @@ class Soak:
         kinds, flight, at = {}, {}, {}
         for when, what, n in self.breaks:
             kinds[what] = kinds.get(what, 0) + 1
-            flight[what] = flight.get(what, 0) + n
+            if "redis" not in what:     # the redis-server's breaks count Redis appends
+                flight[what] = flight.get(what, 0) + n
             at[what] = when
         stopped = at.get("start it again", 0) - at.get("stop the SMTP server", 0)
         hung = at.get("let it go on", 0) - at.get("hang the SMTP server (SIGSTOP)", 0)
+        redis_hung = at.get("let redis go on", 0) - at.get("hang the redis-server (SIGSTOP)", 0)
         rows = [
-            ("events queued (acknowledged to the producers)", "%d SQL, %d emails, %d webhooks"
-             % (len(acked_sql), len(acked_mail), len(self.acked["hook"]))),
+            ("events queued (acknowledged to the producers)", "%d SQL, %d emails, %d webhooks, %d Redis"
+             % (len(acked_sql), len(acked_mail), len(self.acked["hook"]), len(self.acked["redis"]))),
             ("commits the producers lost track of (connection gone)", "%d, of which %d reached the queue"
              % (sum(len(u) for u in self.unknown.values()), unknown_found)),
             ("Processor SIGKILLs / PostgreSQL restarts / failovers", "%d / %d / %d" % (
@@ -377,8 +456,14 @@ class Soak:
             ("email deliveries in flight at the breaks", "%d: %s" % (self.in_flight, ", ".join(
                 "%d at %s" % (n, what) for what, n in sorted(flight.items()) if n))),
             ("webhook deliveries in flight at the breaks", "%d" % self.hooks_in_flight),
+            ("redis-server SIGKILLed and started again / hung", "%d / %d (%.1f s)" % (
+                kinds.get("SIGKILL the redis-server, start it again", 0),
+                kinds.get("hang the redis-server (SIGSTOP)", 0), redis_hung)),
+            ("Redis appends in flight at the breaks", "%d, of which %d at the redis-server's SIGKILLs" % (
+                self.redis_in_flight, sum(n for _, what, n in self.breaks if what.startswith("SIGKILL the redis")))),
             ("attempts by outcome", ", ".join("%s %d" % kv for kv in sorted(attempts.items()))),
-            ("lost (acknowledged, never done or delivered)", "%d" % (len(lost_sql) + len(lost_mail) + len(lost_hook))),
+            ("lost (acknowledged, never done or delivered)", "%d" % (len(lost_sql) + len(lost_mail) + len(lost_hook)
+                                                                     + len(redis["lost"]))),
             ("SQL handler double runs", "%d" % len(double_runs)),
             ("events finished twice in pgrelay.log", "%d" % twice),
             ("events without a final outcome", "%d" % open_events),
@@ -388,6 +473,10 @@ class Soak:
             ("webhook duplicates (same webhook-id answered 200)", "%d, bound %d in flight at the breaks"
              % (hook_dups, self.hooks_in_flight)),
             ("webhook requests without a valid signature", "%d of %d" % (bad_signatures, len(hook_requests))),
+            ("Redis stream entries / duplicates (same event_id)", "%d / %d, bound 0" % (
+                redis["entries"], redis["duplicates"])),
+            ("Redis retries that found the event's marker (appended nothing)", "%d" % redis["found"]),
+            ("Redis entries unlike their log row, or of no event finished ok", "%d" % len(redis["wrong"])),
             ("sanitizer reports in the Processors' logs", "%d" % len(sanitizer)),
             ("wall time: producing / until every event was done", "%.0f s / %.0f s" % (produced, drained)),
         ]
@@ -395,8 +484,8 @@ class Soak:
         for k, v in rows:
             print("| %s | %s |" % (k, v))
         problems = []
-        if lost_sql or lost_mail or lost_hook:
-            problems.append("lost: %s" % (lost_sql + lost_mail + lost_hook)[:10])
+        if lost_sql or lost_mail or lost_hook or redis["lost"]:
+            problems.append("lost: %s" % (lost_sql + lost_mail + lost_hook + redis["lost"])[:10])
         if double_runs:
             problems.append("double runs: %s" % double_runs[:10])
         if twice or open_events or failed:
@@ -405,16 +494,38 @@ class Soak:
             problems.append("%d duplicates, more than the %d deliveries in flight" % (duplicates, dup_bound))
         if hook_dups > self.hooks_in_flight:
             problems.append("%d webhook duplicates, more than the %d in flight" % (hook_dups, self.hooks_in_flight))
+        if redis["duplicates"]:
+            problems.append("%d Redis duplicates: %s" % (redis["duplicates"], redis["doubled"][:10]))
+        if redis["wrong"]:
+            problems.append("Redis entries unlike their log row: %s" % redis["wrong"][:10])
         if bad_signatures:
             problems.append("%d webhook requests without a valid signature" % bad_signatures)
         if sanitizer:
             problems.append("sanitizer reports: %s" % sanitizer)
         if any(len(self.acked[k]) + len(self.unknown[k]) != n
-               for k, n in (("sql", SQL_EVENTS), ("mail", EMAILS), ("hook", WEBHOOKS))):
+               for k, n in (("sql", SQL_EVENTS), ("mail", EMAILS), ("hook", WEBHOOKS), ("redis", REDIS))):
             problems.append("the producers did not produce everything")
         for p in problems:
             print("FAILED: " + p)
         return not problems
+
+    def redis_check(self, redis_ok):
+        """Compares the stream with the log's ok rows (event id -> payload, entry id, duplicate):
+        each acknowledged event is in both; each entry is the one its event's log row names, with
+        its payload; no event_id is in the stream twice."""
+        entries = self.redis.entries("soak:events")
+        by_event = {}
+        for e in entries:
+            by_event.setdefault(e.get("event_id"), []).append(e)
+        doubled = [eid for eid, es in by_event.items() if len(es) > 1]
+        lost = [t for t in self.acked["redis"]
+                if self.redis_ids[t] not in redis_ok or self.redis_ids[t] not in by_event]
+        wrong = [eid for eid, es in by_event.items()
+                 if eid not in redis_ok or all(e["id"] != redis_ok[eid][1] or e.get("payload") != redis_ok[eid][0]
+                                               for e in es)]
+        return {"entries": len(entries), "duplicates": sum(len(by_event[eid]) - 1 for eid in doubled),
+                "doubled": doubled, "lost": lost, "wrong": wrong,
+                "found": sum(1 for _, _, dup in redis_ok.values() if dup)}
 
     def close(self):
         for p in self.processors:
@@ -423,6 +534,8 @@ class Soak:
         for s in self.spools:
             s.stop()
         self.hookd.stop()
+        self.redis.proc.send_signal(signal.SIGCONT)
+        self.redis.stop()
         self.pair.close()
 
 
