@@ -146,7 +146,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.unsubscribe(text, text)
 TO pgrelay_admin;
 GRANT SELECT ON pgrelay.topics, pgrelay.subscriptions TO pgrelay_admin;
-GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor;
+-- the Processor's metrics report each subscription's deliveries (no payload)
+GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor, pgrelay_processor;
 
 -- The web console (docs/console.md): admin and monitor read the attempts without their payloads,
 -- and how many finished per minute.

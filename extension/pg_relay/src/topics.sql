@@ -305,14 +305,35 @@ COMMENT ON FUNCTION pgrelay.publish(text, text, text, timestamptz) IS
 
 -- pgrelay.topic_subscribers
 CREATE OR REPLACE VIEW pgrelay.topic_subscribers AS
-SELECT s.topic, s.channel, c.action_type, s.event_types, COALESCE(q.queued, 0) AS queued
+-- Per subscription, the deliveries of publications on its channel (of any topic: an event records
+-- its publication, not its topic): waiting, due, retrying, the age of the oldest due one; failed
+-- for good (pgrelay.failed_events, whose log row names the publication); attempts that failed for
+-- good in the last hour (the log rows of the last hour found through the primary key, as
+-- channel_stats finds them). No payload: the monitor role reads it.
+SELECT s.topic, s.channel, c.action_type, s.event_types, COALESCE(q.queued, 0) AS queued,
+       COALESCE(q.due, 0) AS due, COALESCE(q.retrying, 0) AS retrying, q.oldest_due_age,
+       COALESCE(f.failed, 0) AS failed, COALESCE(r.failed_1h, 0) AS failed_1h, c.active, c.paused
 FROM pgrelay.subscriptions s
 JOIN pgrelay.channels c ON c.channel = s.channel
-LEFT JOIN (SELECT x.channel, count(*) AS queued FROM pgrelay.queue x
-           WHERE x.publication_id IS NOT NULL GROUP BY x.channel) q ON q.channel = s.channel;
+LEFT JOIN (SELECT x.channel, count(*) AS queued, count(*) FILTER (WHERE x.run_at <= now()) AS due,
+                  count(*) FILTER (WHERE x.attempt > 1) AS retrying,
+                  now() - min(x.run_at) FILTER (WHERE x.run_at <= now()) AS oldest_due_age
+           FROM pgrelay.queue x
+           WHERE x.publication_id IS NOT NULL GROUP BY x.channel) q ON q.channel = s.channel
+LEFT JOIN (SELECT x.channel, count(*) AS failed
+           FROM pgrelay.failed_events x JOIN pgrelay.log l ON l.id = x.log_id
+           WHERE l.publication_id IS NOT NULL GROUP BY x.channel) f ON f.channel = s.channel
+LEFT JOIN (SELECT l.channel, count(*) AS failed_1h
+           FROM pgrelay.log l
+           WHERE l.id >= (GREATEST(floor(date_part('epoch', now() - interval '1 hour') * 1000)::bigint
+                                   - 1767225600000, 0) << 22)
+             AND l.finished_at > now() - interval '1 hour' AND l.outcome = 'failed'
+             AND l.publication_id IS NOT NULL
+           GROUP BY l.channel) r ON r.channel = s.channel;
 COMMENT ON VIEW pgrelay.topic_subscribers IS
-    'Each topic''s subscribed channels, the event types they take (NULL: all) and how many events publications '
-    'queued on the channel are waiting (of any topic), without payloads';
+    'Each topic''s subscribed channels, the event types they take (NULL: all), and of the deliveries of publications '
+    'on the channel (of any topic): waiting, due, retrying, the oldest due one''s age, failed for good, failed in the '
+    'last hour; without payloads';
 
 -- pgrelay.publish_many()
 CREATE OR REPLACE FUNCTION pgrelay.publish_many(topic text, payloads text[], event_type text DEFAULT NULL,
