@@ -225,6 +225,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *
  * The event types are matched in the statement itself, not by a function: a SQL function with a
  * subquery is never inlined, and running one per subscription doubled the cost of a publication.
+ * The deliveries' ids are made in the statement as notify_many() makes its ids: a value of the id
+ * clock each, with _next_id()'s arithmetic, not a PL/pgSQL _next_id() call per subscriber (the
+ * clock was just brought to the wall clock by the publication's own _next_id(); only the end of
+ * the id space goes to _id_clock_catch_up, which refuses it).
  * Whether the topic exists is asked only when no subscription matched.
  */
 DECLARE
@@ -269,10 +273,14 @@ BEGIN
                                    run_at, queued_at, publication_id)
         SELECT n.id, n.id, n.channel, n.action_type, publish.payload, node, n.node_restricted,
                pgrelay._run_at(publish.run_at), now(), pub
-        FROM (SELECT m.channel, m.action_type, m.node_restricted, pgrelay._next_id() AS id
-              FROM m
-              WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
-              ORDER BY m.channel) n
+        FROM (SELECT k.channel, k.action_type, k.node_restricted,
+                     ((c.v >> 12) << 22) | (node::bigint << 12) | (c.v & 4095) AS id
+              FROM (SELECT m.channel, m.action_type, m.node_restricted, nextval('pgrelay._id_clock') AS v
+                    FROM m
+                    WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
+                    ORDER BY m.channel) k,
+                   LATERAL (SELECT CASE WHEN k.v >= 9007199254740992 THEN pgrelay._id_clock_catch_up(k.v)
+                                        ELSE k.v END AS v) c) n
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(m.channel) FROM m WHERE NOT m.takes)
