@@ -101,7 +101,7 @@ METRICS_SCRAPES = 200
 # The phases, in the order they run; bench/run PHASE... runs a subset (the table shows what ran).
 # peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
-PHASES = ("drains", "producers", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
+PHASES = ("drains", "producers", "topics", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
           "held")
 EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
@@ -132,6 +132,7 @@ TARGETS = {
     "instr_event": 4.0,  # process_one(): <= 4 times the floor statement's instructions (a guard: a plan
                          # that reads a catalog whole costs 100 times more, and no drain test would fail)
     "bulk_plain": 1.5,  # notify_many() of 1,000 payloads: <= 1.5 times a plain multi-row INSERT's time
+    "publish5": 0.8,    # publish() to 5 subscribers: >= 0.8 of notify_many() of 5 payloads, calls per second
     "bulk": 0.8,        # one statement of notify() calls: >= 80% of PgQue's send_batch
     "held_rate": 0.9,   # held snapshot: the last round's drain >= 90% of the first's
     "held_probe_us": 100.0,   # held snapshot: the empty-queue probe in the server <= 100 us after every round
@@ -161,6 +162,23 @@ BULK_SQL = {
     "notify": "SELECT count(pgrelay.notify('bench', 'event ' || g)) FROM generate_series(1, %d) g" % BULK_PAYLOADS,
     "plain": "INSERT INTO bench.plain (event_id, channel, action_type, payload)"
              " SELECT g, 'bench', 'sql', 'event ' || g FROM generate_series(1, %d) g" % BULK_PAYLOADS,
+}
+# Topics: one call per transaction, one session (prepared): a publication to 1 and to 5 subscribers
+# against notify() and notify_many() of as many rows, TOPIC_SECONDS each, REPEATS runs.
+TOPIC_SECONDS = 5
+TOPIC_SETUP_SQL = """\
+SELECT count(pgrelay.register('sub' || n, 'sql', handler => 'bench.record(text)')) FROM generate_series(1, 5) n;
+SELECT topic FROM pgrelay.create_topic('one');
+SELECT topic FROM pgrelay.create_topic('five');
+SELECT channel FROM pgrelay.subscribe('one', 'sub1');
+SELECT count(pgrelay.subscribe('five', 'sub' || n)) FROM generate_series(1, 5) n;
+"""
+TOPIC_SQL = {
+    "publish1": "SELECT pgrelay.publish('one', 'order 42');\n",
+    "notify": "SELECT pgrelay.notify('sub1', 'order 42');\n",
+    "publish5": "SELECT pgrelay.publish('five', 'order 42');\n",
+    "notify_many5": "SELECT pgrelay.notify_many('sub1', ARRAY['order 42', 'order 42', 'order 42', 'order 42',"
+                    " 'order 42']);\n",
 }
 PGQUE_SEND_SQL = "SELECT pgque.send('single', 'order 42');\n"
 PLAIN_SQL = "INSERT INTO bench.plain (event_id, channel, action_type, payload) VALUES (0, 'bench', 'sql', 'order 42');\n"
@@ -352,6 +370,9 @@ INSTR_STATEMENTS = (
     ("limit", "PREPARE p AS " + " ".join(LIMIT_SQL.split()).rstrip(";"), "EXECUTE p", "batch"),
     ("process_batch", "PREPARE p(bigint[]) AS SELECT count(*) FROM pgrelay.process_batch($1)", "EXECUTE p('{%s}')",
      "batch"),
+    # a publication to 5 subscribers, and notify_many() of as many rows (TOPIC_SETUP_SQL)
+    ("publish5", "PREPARE p AS " + TOPIC_SQL["publish5"].strip().rstrip(";"), "EXECUTE p", None),
+    ("notify_many5", "PREPARE p AS " + TOPIC_SQL["notify_many5"].strip().rstrip(";"), "EXECUTE p", None),
 )
 
 
@@ -398,6 +419,7 @@ def instructions(work, names=None, runs=INSTR_RUNS, batch_runs=INSTR_BATCH_RUNS)
         with psycopg.connect("host=%s port=%d dbname=bench user=postgres" % (base, port), autocommit=True) as c:
             c.execute(SETUP_SQL)
             c.execute(PLAIN_TABLE_SQL)
+            c.execute(TOPIC_SETUP_SQL)
             ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
                                             " FROM generate_series(1, %s) g",
                                             (max(runs[1], batch_runs[1] * DEFAULT_BATCH),)).fetchall()]
@@ -701,6 +723,23 @@ class Bench:
         say("  bulk, %d payloads in one statement (median of %d): %s" % (
             BULK_PAYLOADS, BULK_RUNS, ", ".join("%s %.1f ms" % (w, statistics.median(v))
                                                 for w, v in r["bulk_ms"].items())))
+
+    def run_topics(self):
+        say("topics: publish() to 1 and to 5 subscribers against notify() and notify_many() of as many rows,"
+            " one call per transaction, 1 session, %d s each, %d runs" % (TOPIC_SECONDS, REPEATS))
+        self.db.execute(TOPIC_SETUP_SQL)
+        r = self.results
+        r["topics"] = {what: [] for what in TOPIC_SQL}
+        for _ in range(REPEATS):
+            for what, script in TOPIC_SQL.items():
+                self.db.execute("TRUNCATE pgrelay.queue")
+                self.db.execute("VACUUM ANALYZE pgrelay.queue")
+                self.db.execute("CHECKPOINT")
+                tps, _ = self.pgbench(script, ["-M", "prepared", "-c", "1", "-j", "1", "-T", str(TOPIC_SECONDS)])
+                r["topics"][what].append(tps)
+            say("  " + ", ".join("%s %.0f/s" % (w, v[-1]) for w, v in r["topics"].items()))
+        self.db.execute("TRUNCATE pgrelay.queue")
+        self.db.execute("SELECT pgrelay.drop_topic('one'), pgrelay.drop_topic('five')")
 
     def bulk_statement(self, what):
         """One statement of BULK_SQL[what] in its own transaction on an empty queue and table: its
@@ -1749,6 +1788,15 @@ class Bench:
                 row("P   %s, %s payloads in one statement" % (label, format(BULK_PAYLOADS, ",")),
                     spread(b[what], " ms", "%.1f"), "multi-row insert: " + spread(b["plain"], " ms", "%.1f"),
                     "%.2fx" % (med / plain), tgt, verdict)
+        if "topics" in r:
+            t = r["topics"]
+            med, text = ratios(t["publish1"], t["notify"])
+            row("P   publish(), 1 subscriber, 1 session, calls", spread(t["publish1"], "/s"),
+                "notify(): " + spread(t["notify"], "/s"), text)
+            med, text = ratios(t["publish5"], t["notify_many5"])
+            row("P   publish(), 5 subscribers, 1 session, calls", spread(t["publish5"], "/s"),
+                "notify_many() of 5: " + spread(t["notify_many5"], "/s"), text,
+                ">= %d%% of notify_many" % (TARGETS["publish5"] * 100), pf(med >= 100 * TARGETS["publish5"]))
         if "probe_us" in r:
             row("3   probe in the server, empty queue, %s log rows" % format(r["log_rows"], ","),
                 "%.1f us" % r["probe_server_us"], "1,000 events scheduled later: %.1f us" % r["probe_sched_us"], "",
@@ -1854,6 +1902,9 @@ class Bench:
                 row("12  instructions per event, batches of %d" % DEFAULT_BATCH, k("process_batch"),
                     "batched limit's statement: %s per event" % k("limit"),
                     "%.0f%%" % (100.0 * ins["limit"] / ins["process_batch"]))
+            if "publish5" in ins:
+                row("12  instructions per publish(), 5 subscribers", k("publish5"),
+                    "notify_many() of 5: " + k("notify_many5"), "%.0f%%" % (100.0 * ins["notify_many5"] / ins["publish5"]))
 
         head = ("figure", "Processor", "floor / reference", "ratio", "target", "")
         widths = [max(len(x[i]) for x in rows + [head]) for i in range(len(head))]

@@ -154,6 +154,26 @@ case(PB, "producer", "SELECT pgrelay.publish('t_off', 'x')", (),
      err("55000", 'publication on topic "t_off" refused: channel "c_off" is not active'))
 case(PB, "producer", "SELECT pgrelay.publish('t_orders')", (), err("42883", "does not exist"))
 case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', run_at => 'next tuesday')", (), err("22007", "invalid input syntax"))
+PBM = "pgrelay.publish_many"
+case(PBM, "producer", "SELECT pgrelay.publish_many(NULL, ARRAY['x'])", (), err("22004", "topic must not be NULL"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', NULL)", (), err("22004", "payloads must not be NULL"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY['x', NULL], 'order.new')", (),
+     err("22004", "nor hold a NULL"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY[['x'], ['y']])", (), err("2202E", "one-dimensional"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY[]::text[])", (), result([]))
+case(PBM, "producer", "SELECT pgrelay.publish_many('nope', ARRAY['x'])", (), err("42704", 'topic "nope" does not exist'))
+case(PBM, "producer", "SELECT pgrelay.publish_many(%s, ARRAY['x'])", ("t_orders'; DROP TABLE pgrelay.queue; --",),
+     err("42704", "does not exist"))
+for et in ["", "order created", "x" * 129, "order" + CONTROLS["LF"]]:
+    case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY['x'], %s)", (et,), err("42602", "invalid event type"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY['x'], 'order.new', 'infinity')", (),
+     err("22023", "run_at must be a finite time"))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_empty', ARRAY['x'])", (), err("55000", 'topic "t_empty" has no subscriber'))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', ARRAY['ok', %s], 'order.big')", ("x" * 11,),
+     err("54000", 'publication on topic "t_orders" refused: payload of 11 bytes is larger than the 10 bytes channel "c_tiny"'))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_off', ARRAY['x'])", (),
+     err("55000", 'publication on topic "t_off" refused: channel "c_off" is not active'))
+case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', 'x')", (), err("22P02", "malformed array literal"))
 
 CT = "pgrelay.create_topic"
 case(CT, "admin", "SELECT pgrelay.create_topic(NULL)", (), err("22004", "topic must not be NULL"))
@@ -385,6 +405,16 @@ case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns 
      err("42703", "has no column 'id??x'"))
 case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', columns => %s)", ([None],),
      err("42703", "has no column NULL"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab')", (), err("22004", "table and channel must not be NULL"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', topic => 't_orders')", (),
+     err("22023", "a watch is of a channel or of a topic, not both"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', 'c_sql', event_type => 'order')", (),
+     err("22023", "event_type is for a watch that publishes on a topic"))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', topic => 'nope')", (), err("42704", 'topic "nope" does not exist'))
+case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', topic => %s)", ("t_orders'; --",), err("42704", "does not exist"))
+for et in ["", "order row", "x" * 122, "order*", "order" + CONTROLS["RLO"]]:
+    case(W_T, "admin", "SELECT pgrelay.watch_table('public.w_tab', topic => 't_orders', event_type => %s)", (et,),
+         err("42602", "invalid event type"))
 WR = "pgrelay._watch_readable"
 case(WR, "admin", "SELECT (pgrelay._watch_readable(NULL::pgrelay.watches)).state", (), result(None))
 case(WR, "monitor", "SELECT (pgrelay._watch_readable(NULL)).state", (), result(None))
@@ -399,6 +429,11 @@ case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', 'nope')", (),
      err("42704", 'table public.w_tab is not watched for channel "nope"'))
 case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_secret', 'c_sql')", (),
      err("42501", "may not change the triggers of table public.w_secret"))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab')", (), err("22004", "table and channel must not be NULL"))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', 'c_sql', 't_orders')", (),
+     err("22023", "a watch is of a channel or of a topic, not both"))
+case(U_T, "admin", "SELECT pgrelay.unwatch_table('public.w_tab', topic => 'nope')", (),
+     err("42704", 'table public.w_tab is not watched for topic "nope"'))
 
 # ---- pgrelay, recurring events (admin; the Processor fires) ----------------------------------
 SCH = "pgrelay.schedule"
@@ -417,6 +452,15 @@ case(SCH, "admin", "SELECT pgrelay.schedule('s_new', cron => '* * * * *')", (), 
 case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'nope', '* * * * *')", (), err("42704", 'channel "nope" does not exist'))
 case(SCH, "admin", "SELECT pgrelay.schedule('s_new', %s, '* * * * *')", ("c_sql'; --",), err("42704", "does not exist"))
 case(SCH, "admin", "SELECT pgrelay.schedule('s_new', %s, '* * * * *')", ("c\u202esql",), err("42704", 'channel "c?sql" does not exist'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', topic => 'nope', cron => '* * * * *')", (),
+     err("42704", 'topic "nope" does not exist'))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', topic => 't_orders')", (),
+     err("22023", "a schedule targets a channel or a topic, not both"))
+case(SCH, "admin", "SELECT pgrelay.schedule('s_new', 'c_sql', '* * * * *', event_type => 'order.new')", (),
+     err("22023", "event_type is for a schedule that publishes on a topic"))
+for et in ["", "order new", "x" * 129, "order.*"]:
+    case(SCH, "admin", "SELECT pgrelay.schedule('s_new', topic => 't_orders', cron => '* * * * *', event_type => %s)", (et,),
+         err("42602", "invalid event type"))
 for cron, says in [("", '"": 0 fields, not 5'), ("* * * *", "4 fields, not 5"), ("* * * * * *", "6 fields, not 5"),
                    ("60 * * * *", 'minute field "60": 60 is out of range 0-59'),
                    ("* 24 * * *", 'hour field "24": 24 is out of range 0-23'),

@@ -129,6 +129,34 @@ def test_scrape_reports_events_queue_and_state(db, processors):
     assert p.stop() == 0
 
 
+def test_scrape_reports_each_topic_subscriber(db, processors):
+    """Per subscription of a topic (topic, channel): the deliveries of publications waiting, due,
+    retrying, failed for good and failed in the last hour; a channel's own figures stay its own."""
+    db.conn.execute(HANDLERS)
+    db.sql("SELECT pgrelay.pause('held')")
+    db.sql("SELECT pgrelay.create_topic('shop')")
+    db.sql("SELECT pgrelay.subscribe('shop', 'held')")
+    db.sql("SELECT pgrelay.subscribe('shop', 'bad:one')")
+    db.sql("SELECT pgrelay.publish_many('shop', ARRAY['a', 'b'])")
+    db.sql("SELECT pgrelay.notify('held', 'not a publication')")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms", "--metrics=127.0.0.1:0")
+    addr = metrics_address(p)
+
+    def settled():
+        f = scrape(addr)
+        failed = f.get("pgrelay_topic_subscriber_failed_events")
+        return f if failed and failed.value(topic="shop", channel="bad:one") == 2 else None
+    f = testlib.wait_for(settled, "both deliveries to bad:one failed for good")
+    assert f["pgrelay_topic_subscriber_failed_1h_events"].value(topic="shop", channel="bad:one") == 2
+    assert f["pgrelay_topic_subscriber_events"].value(topic="shop", channel="bad:one") == 0
+    assert f["pgrelay_topic_subscriber_events"].value(topic="shop", channel="held") == 2
+    assert f["pgrelay_topic_subscriber_due_events"].value(topic="shop", channel="held") == 2
+    assert f["pgrelay_topic_subscriber_retrying_events"].value(topic="shop", channel="held") == 0
+    assert f["pgrelay_topic_subscriber_failed_events"].value(topic="shop", channel="held") == 0
+    assert f["pgrelay_queue_events"].value(channel="held", action_type="sql") == 3
+    assert p.stop() == 0
+
+
 def test_rate_limit_waits_are_counted(db, smtpd, processors):
     db.sql("CREATE EXTENSION pg_relay_notifier")
     s = smtpd()

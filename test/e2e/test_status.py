@@ -199,6 +199,33 @@ def test_status_shows_the_schedules(db):
     assert len(rows) == 11 and rows[0].startswith("  broken ") and rows[-1] == "  and 3 more (pgrelay.schedules)", out
 
 
+def test_status_shows_the_topics(db):
+    """Per subscription of a topic: its deliveries queued, due, retrying, failed for good and failed
+    in the last hour, the ones with failures first; nothing while no channel subscribes."""
+    dsn = monitor_dsn(db)
+    assert "Topics:" not in status("-d", dsn).stdout
+    db.sql("CREATE FUNCTION ok(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE sql AS ''")
+    db.sql("CREATE FUNCTION bad(p text) RETURNS void SECURITY DEFINER SET search_path = public LANGUAGE plpgsql "
+           "AS $$ BEGIN RAISE EXCEPTION 'no' USING ERRCODE = 'PGSTP'; END $$")
+    db.sql("SELECT pgrelay.register('ledger', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.register('crm', 'sql', handler => 'bad(text)')")
+    db.sql("SELECT pgrelay.register('other', 'sql', handler => 'ok(text)')")
+    db.sql("SELECT pgrelay.create_topic('orders')")
+    db.sql("SELECT pgrelay.subscribe('orders', 'ledger')")
+    db.sql("SELECT pgrelay.subscribe('orders', 'crm')")
+    db.sql("SELECT pgrelay.publish_many('orders', ARRAY['a', 'b', 'c'])")
+    db.sql("SELECT pgrelay.notify('other', 'x')")   # not a delivery of a publication
+    crm = db.scalar("SELECT min(id) FROM pgrelay.queue WHERE channel = 'crm'")
+    assert db.scalar("SELECT outcome FROM pgrelay.process_one(%s)", (crm,)) == "failed"
+    out = status("-d", dsn).stdout
+    assert re.search(r"^Topics: +1 with 2 subscription\(s\); deliveries failed for good FAILED 1$", out, re.M), out
+    rows = [l.split() for l in out.split("Topics:", 1)[1].splitlines() if re.match(r"  orders ", l)]
+    # topic, channel, type, queued, due, retrying, oldest due, failed, failed 1h, state
+    assert len(rows) == 2 and rows[0][1] == "crm" and rows[1][1] == "ledger", out
+    assert rows[0][3:6] == ["2", "2", "0"] and rows[0][7:] == ["1", "1", "active"], out
+    assert rows[1][3:6] == ["3", "3", "0"] and rows[1][7:] == ["0", "0", "active"], out
+
+
 def test_status_of_a_crashed_processor(db, processors):
     dsn = monitor_dsn(db)
     p = processors("-d", db.dsn, "--poll-interval=50ms")

@@ -88,7 +88,9 @@ SELECT pgrelay.publish('orders', 'after t_late') AS p_after \gset
 SELECT channel, payload FROM pgrelay.queue WHERE channel = 't_late' ORDER BY id;
 
 -- the view: subscribers, the event types they take, their waiting deliveries
-SELECT * FROM pgrelay.topic_subscribers ORDER BY topic, channel;
+SELECT topic, channel, action_type, event_types, queued, due, retrying, oldest_due_age IS NOT NULL AS has_due,
+       failed, failed_1h, active, paused
+FROM pgrelay.topic_subscribers ORDER BY topic, channel;
 
 -- processing: the log row carries the publication id, and so does a retry row
 SELECT id AS a_id FROM pgrelay.queue WHERE channel = 't_a' AND payload = 'created' \gset

@@ -10,6 +10,7 @@ GRANT USAGE ON SCHEMA pgrelay TO pgrelay_producer, pgrelay_processor, pgrelay_ad
 GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) TO pgrelay_producer;
 GRANT EXECUTE ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) TO pgrelay_producer;
 GRANT EXECUTE ON FUNCTION pgrelay.publish(text, text, text, timestamptz) TO pgrelay_producer;
+GRANT EXECUTE ON FUNCTION pgrelay.publish_many(text, text[], text, timestamptz) TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION
     pgrelay.queue_probe(bigint, jsonb),
@@ -83,8 +84,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.cancel(bigint),
     pgrelay.cancel(text, text, timestamptz, timestamptz, boolean),
     pgrelay.purge_log(interval),
-    pgrelay.watch_table(regclass, text, text[], text[]),
-    pgrelay.unwatch_table(regclass, text),
+    pgrelay.watch_table(regclass, text, text[], text[], text, text),
+    pgrelay.unwatch_table(regclass, text, text),
     pgrelay.register_webhook(text, text, text, jsonb, text, text, boolean, boolean, interval, integer, interval,
                              interval, text, boolean, boolean, text, integer, text[]),
     pgrelay.queue_probe(bigint, jsonb),
@@ -102,7 +103,7 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.cluster_nodes(),
     pgrelay._cluster_status(),
     -- recurring events
-    pgrelay.schedule(text, text, text, text, text, text, boolean),
+    pgrelay.schedule(text, text, text, text, text, text, boolean, text, text),
     pgrelay.unschedule(text),
     pgrelay.cron_next_runs(text, text, timestamptz, integer)
 TO pgrelay_admin;
@@ -147,7 +148,8 @@ GRANT EXECUTE ON FUNCTION
     pgrelay.unsubscribe(text, text)
 TO pgrelay_admin;
 GRANT SELECT ON pgrelay.topics, pgrelay.subscriptions TO pgrelay_admin;
-GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor;
+-- the Processor's metrics report each subscription's deliveries (no payload)
+GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor, pgrelay_processor;
 
 -- The web console (docs/console.md): admin and monitor read the attempts without their payloads,
 -- and how many finished per minute.

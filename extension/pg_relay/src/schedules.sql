@@ -336,7 +336,8 @@ COMMENT ON FUNCTION pgrelay.cron_next_runs(text, text, timestamptz, integer) IS
 -- pgrelay.schedule()
 CREATE OR REPLACE FUNCTION pgrelay.schedule(name text, channel text DEFAULT NULL, cron text DEFAULT NULL,
                                  payload text DEFAULT NULL, timezone text DEFAULT NULL,
-                                 catch_up text DEFAULT NULL, active boolean DEFAULT NULL)
+                                 catch_up text DEFAULT NULL, active boolean DEFAULT NULL,
+                                 topic text DEFAULT NULL, event_type text DEFAULT NULL)
 RETURNS pgrelay.schedule_entries
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -348,6 +349,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * time zone changes, and when it is made active again (an inactive schedule fires nothing, and
  * catches nothing up); otherwise it stays, so that changing a payload never skips nor repeats a run.
  * The channel may be inactive: its occurrences are then recorded as failed until it is active.
+ *
+ * A schedule targets a channel or a topic: with topic, each occurrence is a publication of the
+ * payload on it (publish(), with event_type), checked when it fires (a publication the topic's
+ * subscribers refuse then is recorded as failed). Naming one of the two moves the schedule to it.
  */
 DECLARE
     prev pgrelay.schedule_entries;
@@ -357,7 +362,7 @@ BEGIN
     PERFORM pgrelay._check_name('schedule', 'name', schedule.name);
     SELECT * INTO prev FROM pgrelay.schedule_entries x WHERE x.name = schedule.name FOR UPDATE;
     IF NOT FOUND THEN
-        IF schedule.channel IS NULL OR schedule.cron IS NULL THEN
+        IF (schedule.channel IS NULL AND schedule.topic IS NULL) OR schedule.cron IS NULL THEN
             RAISE EXCEPTION 'schedule "%" does not exist; give its channel and cron to create it', schedule.name
                 USING ERRCODE = 'null_value_not_allowed';
         END IF;
@@ -373,12 +378,42 @@ BEGIN
         s := prev;
     END IF;
 
-    s.channel := COALESCE(schedule.channel, s.channel);
-    SELECT * INTO ch FROM pgrelay.channels x WHERE x.channel = s.channel;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(s.channel)
-            USING ERRCODE = 'undefined_object',
-                  HINT = 'Create it with pgrelay.register().';
+    IF schedule.channel IS NOT NULL AND schedule.topic IS NOT NULL THEN
+        RAISE EXCEPTION 'a schedule targets a channel or a topic, not both' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF schedule.channel IS NOT NULL THEN
+        s.channel := schedule.channel;
+        s.topic := NULL;
+        s.event_type := NULL;
+    ELSIF schedule.topic IS NOT NULL THEN
+        s.topic := schedule.topic;
+        s.channel := NULL;
+    END IF;
+    IF schedule.event_type IS NOT NULL THEN
+        IF s.topic IS NULL THEN
+            RAISE EXCEPTION 'event_type is for a schedule that publishes on a topic'
+                USING ERRCODE = 'invalid_parameter_value', HINT = 'Give topic => too.';
+        END IF;
+        IF schedule.event_type !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
+            RAISE EXCEPTION 'invalid event type "%"', pgrelay._show(schedule.event_type)
+                USING ERRCODE = 'invalid_name',
+                      DETAIL = 'An event type has 1 to 128 letters, digits or the characters _ . : / -';
+        END IF;
+        s.event_type := schedule.event_type;
+    END IF;
+    IF s.topic IS NOT NULL THEN
+        PERFORM 1 FROM pgrelay.topics x WHERE x.topic = s.topic FOR KEY SHARE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'topic "%" does not exist', pgrelay._show(s.topic)
+                USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.create_topic().';
+        END IF;
+    ELSE
+        SELECT * INTO ch FROM pgrelay.channels x WHERE x.channel = s.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(s.channel)
+                USING ERRCODE = 'undefined_object',
+                      HINT = 'Create it with pgrelay.register().';
+        END IF;
     END IF;
     s.cron := COALESCE(btrim(schedule.cron, E' \t'), s.cron);
     PERFORM pgrelay._cron_parse(s.cron);
@@ -386,10 +421,11 @@ BEGIN
         s.timezone := pgrelay._check_timezone(schedule.timezone);
     END IF;
     s.payload := COALESCE(schedule.payload, s.payload);
-    IF ch.action_type = 'notify' AND pgrelay._notification_id(s.payload) IS NULL THEN
+    -- a topic's payload is checked at each publication: its subscribers may change until then
+    IF s.channel IS NOT NULL AND ch.action_type = 'notify' AND pgrelay._notification_id(s.payload) IS NULL THEN
         PERFORM pgrelay._email_payload_refused(s.channel, NULL);
     END IF;
-    IF octet_length(s.payload) > ch.max_payload_bytes THEN
+    IF s.channel IS NOT NULL AND octet_length(s.payload) > ch.max_payload_bytes THEN
         RAISE EXCEPTION 'payload of % bytes is larger than the % bytes channel "%" accepts',
                         octet_length(s.payload), ch.max_payload_bytes, s.channel
             USING ERRCODE = 'program_limit_exceeded',
@@ -418,13 +454,15 @@ BEGIN
     ON CONFLICT ON CONSTRAINT schedule_entries_pkey DO UPDATE
         SET channel = EXCLUDED.channel, cron = EXCLUDED.cron, timezone = EXCLUDED.timezone,
             payload = EXCLUDED.payload, catch_up = EXCLUDED.catch_up, active = EXCLUDED.active,
-            next_run_at = EXCLUDED.next_run_at, updated_at = EXCLUDED.updated_at
+            next_run_at = EXCLUDED.next_run_at, updated_at = EXCLUDED.updated_at,
+            topic = EXCLUDED.topic, event_type = EXCLUDED.event_type
     RETURNING * INTO s;
     RETURN s;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.schedule(text, text, text, text, text, text, boolean) IS
-    'Creates or updates a recurring event (named arguments; NULL keeps the current value): payload queued on channel at each time of cron in timezone';
+COMMENT ON FUNCTION pgrelay.schedule(text, text, text, text, text, text, boolean, text, text) IS
+    'Creates or updates a recurring event (named arguments; NULL keeps the current value): payload queued on channel '
+    '(or published on topic) at each time of cron in timezone';
 
 -- pgrelay.unschedule()
 CREATE OR REPLACE FUNCTION pgrelay.unschedule(name text) RETURNS void
@@ -495,6 +533,9 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *   failed    the channel refused the event (inactive, or the payload over its limit now): the
  *             error is the reason, nothing is queued, the schedule goes on.
  *
+ * A schedule of a topic publishes its payload (publish()): the run's event_id is the publication
+ * id, and a publication refused (no subscriber, one that does not take it) is a failed run.
+ *
  * Each occurrence fired gets its row in schedule_runs, keyed by (schedule, occurrence), before its
  * event is queued: an occurrence with a row (fired here, or on another node and replicated) is
  * never queued again. Each schedule's row is locked (SKIP LOCKED): two Processors of one
@@ -526,7 +567,7 @@ BEGIN
         outcome := CASE WHEN late AND s.catch_up = 'skip' THEN 'skipped' ELSE 'queued' END;
         IF outcome = 'skipped' THEN
             reason := 'missed: no Processor fired it within a minute of its time';
-        ELSE
+        ELSIF s.topic IS NULL THEN
             event_id := pgrelay._next_id();
         END IF;
         INSERT INTO pgrelay.schedule_runs AS r (schedule, occurrence, outcome, late, reason, event_id, node_id, fired_at)
@@ -538,8 +579,14 @@ BEGIN
             outcome := NULL;
         ELSIF outcome = 'queued' THEN
             BEGIN
-                PERFORM pgrelay._enqueue(channel => s.channel, payload => s.payload, run_at => occurrence,
-                                         id => event_id);
+                IF s.topic IS NULL THEN
+                    PERFORM pgrelay._enqueue(channel => s.channel, payload => s.payload, run_at => occurrence,
+                                             id => event_id);
+                ELSE
+                    event_id := pgrelay.publish(s.topic, s.payload, s.event_type, occurrence);
+                    UPDATE pgrelay.schedule_runs r SET event_id = _schedule_fire.event_id
+                    WHERE r.schedule = s.name AND r.occurrence = _schedule_fire.occurrence;
+                END IF;
             EXCEPTION WHEN OTHERS THEN
                 outcome := 'failed';
                 reason := SQLERRM;

@@ -66,9 +66,26 @@ COMMENT ON FUNCTION pgrelay.create_topic(text, text) IS
 CREATE OR REPLACE FUNCTION pgrelay.drop_topic(topic text) RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 BEGIN
-    -- Drops a topic and its subscriptions. The events its publications queued stay queued and run.
+    -- Drops a topic and its subscriptions (not while a table is watched or a schedule publishes on
+    -- it). The events its publications queued stay queued and run.
     IF drop_topic.topic IS NULL THEN
         RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF EXISTS (SELECT 1 FROM pgrelay.watches w WHERE w.topic = drop_topic.topic
+                                                 AND EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = w.relid)) THEN
+        RAISE EXCEPTION 'topic "%" is watched by table %', drop_topic.topic,
+                        (SELECT string_agg(w.relid::text, ', ' ORDER BY w.relid::text) FROM pgrelay.watches w
+                         WHERE w.topic = drop_topic.topic AND EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = w.relid))
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Stop watching it first: SELECT pgrelay.unwatch_table(table, topic => topic).';
+    END IF;
+    DELETE FROM pgrelay.watches w WHERE w.topic = drop_topic.topic;  -- of tables that were dropped
+    IF EXISTS (SELECT 1 FROM pgrelay.schedule_entries s WHERE s.topic = drop_topic.topic) THEN
+        RAISE EXCEPTION 'topic "%" has schedule %', drop_topic.topic,
+                        (SELECT string_agg(quote_literal(s.name), ', ' ORDER BY s.name)
+                         FROM pgrelay.schedule_entries s WHERE s.topic = drop_topic.topic)
+            USING ERRCODE = 'object_in_use',
+                  HINT = 'Remove it first: SELECT pgrelay.unschedule(name).';
     END IF;
     DELETE FROM pgrelay.topics x WHERE x.topic = drop_topic.topic;
     IF NOT FOUND THEN
@@ -208,6 +225,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  *
  * The event types are matched in the statement itself, not by a function: a SQL function with a
  * subquery is never inlined, and running one per subscription doubled the cost of a publication.
+ * The deliveries' ids are made in the statement as notify_many() makes its ids: a value of the id
+ * clock each, with _next_id()'s arithmetic, not a PL/pgSQL _next_id() call per subscriber (the
+ * clock was just brought to the wall clock by the publication's own _next_id(); only the end of
+ * the id space goes to _id_clock_catch_up, which refuses it).
  * Whether the topic exists is asked only when no subscription matched.
  */
 DECLARE
@@ -252,10 +273,14 @@ BEGIN
                                    run_at, queued_at, publication_id)
         SELECT n.id, n.id, n.channel, n.action_type, publish.payload, node, n.node_restricted,
                pgrelay._run_at(publish.run_at), now(), pub
-        FROM (SELECT m.channel, m.action_type, m.node_restricted, pgrelay._next_id() AS id
-              FROM m
-              WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
-              ORDER BY m.channel) n
+        FROM (SELECT k.channel, k.action_type, k.node_restricted,
+                     ((c.v >> 12) << 22) | (node::bigint << 12) | (c.v & 4095) AS id
+              FROM (SELECT m.channel, m.action_type, m.node_restricted, nextval('pgrelay._id_clock') AS v
+                    FROM m
+                    WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
+                    ORDER BY m.channel) k,
+                   LATERAL (SELECT CASE WHEN k.v >= 9007199254740992 THEN pgrelay._id_clock_catch_up(k.v)
+                                        ELSE k.v END AS v) c) n
         RETURNING 1
     )
     SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(m.channel) FROM m WHERE NOT m.takes)
@@ -288,11 +313,99 @@ COMMENT ON FUNCTION pgrelay.publish(text, text, text, timestamptz) IS
 
 -- pgrelay.topic_subscribers
 CREATE OR REPLACE VIEW pgrelay.topic_subscribers AS
-SELECT s.topic, s.channel, c.action_type, s.event_types, COALESCE(q.queued, 0) AS queued
+-- Per subscription, the deliveries of publications on its channel (of any topic: an event records
+-- its publication, not its topic): waiting, due, retrying, the age of the oldest due one; failed
+-- for good (pgrelay.failed_events, whose log row names the publication); attempts that failed for
+-- good in the last hour (the log rows of the last hour found through the primary key, as
+-- channel_stats finds them). No payload: the monitor role reads it.
+SELECT s.topic, s.channel, c.action_type, s.event_types, COALESCE(q.queued, 0) AS queued,
+       COALESCE(q.due, 0) AS due, COALESCE(q.retrying, 0) AS retrying, q.oldest_due_age,
+       COALESCE(f.failed, 0) AS failed, COALESCE(r.failed_1h, 0) AS failed_1h, c.active, c.paused
 FROM pgrelay.subscriptions s
 JOIN pgrelay.channels c ON c.channel = s.channel
-LEFT JOIN (SELECT x.channel, count(*) AS queued FROM pgrelay.queue x
-           WHERE x.publication_id IS NOT NULL GROUP BY x.channel) q ON q.channel = s.channel;
+LEFT JOIN (SELECT x.channel, count(*) AS queued, count(*) FILTER (WHERE x.run_at <= now()) AS due,
+                  count(*) FILTER (WHERE x.attempt > 1) AS retrying,
+                  now() - min(x.run_at) FILTER (WHERE x.run_at <= now()) AS oldest_due_age
+           FROM pgrelay.queue x
+           WHERE x.publication_id IS NOT NULL GROUP BY x.channel) q ON q.channel = s.channel
+LEFT JOIN (SELECT x.channel, count(*) AS failed
+           FROM pgrelay.failed_events x JOIN pgrelay.log l ON l.id = x.log_id
+           WHERE l.publication_id IS NOT NULL GROUP BY x.channel) f ON f.channel = s.channel
+LEFT JOIN (SELECT l.channel, count(*) AS failed_1h
+           FROM pgrelay.log l
+           WHERE l.id >= (GREATEST(floor(date_part('epoch', now() - interval '1 hour') * 1000)::bigint
+                                   - 1767225600000, 0) << 22)
+             AND l.finished_at > now() - interval '1 hour' AND l.outcome = 'failed'
+             AND l.publication_id IS NOT NULL
+           GROUP BY l.channel) r ON r.channel = s.channel;
 COMMENT ON VIEW pgrelay.topic_subscribers IS
-    'Each topic''s subscribed channels, the event types they take (NULL: all) and how many events publications '
-    'queued on the channel are waiting (of any topic), without payloads';
+    'Each topic''s subscribed channels, the event types they take (NULL: all), and of the deliveries of publications '
+    'on the channel (of any topic): waiting, due, retrying, the oldest due one''s age, failed for good, failed in the '
+    'last hour; without payloads';
+
+-- pgrelay.publish_many()
+CREATE OR REPLACE FUNCTION pgrelay.publish_many(topic text, payloads text[], event_type text DEFAULT NULL,
+                                                run_at timestamptz DEFAULT NULL)
+RETURNS bigint[]
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Publishes each payload on a topic, as many publish() calls would, in the caller's transaction,
+ * and returns the publication ids in the order of payloads. All or nothing, as publish(): a
+ * payload one subscriber refuses fails the call, whose error names the payload's position (read
+ * by position, as notify_many() does: an array may start at any index) in its detail.
+ */
+DECLARE
+    pos bigint;
+    m text;
+    st text;
+    d text;
+    h text;
+    pubs bigint[] := '{}';
+    p text;
+BEGIN
+    IF publish_many.topic IS NULL THEN
+        RAISE EXCEPTION 'topic must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF array_ndims(publish_many.payloads) > 1 THEN
+        RAISE EXCEPTION 'payloads must be a one-dimensional array' USING ERRCODE = 'array_subscript_error';
+    END IF;
+    IF publish_many.payloads IS NULL OR array_position(publish_many.payloads, NULL) IS NOT NULL THEN
+        RAISE EXCEPTION 'payloads must not be NULL nor hold a NULL'
+            USING ERRCODE = 'null_value_not_allowed',
+                  HINT = 'Pass an empty string for an event without a payload.';
+    END IF;
+    -- publish() checks these too: here, so that their error names no payload
+    IF publish_many.event_type IS NOT NULL AND publish_many.event_type !~ '^[[:alnum:]_.:/-]{1,128}$' THEN
+        RAISE EXCEPTION 'invalid event type "%"', pgrelay._show(publish_many.event_type)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'An event type has 1 to 128 letters, digits or the characters _ . : / -';
+    END IF;
+    IF publish_many.run_at IS NOT NULL AND NOT isfinite(publish_many.run_at) THEN
+        RAISE EXCEPTION 'run_at must be a finite time, not %', publish_many.run_at
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF cardinality(publish_many.payloads) = 0 THEN
+        RETURN '{}';
+    END IF;
+    -- one block, one subtransaction for the call (not one per payload): pos keeps its value
+    pos := 0;
+    BEGIN
+        FOREACH p IN ARRAY publish_many.payloads LOOP
+            pos := pos + 1;
+            pubs := pubs || pgrelay.publish(publish_many.topic, p, publish_many.event_type, publish_many.run_at);
+        END LOOP;
+    EXCEPTION WHEN OTHERS THEN
+        GET STACKED DIAGNOSTICS m = MESSAGE_TEXT, st = RETURNED_SQLSTATE, d = PG_EXCEPTION_DETAIL,
+                                h = PG_EXCEPTION_HINT;
+        d := concat_ws(' ', NULLIF(d, ''), format('Payload %s of %s (counted from 1); nothing of the call was queued.',
+                                                  pos, cardinality(publish_many.payloads)));
+        IF COALESCE(h, '') = '' THEN
+            RAISE EXCEPTION '%', m USING ERRCODE = st, DETAIL = d;
+        END IF;
+        RAISE EXCEPTION '%', m USING ERRCODE = st, DETAIL = d, HINT = h;
+    END;
+    RETURN pubs;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.publish_many(text, text[], text, timestamptz) IS
+    'Publishes each payload on a topic (all or none) in the caller''s transaction; returns the publication ids in order';

@@ -152,11 +152,11 @@ SELECT w.relid AS "table", w.channel, w.trigger_name, w.watcher, w.operations, w
        CASE WHEN s.state = 'active' AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_trigger g
                                                     WHERE g.tgrelid = w.relid AND g.tgname = w.trigger_name)
             THEN 'trigger missing' ELSE s.state END AS state,
-       s.readable AS readable_columns, w.created_at
+       s.readable AS readable_columns, w.created_at, w.topic, w.event_type
 FROM pgrelay.watches w
 CROSS JOIN LATERAL pgrelay._watch_readable(w) s;
 COMMENT ON VIEW pgrelay.watched_tables IS
-    'Each watch of watch_table(): its table, channel and watcher, and state: active, or why its changes queue nothing now';
+    'Each watch of watch_table(): its table, channel (or topic and event type) and watcher, and state: active, or why its changes queue nothing now';
 
 -- ---- Recurring events: the schedules, with their last and next runs (no payload: the monitor
 -- role reads this view, and reads no payload but those of failed events; its size says whether
@@ -167,9 +167,9 @@ SELECT e.name, e.channel, e.cron, e.timezone, e.catch_up, e.active,
        CASE WHEN e.active THEN e.next_run_at END AS next_run_at,
        e.active AND e.next_run_at <= now() AS due,
        octet_length(e.payload) AS payload_bytes,
-       e.created_by, e.updated_at
+       e.created_by, e.updated_at, e.topic, e.event_type
 FROM pgrelay.schedule_entries e;
 COMMENT ON VIEW pgrelay.schedules IS
-    'Each recurring event: channel, cron expression and time zone, the occurrence fired last and how, the next '
+    'Each recurring event: channel (or topic and event type), cron expression and time zone, the occurrence fired last and how, the next '
     'one (NULL while inactive or when the expression names no later time), due now, the payload''s size';
 -- ---- end of the recurring events block ----

@@ -101,6 +101,12 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * txid (the changing transaction's id) and event_id (the id of this event, the one a webhook sends
  * as webhook-id, as a string: JSON numbers lose digits above 2^53). See the top of this file for
  * what is checked at each change.
+ *
+ * A watch of a topic (TG_ARGV[0] is then the topic) publishes the payload instead (publish(): one
+ * event on each subscriber whose event types take event_type.operation, or the operation alone),
+ * without event_id: each delivery has its own, and all carry the publication id. As a refused
+ * event on a channel does, a publication the topic refuses (no subscriber for the operation, one
+ * that does not take it) fails the change.
  */
 DECLARE
     w pgrelay.watches;
@@ -115,9 +121,10 @@ DECLARE
 BEGIN
     -- The watch, and whether its watcher reads the whole table (the common case, decided in the
     -- same statement; _watch_readable() says the rest).
-    SELECT x.relid, x.channel, x.trigger_name, x.watcher, x.operations, x.columns, x.created_at,
-           c.relrowsecurity IS FALSE AND has_table_privilege(x.watcher, x.relid, 'SELECT')
-    INTO w.relid, w.channel, w.trigger_name, w.watcher, w.operations, w.columns, w.created_at, plain
+    SELECT x.relid, x.channel, x.trigger_name, x.watcher, x.operations, x.columns, x.created_at, x.topic,
+           x.event_type, c.relrowsecurity IS FALSE AND has_table_privilege(x.watcher, x.relid, 'SELECT')
+    INTO w.relid, w.channel, w.trigger_name, w.watcher, w.operations, w.columns, w.created_at, w.topic,
+         w.event_type, plain
     FROM pgrelay.watches x LEFT JOIN pg_class c ON c.oid = x.relid
     WHERE x.relid = TG_RELID AND x.trigger_name = TG_NAME;
     IF NOT FOUND THEN
@@ -127,7 +134,7 @@ BEGIN
         LIMIT 1;
         plain := false;
     END IF;
-    IF NOT FOUND OR w.channel IS DISTINCT FROM TG_ARGV[0] THEN
+    IF NOT FOUND OR COALESCE(w.channel, w.topic) IS DISTINCT FROM TG_ARGV[0] THEN
         RAISE EXCEPTION 'trigger % of table % was not made by pgrelay.watch_table()', TG_NAME, TG_RELID::regclass
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'Drop the trigger; watch the table with pgrelay.watch_table().';
@@ -163,6 +170,14 @@ BEGIN
         old_row := (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(old_row) e WHERE e.key = ANY (cols));
         new_row := (SELECT jsonb_object_agg(e.key, e.value) FROM jsonb_each(new_row) e WHERE e.key = ANY (cols));
     END IF;
+    IF w.topic IS NOT NULL THEN
+        PERFORM pgrelay.publish(w.topic,
+                                jsonb_build_object('operation', lower(TG_OP), 'schema', TG_TABLE_SCHEMA,
+                                                   'table', TG_TABLE_NAME, 'old', old_row, 'new', new_row,
+                                                   'txid', txid_current())::text,
+                                concat_ws('.', w.event_type, lower(TG_OP)), NULL);
+        RETURN NULL;
+    END IF;
     id := pgrelay._next_id();
     PERFORM pgrelay._enqueue(w.channel,
                              jsonb_build_object('operation', lower(TG_OP), 'schema', TG_TABLE_SCHEMA,
@@ -192,9 +207,10 @@ $$;
 COMMENT ON FUNCTION pgrelay._watch_table_of(regclass) IS 'Internal: the relation of watch_table() and unwatch_table()';
 
 -- pgrelay.watch_table()
-CREATE OR REPLACE FUNCTION pgrelay.watch_table("table" regclass, channel text,
+CREATE OR REPLACE FUNCTION pgrelay.watch_table("table" regclass, channel text DEFAULT NULL,
                                                operations text[] DEFAULT '{insert,update,delete}',
-                                               columns text[] DEFAULT NULL)
+                                               columns text[] DEFAULT NULL, topic text DEFAULT NULL,
+                                               event_type text DEFAULT NULL)
 RETURNS name
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
@@ -204,6 +220,10 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * becomes the watch's watcher: it must be allowed to put triggers on the table and to read the
  * columns, and row-level security must not apply to it; each change is read with its rights as
  * they are then. Watching again replaces the watch. Returns the trigger's name.
+ *
+ * With topic instead of channel, each change is published on the topic (see _watch_trigger), with
+ * the event type event_type.operation ('order.insert'), or the operation alone when event_type is
+ * NULL: subscribers choose the operations they take with their event types ('order.*').
  */
 DECLARE
     t record;
@@ -214,8 +234,21 @@ DECLARE
     trig name;
     seen record;
 BEGIN
-    IF watch_table."table" IS NULL OR watch_table.channel IS NULL THEN
+    IF watch_table."table" IS NULL OR (watch_table.channel IS NULL AND watch_table.topic IS NULL) THEN
         RAISE EXCEPTION 'table and channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF watch_table.channel IS NOT NULL AND watch_table.topic IS NOT NULL THEN
+        RAISE EXCEPTION 'a watch is of a channel or of a topic, not both' USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF watch_table.event_type IS NOT NULL AND watch_table.topic IS NULL THEN
+        RAISE EXCEPTION 'event_type is for a watch that publishes on a topic'
+            USING ERRCODE = 'invalid_parameter_value', HINT = 'Give topic => instead of channel.';
+    END IF;
+    IF watch_table.event_type !~ '^[[:alnum:]_.:/-]{1,121}$' THEN
+        RAISE EXCEPTION 'invalid event type "%"', pgrelay._show(watch_table.event_type)
+            USING ERRCODE = 'invalid_name',
+                  DETAIL = 'A watch''s event type has 1 to 121 letters, digits or the characters _ . : / - '
+                           '(each change''s is it followed by . and the operation).';
     END IF;
     SELECT * INTO t FROM pgrelay._watch_table_of(watch_table."table");
     IF t.relkind NOT IN ('r', 'p') THEN
@@ -230,10 +263,18 @@ BEGIN
             USING ERRCODE = 'insufficient_privilege',
                   HINT = 'The table''s owner can GRANT SELECT, TRIGGER ON it.';
     END IF;
-    SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = watch_table.channel;
-    IF NOT FOUND THEN
-        RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(watch_table.channel)
-            USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.register().';
+    IF watch_table.topic IS NOT NULL THEN
+        PERFORM 1 FROM pgrelay.topics x WHERE x.topic = watch_table.topic FOR KEY SHARE;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'topic "%" does not exist', pgrelay._show(watch_table.topic)
+                USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.create_topic().';
+        END IF;
+    ELSE
+        SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = watch_table.channel;
+        IF NOT FOUND THEN
+            RAISE EXCEPTION 'channel "%" does not exist', pgrelay._show(watch_table.channel)
+                USING ERRCODE = 'undefined_object', HINT = 'Create it with pgrelay.register().';
+        END IF;
     END IF;
     -- An email channel's payloads are notification ids (notify() refuses anything else): the
     -- JSON document of a change would fail every change of the table.
@@ -272,28 +313,32 @@ BEGIN
                   HINT = 'Watching never shows anyone a value they could not read: list only readable columns, or have the table''s owner GRANT SELECT.';
     END IF;
     IF t.ispartition AND EXISTS (SELECT 1 FROM pgrelay.watches x
-                                 WHERE x.channel = watch_table.channel
+                                 WHERE (x.channel = watch_table.channel OR x.topic = watch_table.topic)
                                    AND x.relid IN (SELECT pg_partition_ancestors(t.oid)) AND x.relid <> t.oid) THEN
-        RAISE EXCEPTION 'table % is watched for channel "%" already, through its partitioned table',
-                        watch_table."table", pgrelay._show(watch_table.channel)
+        RAISE EXCEPTION 'table % is watched for % "%" already, through its partitioned table',
+                        watch_table."table", CASE WHEN watch_table.topic IS NULL THEN 'channel' ELSE 'topic' END,
+                        pgrelay._show(COALESCE(watch_table.channel, watch_table.topic))
             USING ERRCODE = 'duplicate_object';
     END IF;
 
     DELETE FROM pgrelay.watches x WHERE NOT EXISTS (SELECT 1 FROM pg_class k WHERE k.oid = x.relid);
-    SELECT * INTO w FROM pgrelay.watches x WHERE x.relid = t.oid AND x.channel = watch_table.channel;
+    SELECT * INTO w FROM pgrelay.watches x
+    WHERE x.relid = t.oid AND (x.channel = watch_table.channel OR x.topic = watch_table.topic);
     -- the trigger's name: readable in \d, and unique by the id in it (a name cut from the channel
     -- alone could be another channel's)
     trig := COALESCE(w.trigger_name,
                      format('pgrelay_watch_%s_%s', pgrelay._next_id(),
-                            left(regexp_replace(lower(watch_table.channel), '[^a-z0-9_]+', '_', 'g'), 28))::name);
+                            left(regexp_replace(lower(COALESCE(watch_table.channel, watch_table.topic)),
+                                                '[^a-z0-9_]+', '_', 'g'), 28))::name);
     IF w.trigger_name IS NULL AND EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = trig) THEN
         RAISE EXCEPTION 'table % has a trigger named % already', watch_table."table", trig USING ERRCODE = 'duplicate_object';
     END IF;
-    INSERT INTO pgrelay.watches AS x (relid, channel, trigger_name, watcher, operations, columns)
-    VALUES (t.oid, watch_table.channel, trig, session_user::regrole, ops, watch_table.columns)
+    INSERT INTO pgrelay.watches AS x (relid, channel, trigger_name, watcher, operations, columns, topic, event_type)
+    VALUES (t.oid, watch_table.channel, trig, session_user::regrole, ops, watch_table.columns, watch_table.topic,
+            watch_table.event_type)
     ON CONFLICT ON CONSTRAINT watches_pkey DO UPDATE
         SET watcher = EXCLUDED.watcher, operations = EXCLUDED.operations, columns = EXCLUDED.columns,
-            created_at = now()
+            event_type = EXCLUDED.event_type, created_at = now()
     RETURNING * INTO w;
     SELECT * INTO seen FROM pgrelay._watch_readable(w);
     IF seen.state <> 'active' THEN
@@ -305,32 +350,40 @@ BEGIN
         EXECUTE format('DROP TRIGGER %I ON %I.%I', trig, t.nspname, t.relname);
     END IF;
     EXECUTE format('CREATE TRIGGER %I AFTER %s ON %I.%I FOR EACH ROW EXECUTE FUNCTION pgrelay._watch_trigger(%L)',
-                   trig, array_to_string(ops, ' OR '), t.nspname, t.relname, watch_table.channel);
+                   trig, array_to_string(ops, ' OR '), t.nspname, t.relname,
+                   COALESCE(watch_table.channel, watch_table.topic));
     RETURN trig;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.watch_table(regclass, text, text[], text[]) IS
-    'Queues an event on the channel for every change (insert, update, delete) of a row of the table, read with the caller''s rights; returns the trigger name';
+COMMENT ON FUNCTION pgrelay.watch_table(regclass, text, text[], text[], text, text) IS
+    'Queues an event on the channel (or publishes on the topic) for every change (insert, update, delete) of a row of the table, read with the caller''s rights; returns the trigger name';
 
 -- pgrelay.unwatch_table()
-CREATE OR REPLACE FUNCTION pgrelay.unwatch_table("table" regclass, channel text) RETURNS void
+CREATE OR REPLACE FUNCTION pgrelay.unwatch_table("table" regclass, channel text DEFAULT NULL, topic text DEFAULT NULL)
+RETURNS void
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-/* Removes the watch of the table for the channel: its trigger and its row of pgrelay.watches. */
+/* Removes the watch of the table for the channel (or topic): its trigger and its row of pgrelay.watches. */
 DECLARE
     t record;
     w pgrelay.watches;
 BEGIN
-    IF unwatch_table."table" IS NULL OR unwatch_table.channel IS NULL THEN
+    IF unwatch_table."table" IS NULL OR (unwatch_table.channel IS NULL AND unwatch_table.topic IS NULL) THEN
         RAISE EXCEPTION 'table and channel must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    IF unwatch_table.channel IS NOT NULL AND unwatch_table.topic IS NOT NULL THEN
+        RAISE EXCEPTION 'a watch is of a channel or of a topic, not both' USING ERRCODE = 'invalid_parameter_value';
     END IF;
     SELECT * INTO t FROM pgrelay._watch_table_of(unwatch_table."table");
     IF NOT has_table_privilege(session_user, t.oid, 'TRIGGER') THEN
         RAISE EXCEPTION '% may not change the triggers of table %', session_user, unwatch_table."table"
             USING ERRCODE = 'insufficient_privilege';
     END IF;
-    DELETE FROM pgrelay.watches x WHERE x.relid = t.oid AND x.channel = unwatch_table.channel RETURNING * INTO w;
+    DELETE FROM pgrelay.watches x
+    WHERE x.relid = t.oid AND (x.channel = unwatch_table.channel OR x.topic = unwatch_table.topic) RETURNING * INTO w;
     IF NOT FOUND THEN
-        RAISE EXCEPTION 'table % is not watched for channel "%"', unwatch_table."table", pgrelay._show(unwatch_table.channel)
+        RAISE EXCEPTION 'table % is not watched for % "%"', unwatch_table."table",
+                        CASE WHEN unwatch_table.topic IS NULL THEN 'channel' ELSE 'topic' END,
+                        pgrelay._show(COALESCE(unwatch_table.channel, unwatch_table.topic))
             USING ERRCODE = 'undefined_object';
     END IF;
     IF EXISTS (SELECT 1 FROM pg_trigger g WHERE g.tgrelid = t.oid AND g.tgname = w.trigger_name) THEN
@@ -338,5 +391,5 @@ BEGIN
     END IF;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.unwatch_table(regclass, text) IS
-    'Stops queueing the table''s changes on the channel (drops the trigger watch_table made)';
+COMMENT ON FUNCTION pgrelay.unwatch_table(regclass, text, text) IS
+    'Stops queueing the table''s changes on the channel or topic (drops the trigger watch_table made)';

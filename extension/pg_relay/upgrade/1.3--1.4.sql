@@ -158,3 +158,30 @@ COMMENT ON COLUMN pgrelay.subscriptions.event_types IS
     'NULL: every publication; else the event types taken, each matched exactly, or as a prefix when it ends with *';
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.topics', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.subscriptions', '');
+-- A schedule or a watch may target a topic instead of a channel: each occurrence or change is then
+-- a publication (publish()), with the event type given. Exactly one of channel and topic is set.
+ALTER TABLE pgrelay.schedule_entries ALTER COLUMN channel DROP NOT NULL;
+ALTER TABLE pgrelay.schedule_entries
+    ADD COLUMN topic text REFERENCES pgrelay.topics,
+    ADD COLUMN event_type text,
+    ADD CONSTRAINT schedule_entries_target_check CHECK (num_nonnulls(channel, topic) = 1);
+COMMENT ON COLUMN pgrelay.schedule_entries.topic IS
+    'The topic each occurrence is published on (publish(), with event_type), instead of a channel; '
+    'schedule_runs.event_id is then the publication id';
+ALTER TABLE pgrelay.watches DROP CONSTRAINT watches_pkey, DROP CONSTRAINT watches_relid_trigger_name_key;
+ALTER TABLE pgrelay.watches ALTER COLUMN channel DROP NOT NULL;
+ALTER TABLE pgrelay.watches
+    ADD COLUMN topic text REFERENCES pgrelay.topics,
+    ADD COLUMN event_type text,
+    ADD CONSTRAINT watches_pkey PRIMARY KEY (relid, trigger_name),
+    ADD CONSTRAINT watches_relid_channel_key UNIQUE (relid, channel),
+    ADD CONSTRAINT watches_relid_topic_key UNIQUE (relid, topic),
+    ADD CONSTRAINT watches_target_check CHECK (num_nonnulls(channel, topic) = 1);
+COMMENT ON COLUMN pgrelay.watches.topic IS
+    'The topic each change is published on (publish()), instead of a channel; its event type is '
+    'event_type.operation (the operation alone when event_type is NULL)';
+-- schedule() takes topic and event_type, watch_table() and unwatch_table() take topic (and
+-- watch_table() event_type): the old signatures go
+DROP FUNCTION IF EXISTS pgrelay.schedule(text, text, text, text, text, text, boolean);
+DROP FUNCTION IF EXISTS pgrelay.watch_table(regclass, text, text[], text[]);
+DROP FUNCTION IF EXISTS pgrelay.unwatch_table(regclass, text);

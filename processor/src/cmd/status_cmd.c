@@ -126,7 +126,7 @@ print_dispatch(struct PgConn *c, const struct InstallState *st)
  * output. False (said) when not, or when the question failed.
  */
 static bool
-may_read(struct PgConn *c)
+may_read(struct PgConn *c, bool *topics)
 {
 	PGresult *res = pgconn_query(c, STMT_STATUS_RIGHTS, NULL);
 	bool ok;
@@ -136,6 +136,7 @@ may_read(struct PgConn *c)
 		return false;
 	}
 	ok = pgconn_value(res, 0, 1) == NULL;
+	*topics = flag(res, 0, 2);
 	if (!ok)
 		fprintf(
 			stderr,
@@ -384,6 +385,41 @@ print_schedules(struct PgConn *c)
 	return true;
 }
 
+/*
+ * print_topics lists the subscriptions of the topics, those with failures and the most deliveries
+ * due first: the deliveries waiting and failed on each. Nothing when no channel subscribes.
+ */
+static bool
+print_topics(struct PgConn *c)
+{
+	PGresult *res = pgconn_query(c, STMT_STATUS_TOPICS, NULL);
+	char topic[32], channel[32], oldest[32];
+	int i, n;
+	long long total, failed;
+
+	if (res == NULL)
+		return false;
+	n = PQntuples(res);
+	total = n > 0 ? atoll(value(res, 0, 11)) : 0;
+	failed = n > 0 ? atoll(value(res, 0, 13)) : 0;
+	if (total > 0) /* no line where topics are not used */
+		printf("Topics:      %s with %lld subscription(s); deliveries failed for good %s%lld\n",
+			   value(res, 0, 12), total, failed > 0 ? "FAILED " : "", failed);
+	if (n > 0)
+		printf("  %-20s %-20s %-7s %8s %8s %8s %-10s %8s %9s %s\n", "TOPIC", "CHANNEL", "TYPE", "QUEUED",
+			   "DUE", "RETRYING", "OLDEST DUE", "FAILED", "FAILED 1H", "STATE");
+	for (i = 0; i < n; i++)
+		printf("  %-20s %-20s %-7s %8s %8s %8s %-10s %8s %9s %s\n",
+			   fit(value(res, i, 0), 20, topic, sizeof topic),
+			   fit(value(res, i, 1), 20, channel, sizeof channel), value(res, i, 2), value(res, i, 3),
+			   value(res, i, 4), value(res, i, 5), age(res, i, 6, oldest, sizeof oldest), value(res, i, 7),
+			   value(res, i, 8), flag(res, i, 10) ? "PAUSED" : (flag(res, i, 9) ? "active" : "inactive"));
+	if (total > n)
+		printf("  and %lld more (pgrelay.topic_subscribers)\n", total - n);
+	pgconn_clear(res);
+	return true;
+}
+
 /* parse_args reads -d/--dbname and -h/--help; returns 0 to go on, 1 help printed, 2 usage error. */
 static int
 parse_args(int argc, char **argv, const char **conninfo)
@@ -425,7 +461,7 @@ status_main(int argc, char **argv)
 	struct PgConn c;
 	char err[512], why_hint[512];
 	long wait_ms;
-	bool config;
+	bool config, topics = false;
 	int rc = parse_args(argc, argv, &conninfo);
 
 	if (rc != 0) {
@@ -463,12 +499,12 @@ status_main(int argc, char **argv)
 	}
 	if (install_state_ignored(&st, err, sizeof err, why_hint, sizeof why_hint))
 		fprintf(stderr, "pg_relay status: warning: %s\nhint: %s\n", err, why_hint);
-	if (!may_read(&c)) {
+	if (!may_read(&c, &topics)) {
 		pgconn_destroy(&c);
 		return 1;
 	}
 	if (!print_dispatch(&c, &st) || !print_processors(&c) || !print_cluster(&c) || !print_channels(&c) ||
-		!print_schedules(&c)) {
+		!print_schedules(&c) || (topics && !print_topics(&c))) {
 		fflush(stdout);
 		fprintf(stderr, "pg_relay status: %s\n", c.error);
 		rc = 1;

@@ -627,6 +627,8 @@ queue_gauge(struct Buf *out, const struct Snapshot *s, const char *name, const c
 	for (i = 0; i < s->nqueue; i++) {
 		const struct QueueStat *q = &s->queue[i];
 
+		if (q->topic[0] != '\0')
+			continue; /* a subscription's row: topic_gauge */
 		label_open(out, name, "channel", q->channel);
 		if (field == 0) {
 			buf_puts(out, ",action_type=\"");
@@ -643,6 +645,47 @@ queue_gauge(struct Buf *out, const struct Snapshot *s, const char *name, const c
 	}
 }
 
+/* topic_gauge writes one per-subscription gauge family (topic, channel); field picks the value. */
+static void
+topic_gauge(struct Buf *out, const struct Snapshot *s, const char *name, const char *help, int field)
+{
+	int i;
+
+	family(out, name, "gauge", help);
+	for (i = 0; i < s->nqueue; i++) {
+		const struct QueueStat *q = &s->queue[i];
+		long long v = field == 0   ? q->queued
+					  : field == 1 ? q->due
+					  : field == 2 ? q->retrying
+					  : field == 3 ? q->failed
+								   : q->failed_1h;
+
+		if (q->topic[0] == '\0')
+			continue;
+		label_open(out, name, "topic", q->topic);
+		buf_puts(out, ",channel=\"");
+		metrics_escape_label(out, q->channel);
+		buf_printf(out, "\"} %lld\n", v);
+	}
+}
+
+static void
+render_topics(struct Buf *out, const struct Snapshot *s)
+{
+	topic_gauge(out, s, "pgrelay_topic_subscriber_events",
+				"Deliveries of publications waiting on each subscriber channel, due or not, by topic "
+				"(pgrelay.topic_subscribers).",
+				0);
+	topic_gauge(out, s, "pgrelay_topic_subscriber_due_events", "Of those, due now.", 1);
+	topic_gauge(out, s, "pgrelay_topic_subscriber_retrying_events", "Of those, waiting for another attempt.",
+				2);
+	topic_gauge(out, s, "pgrelay_topic_subscriber_failed_events",
+				"Deliveries of publications on each subscriber channel failed for good (pgrelay.failed).", 3);
+	topic_gauge(
+		out, s, "pgrelay_topic_subscriber_failed_1h_events",
+		"Deliveries of publications on each subscriber channel that failed for good in the last hour.", 4);
+}
+
 static void
 render_queue(struct Buf *out, const struct Snapshot *s)
 {
@@ -654,6 +697,7 @@ render_queue(struct Buf *out, const struct Snapshot *s)
 	queue_gauge(out, s, "pgrelay_queue_oldest_due_age_seconds",
 				"How long the oldest due event of each channel has waited (0: none is due).", 3);
 	queue_gauge(out, s, "pgrelay_channel_paused", "1 while pgrelay.pause(channel) holds the channel.", 4);
+	render_topics(out, s);
 	family(out, "pgrelay_queue_stats_age_seconds", "gauge",
 		   "Age of the queue figures: read from the database when a scrape asks, at most once a second.");
 	if (s->queue_age_us >= 0) {

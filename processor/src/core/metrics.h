@@ -18,7 +18,10 @@
 /* Workers with a series of their own (--workers allows no more). */
 #define METRICS_MAX_WORKERS 64
 
-/* One channel's row of pgrelay.queue_depth, as the scrape reports it. */
+/*
+ * One channel's row of pgrelay.queue_depth, or (topic set) one subscription's of
+ * pgrelay.topic_subscribers, as the scrape reports it.
+ */
 struct QueueStat {
 	char channel[132];
 	char action_type[32];
@@ -27,6 +30,9 @@ struct QueueStat {
 	long long retrying;    /* of which waiting for another attempt */
 	double oldest_due_age; /* seconds the oldest due event has waited; 0 when none is due */
 	bool paused;           /* pause(channel) */
+	char topic[132];       /* "" for a channel's row */
+	long long failed;      /* a subscription's deliveries failed for good */
+	long long failed_1h;   /* of which failed in the last hour */
 };
 
 /*

@@ -175,12 +175,17 @@ static const struct Statement statements[] = {
 	[STMT_HA_STOP] = {"pgrelay_ha_stop", "SELECT pgrelay._heartbeat_stop()", 0, false},
 	[STMT_SET_LEADER] = {"pgrelay_set_leader",
 						 "SELECT pg_catalog.set_config('pg_relay.is_leader', $1, false)", 1, false},
-	[STMT_QUEUE_STATS] = {"pgrelay_queue_stats",
-						  /* at most METRICS_MAX_CHANNELS rows: a scrape's work is bounded */
-						  "SELECT channel, action_type, queued, due, retrying,"
-						  " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused"
-						  " FROM pgrelay.queue_depth ORDER BY channel LIMIT 1000",
-						  0, false},
+	[STMT_QUEUE_STATS] =
+		{"pgrelay_queue_stats",
+		 /* at most METRICS_MAX_CHANNELS rows: a scrape's work is bounded */
+		 /* and as many subscriptions of topics, with a topic */
+		 "(SELECT channel, action_type, queued, due, retrying,"
+		 " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused, NULL::text, 0::bigint,"
+		 " 0::bigint FROM pgrelay.queue_depth ORDER BY channel LIMIT 1000)"
+		 " UNION ALL (SELECT channel, action_type, queued, due, retrying,"
+		 " COALESCE(extract(epoch FROM oldest_due_age), 0)::float8, paused, topic, failed, failed_1h"
+		 " FROM pgrelay.topic_subscribers ORDER BY topic, channel LIMIT 1000)",
+		 0, false},
 	/*
 	 * How many workers are connected goes in the setting pg_relay.workers_connected, for this
 	 * transaction, not as a parameter: the call stays the one of interface version 3, which a
@@ -203,7 +208,10 @@ static const struct Statement statements[] = {
 	/* the views pg_relay status reads that the role may not (NULL: none), from the catalog */
 	[STMT_STATUS_RIGHTS] =
 		{"pgrelay_status_rights",
-		 "SELECT current_user, pg_catalog.string_agg(v, ', ' ORDER BY n)"
+		 "SELECT current_user, pg_catalog.string_agg(v, ', ' ORDER BY n),"
+		 /* topics came with pg_relay 1.4: shown where the view is, and readable */
+		 " pg_catalog.has_schema_privilege('pgrelay', 'USAGE') AND COALESCE(pg_catalog.has_table_privilege("
+		 "pg_catalog.to_regclass('pgrelay.topic_subscribers'), 'SELECT'), false)"
 		 " FROM pg_catalog.unnest(ARRAY['pgrelay.dispatch_state', 'pgrelay.processors', "
 		 "'pgrelay.cluster_status',"
 		 " 'pgrelay.queue_depth', 'pgrelay.channel_stats', 'pgrelay.failed', 'pgrelay.last_errors',"
@@ -264,7 +272,7 @@ static const struct Statement statements[] = {
 	 */
 	[STMT_STATUS_SCHEDULES] =
 		{"pgrelay_status_schedules",
-		 "SELECT name, channel,"
+		 "SELECT name, COALESCE(channel, 'topic ' || topic),"
 		 " CASE WHEN upper(timezone) = 'UTC' THEN cron ELSE cron || ' ' || timezone END, active,"
 		 " COALESCE(due, false), extract(epoch FROM next_run_at - now())::bigint,"
 		 " extract(epoch FROM now() - last_run_at)::bigint, last_outcome, last_reason, count(*) OVER (),"
@@ -272,6 +280,21 @@ static const struct Statement statements[] = {
 		 " FROM pgrelay.schedules"
 		 " ORDER BY last_outcome IS NOT DISTINCT FROM 'failed' DESC, COALESCE(due, false) DESC, active DESC,"
 		 " next_run_at NULLS LAST, name LIMIT 10",
+		 0, false},
+	/*
+	 * The subscriptions that need a look first: failures, then the most deliveries due or
+	 * retrying; the number of subscriptions and of topics that have one.
+	 */
+	[STMT_STATUS_TOPICS] =
+		{"pgrelay_status_topics",
+		 "SELECT topic, channel, action_type, queued, due, retrying,"
+		 " COALESCE(extract(epoch FROM oldest_due_age)::bigint, -1), failed, failed_1h, active, paused,"
+		 " count(*) OVER (), (SELECT count(DISTINCT t.topic) FROM pgrelay.topic_subscribers t),"
+		 " sum(failed) OVER ()"
+		 " FROM pgrelay.topic_subscribers"
+		 " ORDER BY failed + failed_1h DESC, due + retrying DESC, oldest_due_age DESC NULLS LAST, topic, "
+		 "channel"
+		 " LIMIT 20",
 		 0, false},
 	[STMT_BEGIN] = {"pgrelay_begin", "BEGIN", 0, false},
 	[STMT_COMMIT] = {"pgrelay_commit", "COMMIT", 0, false},

@@ -54,7 +54,7 @@ enum StmtId {
 	STMT_HA_REHOME,              /* start and reload in multi-node and leader mode: _startup_queue_check() */
 	STMT_HA_STOP,                /* a clean stop in multi-node and leader mode: the heartbeat says stopped */
 	STMT_SET_LEADER,             /* pg_relay.is_leader of a worker session, between events */
-	STMT_QUEUE_STATS,            /* a scrape of --metrics: pgrelay.queue_depth, per channel */
+	STMT_QUEUE_STATS,            /* a scrape of --metrics: pgrelay.queue_depth, topic_subscribers */
 	STMT_PROCESSOR_REPORT,       /* every 10 s: this Processor's row of pgrelay.processors */
 	STMT_SCHEDULE_FIRE,          /* a tick whose probe says a schedule is due: _schedule_fire() */
 	STMT_PROCESSOR_STOP,         /* a clean stop: the row goes */
@@ -64,6 +64,7 @@ enum StmtId {
 	STMT_STATUS_CLUSTER,         /* ... the nodes of a multi-master cluster */
 	STMT_STATUS_CHANNELS,        /* ... the channels */
 	STMT_STATUS_SCHEDULES,       /* ... the recurring events */
+	STMT_STATUS_TOPICS,          /* ... the topics' subscribers */
 	STMT_BEGIN,
 	STMT_COMMIT,
 	STMT_ROLLBACK,

@@ -285,6 +285,9 @@ tick_queue_stats(struct Ticker *t)
 		q->retrying = atoll(PQgetvalue(res, i, 4));
 		q->oldest_due_age = atof(PQgetvalue(res, i, 5));
 		q->paused = strcmp(PQgetvalue(res, i, 6), "t") == 0;
+		snprintf(q->topic, sizeof q->topic, "%s", PQgetvalue(res, i, 7));
+		q->failed = atoll(PQgetvalue(res, i, 8));
+		q->failed_1h = atoll(PQgetvalue(res, i, 9));
 	}
 	pgconn_clear(res);
 	metrics_queue_update(rows, n, true);

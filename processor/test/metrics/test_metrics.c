@@ -186,11 +186,13 @@ test_channels_are_capped(void)
 static void
 test_queue_figures(void)
 {
-	struct QueueStat q[2] = {{"orders", "sql", 10, 7, 2, 12.5, false}, {"mail", "notify", 0, 0, 0, 0, true}};
+	struct QueueStat q[3] = {{"orders", "sql", 10, 7, 2, 12.5, false, "", 0, 0},
+							 {"mail", "notify", 0, 0, 0, 0, true, "", 0, 0},
+							 {"orders", "sql", 4, 3, 1, 2, false, "shop", 5, 2}};
 	char *t;
 
 	metrics_reset();
-	metrics_queue_update(q, 2, true);
+	metrics_queue_update(q, 3, true);
 	metrics_queue_update(NULL, 0, false); /* a failed read keeps the last figures */
 	t = render();
 	CHECK(has(t, "pgrelay_queue_events{channel=\"orders\",action_type=\"sql\"} 10"));
@@ -200,6 +202,13 @@ test_queue_figures(void)
 	CHECK(has(t, "pgrelay_channel_paused{channel=\"mail\"} 1"));
 	CHECK(has(t, "pgrelay_queue_stats_failures_total 1"));
 	CHECK(strstr(t, "\npgrelay_queue_stats_age_seconds ") != NULL);
+	/* a subscription's row: its own families, and none of the channel's */
+	CHECK(has(t, "pgrelay_topic_subscriber_events{topic=\"shop\",channel=\"orders\"} 4"));
+	CHECK(has(t, "pgrelay_topic_subscriber_due_events{topic=\"shop\",channel=\"orders\"} 3"));
+	CHECK(has(t, "pgrelay_topic_subscriber_retrying_events{topic=\"shop\",channel=\"orders\"} 1"));
+	CHECK(has(t, "pgrelay_topic_subscriber_failed_events{topic=\"shop\",channel=\"orders\"} 5"));
+	CHECK(has(t, "pgrelay_topic_subscriber_failed_1h_events{topic=\"shop\",channel=\"orders\"} 2"));
+	CHECK(!has(t, "pgrelay_queue_events{channel=\"orders\",action_type=\"sql\"} 4"));
 	free(t);
 	metrics_reset();
 }
@@ -216,7 +225,7 @@ wake(void)
 static void *
 main_loop(void *arg)
 {
-	struct QueueStat q = {"late", "sql", 1, 1, 0, 3, false};
+	struct QueueStat q = {"late", "sql", 1, 1, 0, 3, false, "", 0, 0};
 
 	(void) arg;
 	while (!metrics_queue_wanted())
