@@ -21,7 +21,8 @@ BEGIN
     RAISE EXCEPTION 'channel "%": % setting "%" must be %, not %', channel, kind, key, must,
                     left(pgrelay._show(given::text), 200)
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = format('See the %s settings in docs/destinations.md.', kind);
+              HINT = format('See the %s settings in docs/%s.', kind,
+                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._setting_error(text, text, text, text, jsonb) IS
@@ -43,7 +44,8 @@ BEGIN
         IF dflt IS NULL THEN
             RAISE EXCEPTION 'channel "%": % setting "%" is required', channel, kind, key
                 USING ERRCODE = 'null_value_not_allowed',
-                      HINT = format('See the %s settings in docs/destinations.md.', kind);
+                      HINT = format('See the %s settings in docs/%s.', kind,
+                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
         END IF;
         RETURN dflt;
     END IF;
