@@ -70,6 +70,9 @@ EMAILS = 1000
 EMAIL_WORKERS = (1, 4)
 REDIS_EVENTS = 20000
 REDIS_WORKERS = (4, 8)
+KAFKA_EVENTS = 20000
+KAFKA_WORKERS = (4, 8)
+KAFKA_MOCK = os.path.join(ROOT, "processor", "build", "release", "tool_kafka_mock")
 
 # Instructions per statement (callgrind): two runs of each statement, the difference divided by
 # the difference of their lengths, so start-up and shut-down cancel out.
@@ -102,7 +105,7 @@ METRICS_SCRAPES = 200
 # peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
 PHASES = ("drains", "producers", "topics", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
-          "held")
+          "kafka", "held")
 EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
@@ -564,7 +567,7 @@ class Bench:
         with open("/proc/%d/status" % pid) as f:
             for line in f:
                 k, _, v = line.partition(":")
-                if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile"):
+                if k in ("VmHWM", "VmRSS", "RssAnon", "RssFile", "Threads"):
                     out[k] = int(v.split()[0])   # kB
         return out
 
@@ -1487,6 +1490,80 @@ class Bench:
         self.results["redis_ref"] = self.redis_reference()
         self.db.execute("SELECT pgrelay.unregister('rstream')")
 
+    # ---- K: a Kafka topic (librdkafka's mock cluster) ---------------------------------------------
+
+    def start_kafka(self):
+        p = subprocess.Popen([KAFKA_MOCK], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL,
+                             text=True, bufsize=1)
+        self.children.append(p)
+        self.kafka_mock = p
+        self.kafka_bootstrap = p.stdout.readline().split()[1]
+        for cmd in ("topic bench.events 4", "topic bench.reference 4"):
+            p.stdin.write(cmd + "\n")
+            p.stdin.flush()
+            if p.stdout.readline().strip() != "ok":
+                raise RuntimeError("tool_kafka_mock refused: %s" % cmd)
+
+    def kafka_count(self, topic):
+        out = subprocess.run(["kcat", "-C", "-b", self.kafka_bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
+                              "-f", "%o\n"], capture_output=True, text=True, check=True, timeout=300).stdout
+        return len(out.splitlines())
+
+    def kafka_run(self, workers):
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify('ktopic', '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
+                        " FROM generate_series(1, %s) g", (KAFKA_EVENTS,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        p = self.start_processor("kafka-%d" % workers, ["--workers=%d" % workers])
+        processed, ok, ms = self.wait_batches(p, KAFKA_EVENTS)
+        status = self.proc_status(p.pid)
+        self.stop_processor(p)
+        if ok != KAFKA_EVENTS:
+            raise RuntimeError("kafka with %d workers: %d processed, %d ok" % (workers, processed, ok))
+        rate = KAFKA_EVENTS / (ms / 1000.0)
+        say("  Processor, %d workers: %d events in %d ms = %.0f events/s, VmHWM %d kB, %d threads"
+            % (workers, KAFKA_EVENTS, ms, rate, status["VmHWM"], status.get("Threads", 0)))
+        return rate, status
+
+    def kafka_reference(self):
+        """librdkafka itself, one process: kcat producing the same number of messages of the same
+        size with the same four headers, idempotent and acks=all, batched as librdkafka likes (no
+        wait for each report)."""
+        path = os.path.join(self.work, "kafka-reference.txt")
+        with open(path, "w") as f:
+            for g in range(1, KAFKA_EVENTS + 1):
+                f.write('{"order": %d, "note": "bench"}\n' % g)
+        t0 = time.monotonic()
+        with open(path) as f:  # one message a line (a file named as an argument is one message)
+            subprocess.run(["kcat", "-P", "-b", self.kafka_bootstrap, "-t", "bench.reference", "-X",
+                            "enable.idempotence=true", "-X", "acks=all", "-H", "event_id=123380393310158849",
+                            "-H", "channel=ktopic", "-H", "attempt=1", "-H", "queued_at=2026-12-07T11:09:38.086688Z"],
+                           stdin=f, check=True, capture_output=True, timeout=300)
+        rate = KAFKA_EVENTS / (time.monotonic() - t0)
+        if self.kafka_count("bench.reference") != KAFKA_EVENTS:
+            raise RuntimeError("kcat did not produce every reference message")
+        say("  kcat -P (librdkafka, one process, batched): %.0f messages/s" % rate)
+        return rate
+
+    def run_kafka(self):
+        say("kafka: %d events into a Kafka topic (librdkafka's mock cluster, 4 partitions, on loopback)"
+            % KAFKA_EVENTS)
+        self.start_kafka()
+        self.db.execute("SELECT pgrelay.register('ktopic', 'kafka', settings => %s)",
+                        (json.dumps({"brokers": self.kafka_bootstrap, "topic": "bench.events"}),))
+        for n in KAFKA_WORKERS:
+            rate, status = self.kafka_run(n)
+            self.results["kafka%d" % n] = rate
+            self.results["kafka_rss%d" % n] = status
+        if self.kafka_count("bench.events") != KAFKA_EVENTS * len(KAFKA_WORKERS):
+            raise RuntimeError("the topic does not hold every event")
+        self.results["kafka_ref"] = self.kafka_reference()
+        self.db.execute("SELECT pgrelay.unregister('ktopic')")
+        self.terminate(self.kafka_mock, 30)
+        self.children.remove(self.kafka_mock)
+
     # ---- 8: the cost of a scrape of --metrics --------------------------------------------------
 
     @staticmethod
@@ -1845,6 +1922,15 @@ class Bench:
             row("R   peak RSS, 8 workers, after Redis", "%.1f MB" % (s8["VmHWM"] / 1024.0),
                 "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
                 "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
+        if "kafka_ref" in r:
+            ref = r["kafka_ref"]
+            for n in KAFKA_WORKERS:
+                got = r["kafka%d" % n]
+                row("K   Kafka topic (mock cluster), %d events, %d workers" % (KAFKA_EVENTS, n),
+                    "%.0f events/s" % got, "kcat -P, batched: %.0f/s" % ref, "%.2fx" % (got / ref), "", "")
+            s8 = r["kafka_rss8"]
+            row("K   peak RSS, 8 workers, after Kafka", "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "", "", "")
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)

@@ -234,6 +234,12 @@ case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => 'null'
      err("22023", "the settings must be a JSON object"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => '{{\"host\": \"h\", \"password\": \"pw\"}}')",
      (), err("22023", "must be a secret reference"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'kafka', settings => '{{\"brokers\": \"k:9092\", \"acks\": 1}}')",
+     (), err("22023", 'unknown kafka setting "acks"'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'kafka', settings => '{{\"brokers\": \"k:9092\", \"key\": \"field\"}}')",
+     (), err("22023", '"key_field" goes with "key": "field"'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'kafka', settings => '{{\"brokers\": \"k\"}}')",
+     (), err("22023", 'kafka setting "brokers" must be a list of host:port'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'carrier_pigeon')", (),
      err("42704", 'action type "carrier_pigeon" does not exist'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (),

@@ -1315,3 +1315,39 @@ class RedisServer:
             self.proc.terminate()
             self.proc.wait(timeout=30)
 
+
+
+KAFKA_MOCK = os.path.join(ROOT, "processor", "build", "release", "tool_kafka_mock")
+
+
+class KafkaMock:
+    """librdkafka's mock cluster on loopback, in a process of its own (processor/test/kafka/
+    tool_kafka_mock.c), driven by commands on its stdin; read back with kcat, a real consumer."""
+
+    def __init__(self, brokers=1):
+        self.proc = subprocess.Popen([KAFKA_MOCK, str(brokers)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                                     stderr=subprocess.DEVNULL, text=True, bufsize=1)
+        word, self.bootstrap = self.proc.stdout.readline().split()
+        assert word == "bootstrap", word
+
+    def command(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        answer = self.proc.stdout.readline().strip()
+        assert answer == "ok", (line, answer)
+
+    def messages(self, topic):
+        """Every message of the topic, oldest first in each partition, as kcat -J gives them (the
+        headers as a dict)."""
+        out = subprocess.run(["kcat", "-C", "-b", self.bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
+                              "-J"], check=True, capture_output=True, text=True, timeout=60).stdout
+        msgs = [json.loads(l) for l in out.splitlines() if l.strip()]
+        for m in msgs:
+            h = m.get("headers") or []
+            m["headers"] = dict(zip(h[0::2], h[1::2]))
+        return sorted(msgs, key=lambda m: (m["partition"], m["offset"]))
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)

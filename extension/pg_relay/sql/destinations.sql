@@ -143,6 +143,47 @@ SELECT count(*) FROM pgrelay._finish_held_many('{}', '{}', '{}', '{}', '{}', '{}
 RESET SESSION AUTHORIZATION;
 SELECT count(*) AS queued FROM pgrelay.queue WHERE id = :one;
 DELETE FROM pgrelay.failed_events WHERE channel = 'r_orders';
+-- a kafka channel: its settings completed with the defaults (topic: the channel's name, key: the
+-- event's); TLS, SASL with the password as a reference, the key a field of the payload
+SET SESSION AUTHORIZATION regress_dest_admin;
+SELECT channel, action_type FROM pgrelay.register('k_orders', 'kafka', settings => '{"brokers": "k1:9092,k2:9093"}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'k_orders';
+SELECT channel FROM pgrelay.register('k_orders', settings => '{"topic": "orders.v1", "key": "field", "key_field": "customer",
+                                                               "tls": true, "ca_file": "/etc/ssl/k.pem", "tls_verify": false,
+                                                               "sasl_mechanism": "SCRAM-SHA-512", "user": "relay",
+                                                               "password": "file:kafka_pw", "timeout_ms": 5000}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'k_orders';
+SELECT channel FROM pgrelay.register('k_orders', settings => '{"key": "none", "key_field": null, "timeout_ms": null}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'k_orders';
+-- what a kafka channel's settings may not be (errors)
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"topic": "t"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "stream": "s"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092, k2:9092"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": ["k1:9092"]}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "topic": "a/b"}');
+SELECT pgrelay.register('k_bad:x', 'kafka', settings => '{"brokers": "k1:9092"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "key": "payload"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "key": "field"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "key_field": "customer"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "tls": 1}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "ca_file": "/etc/ca.pem"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "tls_verify": false}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "tls": true, "ca_file": "ca.pem"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "sasl_mechanism": "GSSAPI"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "sasl_mechanism": "PLAIN", "user": "u"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "user": "u", "password": "env:KPW"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "sasl_mechanism": "PLAIN", "user": "u",
+                                                        "password": "s3cret"}');
+SELECT pgrelay.register('k_bad', 'kafka', settings => '{"brokers": "k1:9092", "timeout_ms": 10}');
+SELECT count(*) FROM pgrelay.channels WHERE channel LIKE 'k_bad%';
+-- a redis channel that becomes a kafka one starts from the kafka defaults, not the redis settings
+SELECT channel FROM pgrelay.register('k_moves', 'redis', settings => '{"host": "h"}');
+SELECT pgrelay.register('k_moves', 'kafka');
+SELECT channel, action_type FROM pgrelay.register('k_moves', 'kafka', settings => '{"brokers": "k:9092"}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'k_moves';
+SELECT pgrelay.unregister('k_moves');
+RESET SESSION AUTHORIZATION;
 
 -- the internal functions are nobody's to call (error)
 SET SESSION AUTHORIZATION regress_dest_admin;
@@ -153,5 +194,6 @@ RESET SESSION AUTHORIZATION;
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.unregister('r_orders');
 SELECT pgrelay.unregister('r_sql');
+SELECT pgrelay.unregister('k_orders');
 DROP SCHEMA regress_dest CASCADE;
 DROP ROLE regress_dest_admin, regress_dest_proc, regress_dest_producer, regress_dest_monitor;

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------------------------------
--- Destinations: a channel whose events go to a broker (Redis Streams) keeps where and how in one
+-- Destinations: a channel whose events go to a broker (Redis Streams, Kafka) keeps where and how in one
 -- row of pgrelay.destinations, written by register(channel, kind, settings => ...), checked there
 -- so that the Processor never meets settings it cannot use. Secrets are references (env:NAME,
 -- file:NAME) the Processor resolves for that channel only, never values.
@@ -8,7 +8,7 @@
 -- pgrelay._destination_kinds()
 CREATE OR REPLACE FUNCTION pgrelay._destination_kinds() RETURNS text[]
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT ARRAY['redis']
+    SELECT ARRAY['redis', 'kafka']
 $$;
 COMMENT ON FUNCTION pgrelay._destination_kinds() IS
     'Internal: the action types whose channels keep their settings in pgrelay.destinations';
@@ -21,7 +21,8 @@ BEGIN
     RAISE EXCEPTION 'channel "%": % setting "%" must be %, not %', channel, kind, key, must,
                     left(pgrelay._show(given::text), 200)
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = format('See the %s settings in docs/destinations.md.', kind);
+              HINT = format('See the %s settings in docs/%s.', kind,
+                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
 END
 $$;
 COMMENT ON FUNCTION pgrelay._setting_error(text, text, text, text, jsonb) IS
@@ -43,7 +44,8 @@ BEGIN
         IF dflt IS NULL THEN
             RAISE EXCEPTION 'channel "%": % setting "%" is required', channel, kind, key
                 USING ERRCODE = 'null_value_not_allowed',
-                      HINT = format('See the %s settings in docs/destinations.md.', kind);
+                      HINT = format('See the %s settings in docs/%s.', kind,
+                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
         END IF;
         RETURN dflt;
     END IF;
@@ -172,6 +174,75 @@ $$;
 COMMENT ON FUNCTION pgrelay._redis_settings(text, jsonb) IS
     'Internal: the settings of a redis channel, checked, with their defaults';
 
+-- pgrelay._kafka_settings()
+CREATE OR REPLACE FUNCTION pgrelay._kafka_settings(channel text, s jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the settings of a kafka channel, checked, with their defaults (docs/kafka.md): the
+ * bootstrap brokers (host:port, ...), the topic (default the channel's name), what the message's
+ * key is (key: event, the event's key; field, the member key_field of a JSON object payload;
+ * none), TLS (tls, ca_file, tls_verify), SASL (sasl_mechanism, user, password: a reference) and
+ * how long a message may take to be acknowledged (timeout_ms; absent: the channel's timeout).
+ */
+DECLARE
+    r jsonb;
+BEGIN
+    r := jsonb_build_object(
+        'brokers', pgrelay._setting_text(channel, 'kafka', s, 'brokers', NULL, 1024),
+        'topic', pgrelay._setting_text(channel, 'kafka', s, 'topic', channel, 249),
+        'key', pgrelay._setting_text(channel, 'kafka', s, 'key', 'event', 16),
+        'key_field', pgrelay._setting_text(channel, 'kafka', s, 'key_field', '', 256),
+        'tls', pgrelay._setting_bool(channel, 'kafka', s, 'tls', false),
+        'ca_file', pgrelay._setting_text(channel, 'kafka', s, 'ca_file', '', 1024),
+        'tls_verify', pgrelay._setting_bool(channel, 'kafka', s, 'tls_verify', true),
+        'sasl_mechanism', pgrelay._setting_text(channel, 'kafka', s, 'sasl_mechanism', '', 16),
+        'user', pgrelay._setting_text(channel, 'kafka', s, 'user', '', 256),
+        'password', pgrelay._setting_secret(channel, 'kafka', s, 'password'),
+        'timeout_ms', pgrelay._setting_int(channel, 'kafka', s, 'timeout_ms', NULL, 1000, 300000));
+    IF r ->> 'brokers' !~ '^[A-Za-z0-9._\[\]:-]+:[0-9]{1,5}(,[A-Za-z0-9._\[\]:-]+:[0-9]{1,5})*$' THEN
+        PERFORM pgrelay._setting_error(channel, 'kafka', 'brokers', 'a list of host:port, comma-separated',
+                                       s -> 'brokers');
+    END IF;
+    IF r ->> 'topic' !~ '^[A-Za-z0-9._-]+$' OR r ->> 'topic' IN ('.', '..') THEN
+        PERFORM pgrelay._setting_error(channel, 'kafka', 'topic',
+                                       'a Kafka topic name (letters, digits, ".", "_", "-")',
+                                       COALESCE(s -> 'topic', to_jsonb(r ->> 'topic')));
+    END IF;
+    IF NOT r ->> 'key' IN ('event', 'field', 'none') THEN
+        PERFORM pgrelay._setting_error(channel, 'kafka', 'key', '"event", "field" or "none"', s -> 'key');
+    END IF;
+    IF (r ->> 'key' = 'field') <> (r ->> 'key_field' <> '') THEN
+        RAISE EXCEPTION 'channel "%": kafka setting "key_field" goes with "key": "field", and only with it', channel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = 'Name the payload''s member whose value is the message key: {"key": "field", "key_field": "customer"}.';
+    END IF;
+    IF (r ->> 'ca_file' <> '' OR NOT (r ->> 'tls_verify')::boolean) AND NOT (r ->> 'tls')::boolean THEN
+        RAISE EXCEPTION 'channel "%": kafka settings "ca_file" and "tls_verify" need "tls": true', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r ->> 'ca_file' <> '' AND left(r ->> 'ca_file', 1) <> '/' THEN
+        PERFORM pgrelay._setting_error(channel, 'kafka', 'ca_file', 'an absolute path', s -> 'ca_file');
+    END IF;
+    IF NOT r ->> 'sasl_mechanism' IN ('', 'PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512') THEN
+        PERFORM pgrelay._setting_error(channel, 'kafka', 'sasl_mechanism',
+                                       '"PLAIN", "SCRAM-SHA-256" or "SCRAM-SHA-512"', s -> 'sasl_mechanism');
+    END IF;
+    IF (r ->> 'sasl_mechanism' <> '') <> (r ->> 'user' <> '' AND r ->> 'password' IS NOT NULL)
+       OR (r ->> 'sasl_mechanism' = '' AND (r ->> 'user' <> '' OR r ->> 'password' IS NOT NULL)) THEN
+        RAISE EXCEPTION 'channel "%": kafka settings "sasl_mechanism", "user" and "password" go together', channel
+            USING ERRCODE = 'invalid_parameter_value',
+                  HINT = '{"sasl_mechanism": "SCRAM-SHA-512", "user": "relay", "password": "env:KAFKA_PW"}';
+    END IF;
+    -- '' stood for "none" above (a required text has no default): stored as absent
+    RETURN jsonb_strip_nulls(r - CASE WHEN r ->> 'key_field' = '' THEN 'key_field' ELSE '' END
+                               - CASE WHEN r ->> 'ca_file' = '' THEN 'ca_file' ELSE '' END
+                               - CASE WHEN r ->> 'sasl_mechanism' = '' THEN 'sasl_mechanism' ELSE '' END
+                               - CASE WHEN r ->> 'user' = '' THEN 'user' ELSE '' END);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._kafka_settings(text, jsonb) IS
+    'Internal: the settings of a kafka channel, checked, with their defaults';
+
 -- pgrelay._destination_keys()
 CREATE OR REPLACE FUNCTION pgrelay._destination_keys(channel text, kind text, s jsonb) RETURNS void
 LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
@@ -190,6 +261,8 @@ BEGIN
     known := CASE kind
         WHEN 'redis' THEN ARRAY['host', 'port', 'tls', 'ca_file', 'user', 'password', 'stream', 'maxlen',
                                 'dedup_seconds']
+        WHEN 'kafka' THEN ARRAY['brokers', 'topic', 'key', 'key_field', 'tls', 'ca_file', 'tls_verify',
+                                'sasl_mechanism', 'user', 'password', 'timeout_ms']
     END;
     FOR k IN SELECT jsonb_object_keys(s) ORDER BY 1 LOOP
         IF NOT k = ANY (known) THEN
@@ -212,7 +285,10 @@ LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
  */
 BEGIN
     PERFORM pgrelay._destination_keys(channel, kind, s);
-    RETURN CASE kind WHEN 'redis' THEN pgrelay._redis_settings(channel, s) END;
+    RETURN CASE kind
+        WHEN 'redis' THEN pgrelay._redis_settings(channel, s)
+        WHEN 'kafka' THEN pgrelay._kafka_settings(channel, s)
+    END;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._destination_settings(text, text, jsonb) IS
@@ -247,8 +323,9 @@ BEGIN
     ELSIF settings IS NULL THEN
         RAISE EXCEPTION 'channel "%": a % channel needs its settings', ch.channel, ch.action_type
             USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('pgrelay.register(%L, %L, settings => ''{"host": ...}''); see docs/destinations.md.',
-                                ch.channel, ch.action_type);
+                  HINT = format('pgrelay.register(%L, %L, settings => ''{"%s": ...}''); see docs/destinations.md.',
+                                ch.channel, ch.action_type,
+                                CASE ch.action_type WHEN 'kafka' THEN 'brokers' ELSE 'host' END);
     END IF;
     -- the keys as given, a null's too, before the merge drops the nulls
     PERFORM pgrelay._destination_keys(ch.channel, ch.action_type, settings);

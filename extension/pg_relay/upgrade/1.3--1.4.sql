@@ -111,21 +111,22 @@ ALTER INDEX pgrelay.log_channel_idx SET (deduplicate_items = off);
 ALTER INDEX pgrelay.log_trouble_idx SET (deduplicate_items = off);
 ALTER INDEX pgrelay.log_channel_trouble_idx SET (deduplicate_items = off);
 -- Destinations: a channel that delivers to a broker keeps its settings in one row; the first kind
--- is redis (a Redis stream)
+-- are redis (a Redis stream) and kafka (a Kafka topic)
 CREATE TABLE pgrelay.destinations (
     channel    text PRIMARY KEY REFERENCES pgrelay.channels ON DELETE CASCADE DEFERRABLE INITIALLY DEFERRED,
     settings   jsonb NOT NULL,
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE pgrelay.destinations IS
-    'The settings of each channel that delivers to a broker (its action type is the kind: redis), checked '
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis, kafka), checked '
     'and completed by register(); secrets only as env:/file: references the Processor resolves';
 INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
-    ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)')
+    ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)'),
+    ('kafka', 50, 'produce the event to a Kafka topic (pgrelay.destinations)')
 ON CONFLICT (action_type) DO NOTHING;
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.destinations', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'kafka')$$);
 
 -- Topics (publish()): a publication on a topic is one event on each channel subscribed to it. The
 -- queue row and the log row of each delivery name their publication.

@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "kafka_kind.h"
 #include "notify.h"
 #include "redis_kind.h"
 #include "webhook.h"
@@ -20,6 +21,8 @@ static const struct DestKind kinds[] = {
 	{"redis", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, redis_kind_open,
 	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
 	 redis_kind_read_row, redis_kind_deliver_many},
+	{"kafka", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, kafka_kind_open,
+	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
 };
 
 const struct DestKind *

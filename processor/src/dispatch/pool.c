@@ -22,6 +22,7 @@
 
 #include "batch.h"
 #include "clock.h"
+#include "kafka_kind.h"
 #include "log.h"
 #include "worker.h"
 
@@ -470,6 +471,7 @@ pool_free(void)
 			return; /* a worker is still stuck in a call: leave everything to process exit */
 	for (i = 0; i < pool.n; i++)
 		worker_free(pool.slots[i].worker);
+	kafka_kind_shutdown(); /* the channels' producers, shared by the workers now gone */
 	free(pool.slots);
 	pool.slots = NULL;
 	free(pool.conninfo);

@@ -1,0 +1,277 @@
+/*
+ * kafka_kind.c - the kafka kind of event (held.c runs its held transaction, docs/kafka.md):
+ *
+ *   BEGIN; _destination_claim (the row and the channel's settings); the event produced to the
+ *   topic and its delivery report awaited outside the database (kafka_producer.c); _finish_held;
+ *   COMMIT.
+ *
+ * The claimed row stays locked until the report, so no other worker takes it. A crash after the
+ * brokers took the message and before COMMIT sends it again on a later attempt: at least once, a
+ * consumer drops the second copy by its event_id header.
+ */
+#include "kafka_kind.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "kafka_producer.h"
+#include "pgconn.h"
+#include "secrets.h"
+
+/* A kafka event's state, from the claim to the commit. */
+struct KafkaEvent {
+	struct Attempt *a;
+	char *payload;
+	char event_id[24];
+	char *channel;
+	char *key; /* NULL: the event has none */
+	char queued_at[40];
+	char *settings; /* the channel's settings (JSON), NULL when it has none */
+	long timeout_ms;
+	char *password;  /* resolved, wiped at close */
+	char *field_key; /* the message key taken from the payload (key: field) */
+	char error[1024];
+	char *detail; /* the log row's detail (JSON), NULL until made */
+};
+
+void *
+kafka_kind_open(struct Attempt *a)
+{
+	struct KafkaEvent *e = calloc(1, sizeof *e);
+
+	if (e != NULL)
+		e->a = a;
+	return e;
+}
+
+void
+kafka_kind_close(void *st)
+{
+	struct KafkaEvent *e = st;
+
+	if (e == NULL)
+		return;
+	if (e->password != NULL) {
+		explicit_bzero(e->password, strlen(e->password));
+		free(e->password);
+	}
+	free(e->payload);
+	free(e->channel);
+	free(e->key);
+	free(e->settings);
+	free(e->field_key);
+	free(e->detail);
+	free(e);
+}
+
+void
+kafka_kind_shutdown(void)
+{
+	kafka_producers_close();
+}
+
+/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
+static bool
+dup_value(const PGresult *res, int col, char **out)
+{
+	const char *v = pgconn_value(res, 0, col);
+
+	*out = v != NULL ? strdup(v) : NULL;
+	return v == NULL || *out != NULL;
+}
+
+enum HeldClaim
+kafka_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+{
+	struct KafkaEvent *e = st;
+	enum HeldClaim c = HC_SKIPPED;
+
+	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
+	(void) fetch_error;
+	if (res == NULL)
+		return HC_FAILED;
+	if (PQntuples(res) > 0) {
+		c = HC_CLAIMED;
+		e->a->attempt = atoi(pgconn_value(res, 0, 1));
+		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
+		snprintf(e->queued_at, sizeof e->queued_at, "%s",
+				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
+		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
+		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
+			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
+			e->channel == NULL)
+			c = HC_FAILED;
+		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
+			c = HC_REPLAYED;
+	}
+	pgconn_clear(res);
+	return c;
+}
+
+/* nothing_sent is the verdict of an attempt that delivered nothing: result, with error. */
+static void
+nothing_sent(struct KafkaEvent *e, struct Verdict *v, enum AttemptResult result, const char *error)
+{
+	if (error != e->error)
+		snprintf(e->error, sizeof e->error, "%s", error);
+	v->result = result;
+	v->error = e->error;
+}
+
+/* text_of is the string member key of doc, or NULL. */
+static const char *
+text_of(json_t *doc, const char *key)
+{
+	return json_string_value(json_object_get(doc, key));
+}
+
+/*
+ * target_of fills t from the settings document (register() checked and completed it), the
+ * password resolved for this channel only. False with the reason in e->error; *config: it is the
+ * set-up's (a secret that cannot be read).
+ */
+static bool
+target_of(struct KafkaEvent *e, json_t *doc, struct KafkaTarget *t, bool *config)
+{
+	const char *ref = text_of(doc, "password");
+	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+	json_t *own_timeout = json_object_get(doc, "timeout_ms");
+
+	*config = false;
+	t->channel = e->channel;
+	t->settings = e->settings;
+	t->brokers = text_of(doc, "brokers");
+	t->topic = text_of(doc, "topic");
+	t->tls = json_is_true(json_object_get(doc, "tls"));
+	t->tls_verify = !json_is_false(json_object_get(doc, "tls_verify"));
+	t->ca_file = text_of(doc, "ca_file");
+	t->sasl_mechanism = text_of(doc, "sasl_mechanism");
+	t->user = text_of(doc, "user");
+	/* the channel's own timeout_ms setting, else its timeout, within max-delivery-time */
+	t->timeout_ms = json_is_integer(own_timeout) ? (long) json_integer_value(own_timeout)
+					: e->timeout_ms > 0          ? e->timeout_ms
+												 : 30000;
+	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
+		t->timeout_ms = e->a->ws->max_delivery_time_ms;
+	if (t->brokers == NULL || t->topic == NULL || text_of(doc, "key") == NULL) {
+		snprintf(e->error, sizeof e->error, "the channel's kafka settings are incomplete");
+		return false;
+	}
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+		*config = true;
+		return false;
+	}
+	t->password = e->password;
+	return true;
+}
+
+/*
+ * key_of sets the message's key as the settings say: the event's key, a member of the payload (a
+ * JSON object), or none. False with the reason in e->error: the payload has no such member.
+ */
+static bool
+key_of(struct KafkaEvent *e, json_t *doc, struct KafkaMessage *m)
+{
+	const char *how = text_of(doc, "key");
+	const char *field = text_of(doc, "key_field");
+	json_t *payload, *v;
+
+	m->key = NULL;
+	m->key_len = 0;
+	if (strcmp(how, "event") == 0 && e->key != NULL) {
+		m->key = e->key;
+		m->key_len = strlen(e->key);
+	}
+	if (strcmp(how, "field") != 0 || field == NULL)
+		return true;
+	payload = json_loads(e->payload, JSON_DECODE_ANY, NULL);
+	v = json_is_object(payload) ? json_object_get(payload, field) : NULL;
+	if (json_is_string(v))
+		e->field_key = strdup(json_string_value(v));
+	else if (v != NULL && !json_is_null(v) && !json_is_object(v) && !json_is_array(v))
+		e->field_key = json_dumps(v, JSON_ENCODE_ANY | JSON_COMPACT); /* a number or a boolean as written */
+	json_decref(payload);
+	if (e->field_key == NULL) {
+		snprintf(e->error, sizeof e->error,
+				 "the message key is the payload's member \"%.200s\" (key_field), and the payload %s", field,
+				 v == NULL ? "is no JSON object with that member" : "has no string, number or boolean there");
+		return false;
+	}
+	m->key = e->field_key;
+	m->key_len = strlen(e->field_key);
+	return true;
+}
+
+/* verdict_of turns the report into the attempt's verdict and its log detail. */
+static void
+verdict_of(struct KafkaEvent *e, const struct KafkaTarget *t, const struct KafkaResult *r, struct Verdict *v)
+{
+	json_t *d = json_pack("{s:s}", "topic", t->topic);
+	char *text;
+
+	if (d != NULL && r->outcome == KO_SENT) {
+		json_object_set_new(d, "partition", json_integer(r->partition));
+		json_object_set_new(d, "offset", json_integer(r->offset));
+	}
+	text = d != NULL ? json_dumps(d, JSON_COMPACT) : NULL;
+	json_decref(d);
+	free(e->detail);
+	e->detail = text;
+	v->detail = text; /* NULL (out of memory): the log row goes without its detail */
+	switch (r->outcome) {
+	case KO_SENT:
+		v->result = AR_OK;
+		break;
+	case KO_CONFIG:
+		/* retried, so that the event goes once the settings or the cluster are fixed */
+		attempt_config_error(e->a->rep, CE_DESTINATION, SECRETS_SQLSTATE,
+							 "fix the channel's settings (pgrelay.register(channel, settings => ...)) or the "
+							 "Kafka cluster (the topic, the brokers' addresses, TLS, SASL users), as the "
+							 "error says");
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	case KO_RETRY:
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	case KO_PERMANENT:
+		nothing_sent(e, v, AR_PERMANENT, r->error);
+		break;
+	}
+}
+
+void
+kafka_kind_deliver(void *st, struct Verdict *v)
+{
+	struct KafkaEvent *e = st;
+	struct KafkaTarget t = {0};
+	struct KafkaMessage m;
+	struct KafkaResult r;
+	char attempt[16];
+	json_t *doc;
+	bool config;
+
+	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+		nothing_sent(e, v, AR_PERMANENT, "the channel has no kafka settings");
+		return;
+	}
+	if (!target_of(e, doc, &t, &config)) {
+		if (config)
+			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
+		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
+		json_decref(doc);
+		return;
+	}
+	snprintf(attempt, sizeof attempt, "%d", e->a->attempt);
+	m = (struct KafkaMessage){e->event_id, e->channel, attempt,    e->queued_at,
+							  NULL,        0,          e->payload, strlen(e->payload)};
+	if (!key_of(e, doc, &m)) {
+		nothing_sent(e, v, AR_PERMANENT, e->error);
+		json_decref(doc);
+		return;
+	}
+	kafka_produce(&t, &m, &r);
+	verdict_of(e, &t, &r, v);
+	json_decref(doc);
+}

@@ -1,0 +1,487 @@
+/*
+ * kafka_producer.c - the channels' shared producers and one message's produce-and-wait
+ * (kafka_producer.h).
+ *
+ * Delivery reports and errors reach us on librdkafka's background thread (background_event_cb):
+ * no worker has to poll for another's report. Each message's opaque is a Pending the report
+ * fills; the worker waits on it until the report or its deadline. A Pending is held by the
+ * waiter and the report: the last of the two frees it, so a report arriving after the waiter
+ * gave up touches nothing freed.
+ */
+#include "kafka_producer.h"
+
+#include <librdkafka/rdkafka.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+/* One channel's producer. */
+struct Producer {
+	struct Producer *next;
+	char *channel;
+	char *fingerprint; /* the settings and the resolved password it was made with (wiped at free) */
+	rd_kafka_t *rk;
+	int users;    /* workers producing through it now (under registry_mu) */
+	bool retired; /* replaced or unusable: freed by its last user */
+	pthread_mutex_t mu;
+	bool fatal;             /* librdkafka's fatal error: no message may go through it again */
+	int config_err;         /* the last error of the set-up's kind (resolve, auth, TLS), 0: none */
+	char config_error[256]; /* its text */
+	char last_error[256];   /* the last error of any kind, for a message that timed out */
+};
+
+/* One message's delivery report, awaited. */
+struct Pending {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs; /* the waiter and the report */
+	bool done;
+	rd_kafka_resp_err_t err;
+	int32_t partition;
+	int64_t offset;
+};
+
+static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
+static struct Producer *producers;
+
+static void
+pending_unref(struct Pending *p)
+{
+	bool last;
+
+	pthread_mutex_lock(&p->mu);
+	last = --p->refs == 0;
+	pthread_mutex_unlock(&p->mu);
+	if (last) {
+		pthread_cond_destroy(&p->cv);
+		pthread_mutex_destroy(&p->mu);
+		free(p);
+	}
+}
+
+static struct Pending *
+pending_new(void)
+{
+	struct Pending *p = calloc(1, sizeof *p);
+	pthread_condattr_t ca;
+
+	if (p == NULL)
+		return NULL;
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	if (pthread_cond_init(&p->cv, &ca) != 0) {
+		pthread_condattr_destroy(&ca);
+		free(p);
+		return NULL;
+	}
+	pthread_condattr_destroy(&ca);
+	pthread_mutex_init(&p->mu, NULL);
+	p->refs = 2;
+	return p;
+}
+
+/* is_config_error: an error of a broker connection that fixing the settings or the set-up cures. */
+static bool
+is_config_error(rd_kafka_resp_err_t err)
+{
+	return err == RD_KAFKA_RESP_ERR__RESOLVE || err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+		   err == RD_KAFKA_RESP_ERR__SSL || err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED ||
+		   err == RD_KAFKA_RESP_ERR_UNSUPPORTED_SASL_MECHANISM ||
+		   err == RD_KAFKA_RESP_ERR_CLUSTER_AUTHORIZATION_FAILED;
+}
+
+enum KafkaOutcome
+kafka_error_outcome(int code)
+{
+	rd_kafka_resp_err_t err = (rd_kafka_resp_err_t) code;
+
+	switch (err) {
+	case RD_KAFKA_RESP_ERR_NO_ERROR:
+		return KO_SENT;
+	/* the topic or the cluster is not as the settings say */
+	case RD_KAFKA_RESP_ERR__UNKNOWN_TOPIC:
+	case RD_KAFKA_RESP_ERR_UNKNOWN_TOPIC_OR_PART:
+	case RD_KAFKA_RESP_ERR_TOPIC_EXCEPTION:
+	case RD_KAFKA_RESP_ERR__UNKNOWN_PARTITION:
+		return KO_CONFIG;
+	/* the message itself: sending it again changes nothing */
+	case RD_KAFKA_RESP_ERR_MSG_SIZE_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_INVALID_RECORD:
+	case RD_KAFKA_RESP_ERR_INVALID_MSG: /* a corrupt message */
+	case RD_KAFKA_RESP_ERR_RECORD_LIST_TOO_LARGE:
+	case RD_KAFKA_RESP_ERR_TOPIC_AUTHORIZATION_FAILED:
+	case RD_KAFKA_RESP_ERR_POLICY_VIOLATION:
+	case RD_KAFKA_RESP_ERR_INVALID_REQUIRED_ACKS:
+		return KO_PERMANENT;
+	default:
+		return is_config_error(err) ? KO_CONFIG : KO_RETRY;
+	}
+}
+
+/* on_event serves the producer's reports and errors, on librdkafka's background thread. */
+static void
+on_event(rd_kafka_t *rk, rd_kafka_event_t *ev, void *opaque)
+{
+	struct Producer *p = opaque;
+	const rd_kafka_message_t *m;
+
+	(void) rk;
+	switch (rd_kafka_event_type(ev)) {
+	case RD_KAFKA_EVENT_DR:
+		while ((m = rd_kafka_event_message_next(ev)) != NULL) {
+			struct Pending *w = m->_private;
+
+			if (w == NULL)
+				continue;
+			pthread_mutex_lock(&w->mu);
+			w->err = m->err;
+			w->partition = m->partition;
+			w->offset = m->offset;
+			w->done = true;
+			pthread_cond_signal(&w->cv);
+			pthread_mutex_unlock(&w->mu);
+			pending_unref(w);
+		}
+		break;
+	case RD_KAFKA_EVENT_ERROR:
+		pthread_mutex_lock(&p->mu);
+		snprintf(p->last_error, sizeof p->last_error, "%s", rd_kafka_event_error_string(ev));
+		if (rd_kafka_event_error_is_fatal(ev))
+			p->fatal = true;
+		if (is_config_error(rd_kafka_event_error(ev))) {
+			p->config_err = rd_kafka_event_error(ev);
+			snprintf(p->config_error, sizeof p->config_error, "%s", rd_kafka_event_error_string(ev));
+		}
+		pthread_mutex_unlock(&p->mu);
+		break;
+	default:
+		break;
+	}
+	rd_kafka_event_destroy(ev);
+}
+
+/* quiet drops librdkafka's own log lines: what matters comes back as the attempt's error. */
+static void
+quiet(const rd_kafka_t *rk, int level, const char *fac, const char *buf)
+{
+	(void) rk;
+	(void) level;
+	(void) fac;
+	(void) buf;
+}
+
+/* set is one rd_kafka_conf_set; false with the reason in err. */
+static bool
+set(rd_kafka_conf_t *conf, const char *name, const char *value, char *err, size_t errlen)
+{
+	return rd_kafka_conf_set(conf, name, value, err, errlen) == RD_KAFKA_CONF_OK;
+}
+
+/* configure fills conf from t; false with the reason in err (the set-up's: a bad setting). */
+static bool
+configure(rd_kafka_conf_t *conf, const struct KafkaTarget *t, char *err, size_t errlen)
+{
+	char timeout[24], propagation[24];
+	const char *protocol = t->tls ? (t->sasl_mechanism ? "sasl_ssl" : "ssl")
+								  : (t->sasl_mechanism ? "sasl_plaintext" : "plaintext");
+
+	snprintf(timeout, sizeof timeout, "%ld", t->timeout_ms);
+	/* an unknown topic fails within the timeout, not after librdkafka's 30 s of patience */
+	snprintf(propagation, sizeof propagation, "%ld", t->timeout_ms / 2 > 0 ? t->timeout_ms / 2 : 1);
+	if (!set(conf, "bootstrap.servers", t->brokers, err, errlen) ||
+		!set(conf, "client.id", "pg_relay", err, errlen) ||
+		!set(conf, "enable.idempotence", "true", err, errlen) || !set(conf, "acks", "all", err, errlen) ||
+		/* one event at a time per worker: waiting to fill a batch only delays its report */
+		!set(conf, "linger.ms", "0", err, errlen) || !set(conf, "message.timeout.ms", timeout, err, errlen) ||
+		!set(conf, "topic.metadata.propagation.max.ms", propagation, err, errlen) ||
+		/* the topic is the operator's to create, with its partitions and replication */
+		!set(conf, "allow.auto.create.topics", "false", err, errlen) ||
+		!set(conf, "security.protocol", protocol, err, errlen))
+		return false;
+	if (t->tls && t->ca_file != NULL && !set(conf, "ssl.ca.location", t->ca_file, err, errlen))
+		return false;
+	if (t->tls && !t->tls_verify &&
+		(!set(conf, "enable.ssl.certificate.verification", "false", err, errlen) ||
+		 !set(conf, "ssl.endpoint.identification.algorithm", "none", err, errlen)))
+		return false;
+	if (t->sasl_mechanism != NULL &&
+		(!set(conf, "sasl.mechanisms", t->sasl_mechanism, err, errlen) ||
+		 !set(conf, "sasl.username", t->user ? t->user : "", err, errlen) ||
+		 !set(conf, "sasl.password", t->password ? t->password : "", err, errlen)))
+		return false;
+	return true;
+}
+
+static void
+producer_free(struct Producer *p)
+{
+	if (p == NULL)
+		return;
+	if (p->rk != NULL)
+		rd_kafka_destroy(p->rk); /* waits for the reports still due, each bounded by its timeout */
+	if (p->fingerprint != NULL) {
+		explicit_bzero(p->fingerprint, strlen(p->fingerprint));
+		free(p->fingerprint);
+	}
+	free(p->channel);
+	pthread_mutex_destroy(&p->mu);
+	free(p);
+}
+
+/* fingerprint_of is what a producer is made from: the settings and the resolved password. */
+static char *
+fingerprint_of(const struct KafkaTarget *t)
+{
+	size_t n = strlen(t->settings) + (t->password ? strlen(t->password) : 0) + 2;
+	char *f = malloc(n);
+
+	if (f != NULL)
+		snprintf(f, n, "%s\n%s", t->settings, t->password ? t->password : "");
+	return f;
+}
+
+/* producer_new makes the channel's producer; NULL with the reason in r (the set-up's). */
+static struct Producer *
+producer_new(const struct KafkaTarget *t, char *fingerprint, struct KafkaResult *r)
+{
+	struct Producer *p = calloc(1, sizeof *p);
+	rd_kafka_conf_t *conf = rd_kafka_conf_new();
+	rd_kafka_queue_t *main_q, *bg_q;
+
+	if (p == NULL || conf == NULL || (p->channel = strdup(t->channel)) == NULL) {
+		snprintf(r->error, sizeof r->error, "out of memory making the channel's producer");
+		r->outcome = KO_RETRY;
+		goto fail;
+	}
+	pthread_mutex_init(&p->mu, NULL);
+	if (!configure(conf, t, r->error, sizeof r->error)) {
+		r->outcome = KO_CONFIG;
+		goto fail;
+	}
+	rd_kafka_conf_set_events(conf, RD_KAFKA_EVENT_DR | RD_KAFKA_EVENT_ERROR);
+	rd_kafka_conf_set_background_event_cb(conf, on_event);
+	rd_kafka_conf_set_log_cb(conf, quiet);
+	rd_kafka_conf_set_opaque(conf, p);
+	p->rk = rd_kafka_new(RD_KAFKA_PRODUCER, conf, r->error, sizeof r->error);
+	if (p->rk == NULL) {
+		r->outcome = KO_CONFIG;
+		goto fail;
+	}
+	/* the reports and errors come to the main queue: served on the background thread, by on_event */
+	main_q = rd_kafka_queue_get_main(p->rk);
+	bg_q = rd_kafka_queue_get_background(p->rk);
+	if (main_q != NULL && bg_q != NULL)
+		rd_kafka_queue_forward(main_q, bg_q);
+	if (main_q != NULL)
+		rd_kafka_queue_destroy(main_q);
+	if (bg_q != NULL)
+		rd_kafka_queue_destroy(bg_q);
+	p->fingerprint = fingerprint;
+	p->users = 1;
+	return p;
+fail:
+	if (conf != NULL)
+		rd_kafka_conf_destroy(conf);
+	if (p != NULL)
+		p->fingerprint = NULL;
+	producer_free(p);
+	explicit_bzero(fingerprint, strlen(fingerprint));
+	free(fingerprint);
+	return NULL;
+}
+
+/* usable: p may take another message (not made unusable by a fatal error). */
+static bool
+usable(struct Producer *p)
+{
+	bool ok;
+
+	pthread_mutex_lock(&p->mu);
+	ok = !p->fatal;
+	pthread_mutex_unlock(&p->mu);
+	return ok;
+}
+
+/*
+ * acquire is the channel's producer as t says, made or remade as needed, taken for one message
+ * (release gives it back); NULL with the reason in r.
+ */
+static struct Producer *
+acquire(const struct KafkaTarget *t, struct KafkaResult *r)
+{
+	char *fp = fingerprint_of(t);
+	struct Producer **pp, *p, *old = NULL;
+
+	if (fp == NULL) {
+		snprintf(r->error, sizeof r->error, "out of memory");
+		r->outcome = KO_RETRY;
+		return NULL;
+	}
+	pthread_mutex_lock(&registry_mu);
+	for (pp = &producers; *pp != NULL; pp = &(*pp)->next)
+		if (strcmp((*pp)->channel, t->channel) == 0)
+			break;
+	p = *pp;
+	if (p != NULL && strcmp(p->fingerprint, fp) == 0 && usable(p)) {
+		p->users++;
+		pthread_mutex_unlock(&registry_mu);
+		explicit_bzero(fp, strlen(fp));
+		free(fp);
+		return p;
+	}
+	if (p != NULL) {
+		/* settings changed, or unusable: its users finish with it, the last one frees it */
+		*pp = p->next;
+		p->retired = true;
+		if (p->users == 0)
+			old = p;
+	}
+	p = producer_new(t, fp, r);
+	if (p != NULL) {
+		p->next = producers;
+		producers = p;
+	}
+	pthread_mutex_unlock(&registry_mu);
+	producer_free(old);
+	return p;
+}
+
+static void
+release(struct Producer *p)
+{
+	bool last;
+
+	pthread_mutex_lock(&registry_mu);
+	last = --p->users == 0 && p->retired;
+	pthread_mutex_unlock(&registry_mu);
+	if (last)
+		producer_free(p);
+}
+
+void
+kafka_producers_close(void)
+{
+	struct Producer *p, *next;
+
+	pthread_mutex_lock(&registry_mu);
+	p = producers;
+	producers = NULL;
+	pthread_mutex_unlock(&registry_mu);
+	for (; p != NULL; p = next) {
+		next = p->next;
+		producer_free(p);
+	}
+}
+
+/* wait_report waits for w's report until deadline_ms (CLOCK_MONOTONIC); false when it did not come. */
+static bool
+wait_report(struct Pending *w, long timeout_ms)
+{
+	struct timespec until;
+	bool done;
+
+	clock_gettime(CLOCK_MONOTONIC, &until);
+	until.tv_sec += timeout_ms / 1000;
+	until.tv_nsec += (timeout_ms % 1000) * 1000000L;
+	if (until.tv_nsec >= 1000000000L) {
+		until.tv_sec++;
+		until.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&w->mu);
+	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0)
+		;
+	done = w->done;
+	pthread_mutex_unlock(&w->mu);
+	return done;
+}
+
+/* failed fills r for a message that did not go: outcome and error, the producer's own added. */
+static void
+failed(struct Producer *p, rd_kafka_resp_err_t err, struct KafkaResult *r)
+{
+	r->outcome = (enum KafkaOutcome) kafka_error_outcome(err);
+	pthread_mutex_lock(&p->mu);
+	if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT && p->config_err != 0) {
+		/* never acknowledged because the brokers could not be reached as configured */
+		r->outcome = KO_CONFIG;
+		snprintf(r->error, sizeof r->error, "%s: %s", rd_kafka_err2str(err), p->config_error);
+	} else if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT && p->last_error[0] != '\0') {
+		snprintf(r->error, sizeof r->error, "%s (last error: %s)", rd_kafka_err2str(err), p->last_error);
+	} else {
+		snprintf(r->error, sizeof r->error, "%s", rd_kafka_err2str(err));
+	}
+	pthread_mutex_unlock(&p->mu);
+}
+
+/* headers_of is the message's headers; NULL when out of memory. */
+static rd_kafka_headers_t *
+headers_of(const struct KafkaMessage *m)
+{
+	rd_kafka_headers_t *h = rd_kafka_headers_new(4);
+
+	if (h == NULL)
+		return NULL;
+	if (rd_kafka_header_add(h, "event_id", -1, m->event_id, -1) ||
+		rd_kafka_header_add(h, "channel", -1, m->channel, -1) ||
+		rd_kafka_header_add(h, "attempt", -1, m->attempt, -1) ||
+		rd_kafka_header_add(h, "queued_at", -1, m->queued_at, -1)) {
+		rd_kafka_headers_destroy(h);
+		return NULL;
+	}
+	return h;
+}
+
+void
+kafka_produce(const struct KafkaTarget *t, const struct KafkaMessage *m, struct KafkaResult *r)
+{
+	struct Producer *p;
+	struct Pending *w;
+	rd_kafka_headers_t *h;
+	rd_kafka_resp_err_t err;
+	size_t key_len = m->key != NULL ? m->key_len : 0;
+
+	memset(r, 0, sizeof *r);
+	if ((p = acquire(t, r)) == NULL)
+		return;
+	if ((w = pending_new()) == NULL || (h = headers_of(m)) == NULL) {
+		if (w != NULL) {
+			pending_unref(w);
+			pending_unref(w);
+		}
+		r->outcome = KO_RETRY;
+		snprintf(r->error, sizeof r->error, "out of memory");
+		release(p);
+		return;
+	}
+	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(t->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
+							RD_KAFKA_V_VALUE((void *) m->payload, m->payload_len),
+							RD_KAFKA_V_KEY((const void *) m->key, key_len), RD_KAFKA_V_HEADERS(h),
+							RD_KAFKA_V_OPAQUE(w), RD_KAFKA_V_END);
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
+		/* not queued: no report will come, and the headers stay ours */
+		rd_kafka_headers_destroy(h);
+		pending_unref(w);
+		pending_unref(w);
+		failed(p, err, r);
+		release(p);
+		return;
+	}
+	/* message.timeout.ms bounds the report; the margin is for librdkafka's own timer */
+	if (!wait_report(w, t->timeout_ms + 5000)) {
+		r->outcome = KO_RETRY;
+		snprintf(r->error, sizeof r->error, "no delivery report within %ld ms", t->timeout_ms + 5000);
+	} else if (w->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
+		r->outcome = KO_SENT;
+		r->partition = w->partition;
+		r->offset = w->offset;
+		pthread_mutex_lock(&p->mu);
+		p->config_err = 0; /* the brokers took a message: the set-up works */
+		pthread_mutex_unlock(&p->mu);
+	} else {
+		failed(p, w->err, r);
+	}
+	pending_unref(w);
+	release(p);
+}

@@ -1,0 +1,194 @@
+"""Kafka end to end: a channel registered with its settings, notify() in the database, the
+Processor's held transaction producing through librdkafka, and librdkafka's mock cluster
+(processor/test/kafka/tool_kafka_mock.c, on loopback) read back by a real consumer, kcat: the
+message's payload, key and headers, the order of one key's events, a retriable error then
+success, a permanent error, the set-up's errors (unknown topic, brokers that cannot be resolved),
+settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
+packages none."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import testlib
+
+pytestmark = pytest.mark.skipif(shutil.which("kcat") is None or not os.path.exists(testlib.KAFKA_MOCK),
+                                reason="kcat or the mock cluster tool is missing")
+
+
+@pytest.fixture
+def kafka():
+    k = testlib.KafkaMock()
+    yield k
+    k.stop()
+
+
+def register(db, channel, settings, **kw):
+    args = dict(kw, backoff_base="10 milliseconds", backoff_max="50 milliseconds")
+    db.sql("SELECT pgrelay.register(%%s, 'kafka', settings => %%s, %s)"
+           % ", ".join("%s => %%s" % k for k in args), [channel, json.dumps(settings)] + list(args.values()))
+
+
+def log_rows(db, channel):
+    return db.sql("SELECT event_id, attempt, outcome, error, detail FROM pgrelay.log WHERE channel = %s ORDER BY id",
+                  (channel,))
+
+
+def test_events_become_messages_with_their_key_and_headers(db, kafka, processors):
+    """Each event is one message of the channel's topic: the payload as the value, the event's key
+    as the key, the headers event_id, channel, attempt and queued_at; the log row names its
+    partition and offset."""
+    kafka.command("topic orders.v1 3")
+    register(db, "orders", {"brokers": kafka.bootstrap, "topic": "orders.v1"})
+    first = db.scalar("SELECT pgrelay.notify('orders', '{\"id\": 1}', key => 'customer-7')")
+    second = db.scalar("SELECT pgrelay.notify('orders', 'plain text')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    msgs = sorted(kafka.messages("orders.v1"), key=lambda m: int(m["headers"]["event_id"]))
+    assert [m["headers"]["event_id"] for m in msgs] == [str(first), str(second)]
+    assert msgs[0]["payload"] == '{"id": 1}' and msgs[0]["key"] == "customer-7"
+    assert msgs[1]["key"] is None and msgs[1]["payload"] == "plain text"
+    assert all(m["headers"]["channel"] == "orders" and m["headers"]["attempt"] == "1" for m in msgs)
+    assert msgs[0]["headers"]["queued_at"].endswith("Z") and "T" in msgs[0]["headers"]["queued_at"]
+    rows = sorted(log_rows(db, "orders"))
+    assert [(row[0], row[2]) for row in rows] == [(first, "ok"), (second, "ok")]
+    assert (rows[0][4]["topic"], rows[0][4]["partition"], rows[0][4]["offset"]) == \
+        ("orders.v1", msgs[0]["partition"], msgs[0]["offset"])
+
+
+def test_one_keys_events_keep_their_order(db, kafka, processors):
+    """A key holds one waiting event at a time (notify() replaces it): the events of a key, queued
+    one after the other's delivery, land in one partition in that order, with four workers."""
+    kafka.command("topic ordered 4")
+    register(db, "ordered", {"brokers": kafka.bootstrap, "topic": "ordered"})
+    ids = {}
+    for _ in range(4):
+        for k in range(5):
+            key = "k%d" % k
+            ids.setdefault(key, []).append(db.scalar("SELECT pgrelay.notify('ordered', 'x', key => %s)", (key,)))
+        p = processors("-d", db.dsn, "--once", "--workers=4")
+        assert p.wait_exit() == 0
+    msgs = kafka.messages("ordered")
+    assert len(msgs) == 20
+    for key, queued in ids.items():
+        mine = [m for m in msgs if m["key"] == key]
+        assert len({m["partition"] for m in mine}) == 1
+        assert [int(m["headers"]["event_id"]) for m in mine] == queued
+
+
+def test_the_key_from_a_payload_member(db, kafka, processors):
+    """key: field takes the message key from the payload's member; a payload without it fails."""
+    kafka.command("topic by_customer 2")
+    register(db, "by_customer", {"brokers": kafka.bootstrap, "topic": "by_customer", "key": "field",
+                                 "key_field": "customer"})
+    db.scalar("SELECT pgrelay.notify('by_customer', '{\"customer\": \"c-9\", \"n\": 1}', key => 'ignored')")
+    db.scalar("SELECT pgrelay.notify('by_customer', '{\"customer\": 42}')")
+    bad = db.scalar("SELECT pgrelay.notify('by_customer', '{\"n\": 3}')")
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert sorted(m["key"] for m in kafka.messages("by_customer")) == ["42", "c-9"]
+    [(outcome, error)] = db.sql("SELECT outcome, error FROM pgrelay.log WHERE event_id = %s", (bad,))
+    assert outcome == "failed" and '"customer"' in error
+
+
+def test_a_retriable_error_then_success_is_one_message(db, kafka, processors):
+    """Two Produce requests refused with NOT_ENOUGH_REPLICAS: the idempotent producer retries, the
+    third is taken; the event is finished once, at its first attempt, and the topic holds it once."""
+    kafka.command("topic retried 1")
+    kafka.command("produce-errors 19 2")
+    register(db, "retried", {"brokers": kafka.bootstrap, "topic": "retried"})
+    eid = db.scalar("SELECT pgrelay.notify('retried', 'once')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert [m["headers"]["event_id"] for m in kafka.messages("retried")] == [str(eid)]
+    assert [row[1:3] for row in log_rows(db, "retried")] == [(1, "ok")]
+
+
+def test_brokers_that_are_down_are_retried_until_they_are_back(db, kafka, processors):
+    """No delivery report within the timeout: the attempt is a retry, and a later one delivers."""
+    kafka.command("topic down 1")
+    register(db, "down", {"brokers": kafka.bootstrap, "topic": "down", "timeout_ms": 1000})
+    kafka.command("down")
+    eid = db.scalar("SELECT pgrelay.notify('down', 'x')")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    p.wait_log(r" attempt_failed .*outcome=retry")
+    [(_, attempt, outcome, error, _)] = log_rows(db, "down")[:1]
+    assert (attempt, outcome) == (1, "retry") and "timed out" in error, error
+    kafka.command("up")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'down' AND outcome = 'ok'"),
+                     "the event delivered once the brokers are back")
+    assert p.stop() == 0
+    assert [m["headers"]["event_id"] for m in kafka.messages("down")][-1] == str(eid)
+    assert log_rows(db, "down")[-1][1] >= 2
+
+
+def test_a_permanent_error_fails_the_event(db, kafka, processors):
+    kafka.command("topic big 1")
+    kafka.command("produce-errors 10 1")  # MESSAGE_TOO_LARGE
+    register(db, "big", {"brokers": kafka.bootstrap, "topic": "big"})
+    eid = db.scalar("SELECT pgrelay.notify('big', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(_, attempt, outcome, error, _)] = log_rows(db, "big")
+    assert (attempt, outcome) == (1, "failed") and "too large" in error.lower(), error
+    assert db.scalar("SELECT count(*) FROM pgrelay.failed_events WHERE event_id = %s", (eid,)) == 1
+
+
+def test_an_unknown_topic_is_the_set_ups_error(db, kafka, processors):
+    """A topic the cluster does not have (its metadata says UNKNOWN_TOPIC_OR_PART: the mock
+    cluster would create any other on first use) is a configuration error with a hint."""
+    kafka.command("topic-error missing 3")
+    register(db, "nope", {"brokers": kafka.bootstrap, "topic": "missing", "timeout_ms": 2000}, max_attempts=2)
+    db.scalar("SELECT pgrelay.notify('nope', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert " error " in line and "config_error=destination" in line and "topic" in line.lower(), line
+    assert "fix the channel's settings" in p.log()
+    assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'nope' LIMIT 1") \
+        == "configuration"
+
+
+def test_brokers_that_cannot_be_resolved_are_the_set_ups_error(db, kafka, processors):
+    register(db, "nowhere", {"brokers": "kafka.nowhere.invalid:9092", "timeout_ms": 1000}, max_attempts=1)
+    db.scalar("SELECT pgrelay.notify('nowhere', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert "config_error=destination" in line and "resolve" in line.lower(), line
+
+
+def test_changed_settings_rebuild_the_channels_producer(db, kafka, processors):
+    """One Processor keeps the channel's producer between events; register() moving the channel to
+    another topic sends the next event there."""
+    kafka.command("topic first 1")
+    kafka.command("topic second 1")
+    register(db, "moving", {"brokers": kafka.bootstrap, "topic": "first"})
+    db.scalar("SELECT pgrelay.notify('moving', 'a')")
+    p = processors("-d", db.dsn, "--poll-interval=50ms")
+    testlib.wait_for(lambda: kafka.messages("first"), "the first message")
+    register(db, "moving", {"topic": "second"})
+    db.scalar("SELECT pgrelay.notify('moving', 'b')")
+    testlib.wait_for(lambda: kafka.messages("second"), "the second message, in the new topic")
+    assert p.stop() == 0
+    assert [m["payload"] for m in kafka.messages("first")] == ["a"]
+    assert [m["payload"] for m in kafka.messages("second")] == ["b"]
+
+
+def test_valgrind_kafka_run_is_clean(db, kafka, processors):
+    """The release build under valgrind produces through the shared producer of two workers and
+    destroys it at exit, without a memory error or a leak."""
+    kafka.command("topic vg 2")
+    register(db, "vg", {"brokers": kafka.bootstrap, "topic": "vg"})
+    for i in range(4):
+        db.sql("SELECT pgrelay.notify('vg', %s, key => %s)", ('{"n": %d}' % i, "k%d" % i))
+    out = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+                          "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
+                          testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300)
+    assert out.returncode == 0, out.stdout[-6000:]
+    assert "ERROR SUMMARY: 0 errors" in out.stdout
+    assert [row[2] for row in log_rows(db, "vg")] == ["ok"] * 4
+    assert len(kafka.messages("vg")) == 4
