@@ -214,6 +214,12 @@ case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => 'null'
      err("22023", "the settings must be a JSON object"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'redis', settings => '{{\"host\": \"h\", \"password\": \"pw\"}}')",
      (), err("22023", "must be a secret reference"))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"queue\": \"q\"}}')",
+     (), err("22023", 'unknown rabbitmq setting "queue"'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"mandatory\": 1}}')",
+     (), err("22023", 'rabbitmq setting "mandatory" must be true or false'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"password\": \"pw\"}}')",
+     (), err("22023", "must be a secret reference"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'carrier_pigeon')", (),
      err("42704", 'action type "carrier_pigeon" does not exist'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (),

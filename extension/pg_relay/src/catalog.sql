@@ -15,7 +15,8 @@ INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('sql', 10, 'call the channel''s handler function with the payload'),
     ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id'),
     ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed'),
-    ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)');
+    ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)'),
+    ('rabbitmq', 50, 'publish the event to a RabbitMQ exchange, confirmed (pgrelay.destinations)');
 
 CREATE TABLE pgrelay.channels (
     channel          text PRIMARY KEY,
@@ -281,7 +282,7 @@ CREATE TABLE pgrelay.destinations (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE pgrelay.destinations IS
-    'The settings of each channel that delivers to a broker (its action type is the kind: redis), checked '
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis, rabbitmq), checked '
     'and completed by register(); secrets only as env:/file: references the Processor resolves';
 
 -- One row per Processor running against this database, written by that Processor: when it
@@ -434,7 +435,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.log', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'rabbitmq')$$);
 SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');

@@ -118,7 +118,7 @@ CREATE TABLE pgrelay.destinations (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE pgrelay.destinations IS
-    'The settings of each channel that delivers to a broker (its action type is the kind: redis), checked '
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis, rabbitmq), checked '
     'and completed by register(); secrets only as env:/file: references the Processor resolves';
 INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)')
@@ -158,3 +158,10 @@ COMMENT ON COLUMN pgrelay.subscriptions.event_types IS
     'NULL: every publication; else the event types taken, each matched exactly, or as a prefix when it ends with *';
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.topics', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.subscriptions', '');
+
+-- Destinations: the rabbitmq kind (a RabbitMQ exchange, publisher confirms)
+INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
+    ('rabbitmq', 50, 'publish the event to a RabbitMQ exchange, confirmed (pgrelay.destinations)')
+ON CONFLICT (action_type) DO NOTHING;
+SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'rabbitmq')$$);
