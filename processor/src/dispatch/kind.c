@@ -7,6 +7,7 @@
 
 #include "notify.h"
 #include "redis_kind.h"
+#include "rmq_kind.h"
 #include "webhook.h"
 
 static const struct DestKind kinds[] = {
@@ -18,6 +19,8 @@ static const struct DestKind kinds[] = {
 	 webhook_read, webhook_deliver, NULL},
 	{"redis", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, redis_kind_open,
 	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL},
+	{"rabbitmq", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, rmq_kind_open,
+	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL},
 };
 
 const struct DestKind *
