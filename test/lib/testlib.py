@@ -1378,6 +1378,14 @@ class RabbitServer:
                                "--username", user, "--password", password] + list(args),
                               check=True, capture_output=True, text=True, timeout=60).stdout
 
+    def queue_length(self, queue, vhost="/"):
+        """How many messages the queue holds (rabbitmqctl list_queues)."""
+        for line in self.ctl("list_queues", "-p", vhost, "-q", "--no-table-headers", "name", "messages").splitlines():
+            name, _, count = line.rpartition("\t")
+            if name == queue:
+                return int(count)
+        return 0
+
     def messages(self, queue, vhost="/"):
         """Every message of the queue, taken off it by pika (an independent client, since amqp-get
         shows bodies only): dicts of body, routing_key, exchange and properties."""
