@@ -2,8 +2,8 @@
 Processor's held transaction publishing with confirms, and a real rabbitmq-server (Debian's, one
 node of the session's own) read back with pika and amqp-tools: the message's properties and
 headers, the routing key fixed, from the event's key and from a payload field, an unroutable
-message, a wrong password, a missing exchange, a broker that stops and comes back, a connection
-the broker closed, TLS with the throwaway CA, and the release build under valgrind."""
+message, a wrong password, a missing exchange, a broker that stops and comes back, a broker that blocks publishers (a resource
+alarm), a connection the broker closed, TLS with the throwaway CA, and the release build under valgrind."""
 import json
 import os
 import shutil
@@ -227,3 +227,25 @@ def test_valgrind_rabbitmq_run_is_clean(db, rabbit, processors, certs):
     assert "ERROR SUMMARY: 0 errors" in out.stdout
     assert [row[2] for row in log_rows(db, "vg")] == ["ok"] * 4
     assert len(rabbit.messages("q_vg")) == 4
+
+
+def test_a_broker_that_blocks_publishers_is_retried(db, rabbit, processors):
+    """A resource alarm (here the memory watermark at 0) makes the broker stop reading publishers:
+    no confirm comes within the channel's timeout, the attempt is retried as unknown, and the
+    event is delivered once the alarm clears (at least once: a copy may come twice, with the same
+    message_id)."""
+    declare(rabbit, "q_blocked")
+    register(db, "blocked", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_blocked"},
+             timeout="1 second", max_attempts=1000)
+    rabbit.ctl("set_vm_memory_high_watermark", "0")
+    try:
+        eid = db.scalar("SELECT pgrelay.notify('blocked', 'x')")
+        p = processors("-d", db.dsn, "--poll-interval=50ms")
+        p.wait_log(r" attempt_failed .*channel=blocked .*outcome=retry")
+        [(_, attempt, outcome, error, detail)] = log_rows(db, "blocked")[:1]
+        assert (attempt, outcome) == (1, "retry") and "no confirm" in error and detail["unknown"] is True, error
+    finally:
+        rabbit.ctl("set_vm_memory_high_watermark", "0.4")
+    testlib.wait_for(lambda: log_rows(db, "blocked")[-1][2] == "ok", "the event once the alarm cleared")
+    assert p.stop() == 0
+    assert {m["message_id"] for m in rabbit.messages("q_blocked")} == {str(eid)}
