@@ -73,6 +73,10 @@ REDIS_WORKERS = (4, 8)
 KAFKA_EVENTS = 20000
 KAFKA_WORKERS = (4, 8)
 KAFKA_MOCK = os.path.join(ROOT, "processor", "build", "release", "tool_kafka_mock")
+RMQ_EVENTS = 10000
+RMQ_WORKERS = (4, 8)
+# the rabbitmq phase's reference publisher (processor/test/amqp/tool_rmq_confirm.c)
+TOOL_RMQ_CONFIRM = os.path.join(ROOT, "processor", "build", "release", "tool_rmq_confirm")
 
 # Instructions per statement (callgrind): two runs of each statement, the difference divided by
 # the difference of their lengths, so start-up and shut-down cancel out.
@@ -105,7 +109,7 @@ METRICS_SCRAPES = 200
 # peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
 PHASES = ("drains", "producers", "topics", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
-          "kafka", "held")
+          "kafka", "rabbitmq", "held")
 EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
@@ -1421,6 +1425,63 @@ class Bench:
         for n in EMAIL_WORKERS:
             self.results["smtp_floor%d" % n] = self.email_floor(n)
 
+    # ---- Q: a RabbitMQ exchange ----------------------------------------------------------------
+
+    def rmq_run(self, rabbit, workers):
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        rabbit.ctl("purge_queue", "bench_events")
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify('rmq', '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
+                        " FROM generate_series(1, %s) g", (RMQ_EVENTS,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        p = self.start_processor("rabbitmq-%d" % workers, ["--workers=%d" % workers])
+        processed, ok, ms = self.wait_batches(p, RMQ_EVENTS)
+        status = self.proc_status(p.pid)
+        self.stop_processor(p)
+        queued = int(rabbit.queue_length("bench_events"))
+        if ok != RMQ_EVENTS or queued != RMQ_EVENTS:
+            raise RuntimeError("rabbitmq with %d workers: %d processed, %d ok, %d messages" % (workers, processed, ok,
+                                                                                              queued))
+        rate = RMQ_EVENTS / (ms / 1000.0)
+        say("  Processor, %d workers: %d events in %d ms = %.0f events/s, VmHWM %d kB"
+            % (workers, RMQ_EVENTS, ms, rate, status["VmHWM"]))
+        return rate, status
+
+    def rmq_reference(self, rabbit):
+        """rabbitmq-c alone, one process, one connection: the same messages published persistent
+        and mandatory, each waited for until the broker confirms it (processor/test/amqp)."""
+        rabbit.ctl("purge_queue", "bench_events")
+        subprocess.run(["make", "-s", "-C", os.path.join(ROOT, "processor"), "build/release/tool_rmq_confirm"],
+                       check=True)
+        out = subprocess.run([TOOL_RMQ_CONFIRM, "127.0.0.1", str(rabbit.port), "", "bench_events", str(RMQ_EVENTS)],
+                             capture_output=True, text=True, check=True).stdout
+        m = re.search(r"(\d+) messages in (\d+) ms", out)
+        rate = int(m.group(1)) / (int(m.group(2)) / 1000.0)
+        say("  rabbitmq-c with confirms, 1 connection: %.0f messages/s" % rate)
+        rabbit.ctl("purge_queue", "bench_events")
+        return rate
+
+    def run_rabbitmq(self):
+        say("rabbitmq: %d events to a RabbitMQ queue (Debian's rabbitmq-server, plain, on loopback)" % RMQ_EVENTS)
+        sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
+        import testlib
+        d = os.path.join(self.work, "rabbitmq")
+        os.makedirs(d, exist_ok=True)
+        rabbit = testlib.RabbitServer(d)
+        try:
+            rabbit.amqp("amqp-declare-queue", "-q", "bench_events", "-d")
+            self.db.execute("SELECT pgrelay.register('rmq', 'rabbitmq', settings => %s)",
+                            (json.dumps({"host": "127.0.0.1", "port": rabbit.port, "routing_key": "bench_events"}),))
+            for n in RMQ_WORKERS:
+                rate, status = self.rmq_run(rabbit, n)
+                self.results["rmq%d" % n] = rate
+                self.results["rmq_rss%d" % n] = status
+            self.results["rmq_ref"] = self.rmq_reference(rabbit)
+            self.db.execute("SELECT pgrelay.unregister('rmq')")
+        finally:
+            rabbit.stop()
+
     # ---- R: a Redis stream --------------------------------------------------------------------
 
     def start_redis(self):
@@ -1931,6 +1992,16 @@ class Bench:
             s8 = r["kafka_rss8"]
             row("K   peak RSS, 8 workers, after Kafka", "%.1f MB" % (s8["VmHWM"] / 1024.0),
                 "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "", "", "")
+        if "rmq_ref" in r:
+            ref = r["rmq_ref"]
+            for n in RMQ_WORKERS:
+                got = r["rmq%d" % n]
+                row("Q   RabbitMQ, %d events, %d workers" % (RMQ_EVENTS, n), "%.0f events/s" % got,
+                    "rabbitmq-c, confirms, 1 conn: %.0f/s" % ref, "%.2fx" % (got / ref), "", "")
+            s8 = r["rmq_rss8"]
+            row("Q   peak RSS, 8 workers, after RabbitMQ", "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
+                "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
         if "bloat" in r:
             for label, value in r["bloat"]:
                 row("B   " + label, value)

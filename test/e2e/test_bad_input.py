@@ -240,6 +240,12 @@ case(R, "admin", "SELECT pgrelay.register('new_one', 'kafka', settings => '{{\"b
      (), err("22023", '"key_field" goes with "key": "field"'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'kafka', settings => '{{\"brokers\": \"k\"}}')",
      (), err("22023", 'kafka setting "brokers" must be a list of host:port'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"queue\": \"q\"}}')",
+     (), err("22023", 'unknown rabbitmq setting "queue"'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"mandatory\": 1}}')",
+     (), err("22023", 'rabbitmq setting "mandatory" must be true or false'))
+case(R, "admin", "SELECT pgrelay.register('new_one', 'rabbitmq', settings => '{{\"host\": \"h\", \"password\": \"pw\"}}')",
+     (), err("22023", "must be a secret reference"))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'carrier_pigeon')", (),
      err("42704", 'action type "carrier_pigeon" does not exist'))
 case(R, "admin", "SELECT pgrelay.register('new_one', 'webhook')", (),

@@ -1351,3 +1351,103 @@ class KafkaMock:
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
+class RabbitServer:
+    """A rabbitmq-server (Debian's) of its own in a temporary directory: its node name, its data,
+    its logs, its epmd (started here, in the foreground, on a free port, so that it is stopped by
+    its pid) and an AMQP listener on a free loopback port; with certs, a TLS listener too with the
+    certificate test/fixtures/certs.sh made for localhost. Users and virtual hosts through
+    rabbitmqctl (ctl)."""
+
+    BIN = "/usr/lib/rabbitmq/bin"
+
+    def __init__(self, tmp, certs=None):
+        self.dir = str(tmp)
+        self.port, self.tls_port, self.epmd_port, self.dist_port = free_ports(4)
+        self.node = "pgrelay%d@localhost" % self.port
+        self.certs = certs
+        conf = ["listeners.tcp.1 = 127.0.0.1:%d" % self.port, "loopback_users = none",
+                "log.console = false", "log.file.level = info"]
+        if certs:
+            conf += ["listeners.ssl.1 = 127.0.0.1:%d" % self.tls_port,
+                     "ssl_options.cacertfile = %s/ca.pem" % certs, "ssl_options.certfile = %s/server.pem" % certs,
+                     "ssl_options.keyfile = %s/server.key" % certs, "ssl_options.verify = verify_none",
+                     "ssl_options.fail_if_no_peer_cert = false"]
+        os.makedirs(os.path.join(self.dir, "home"), exist_ok=True)
+        with open(os.path.join(self.dir, "rabbitmq.conf"), "w") as f:
+            f.write("\n".join(conf) + "\n")
+        with open(os.path.join(self.dir, "enabled_plugins"), "w") as f:
+            f.write("[].\n")
+        self.env = dict(os.environ, HOME=os.path.join(self.dir, "home"),
+                        RABBITMQ_MNESIA_BASE=os.path.join(self.dir, "mnesia"),
+                        RABBITMQ_LOG_BASE=os.path.join(self.dir, "log"),
+                        RABBITMQ_NODE_IP_ADDRESS="127.0.0.1", RABBITMQ_NODE_PORT=str(self.port),
+                        RABBITMQ_DIST_PORT=str(self.dist_port), RABBITMQ_NODENAME=self.node,
+                        RABBITMQ_CONFIG_FILE=os.path.join(self.dir, "rabbitmq.conf"),
+                        RABBITMQ_ENABLED_PLUGINS_FILE=os.path.join(self.dir, "enabled_plugins"),
+                        RABBITMQ_PID_FILE=os.path.join(self.dir, "rabbitmq.pid"),
+                        ERL_EPMD_PORT=str(self.epmd_port), ERL_EPMD_ADDRESS="127.0.0.1")
+        self.epmd = subprocess.Popen(["epmd", "-port", str(self.epmd_port), "-address", "127.0.0.1"],
+                                     env=self.env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.log = open(os.path.join(self.dir, "server.out"), "w")
+        self.proc = subprocess.Popen([os.path.join(self.BIN, "rabbitmq-server")], env=self.env,
+                                     stdout=self.log, stderr=subprocess.STDOUT, start_new_session=True)
+        wait_for(self._started, "rabbitmq-server to start", timeout=180)
+
+    def _started(self):
+        """await_startup once the node answers at all (before, rabbitmqctl fails at once)."""
+        if self.proc.poll() is not None:
+            raise RuntimeError("rabbitmq-server exited: see %s/server.out" % self.dir)
+        try:
+            self.ctl("await_startup", "--timeout", "120")
+            return True
+        except subprocess.CalledProcessError:
+            return False
+
+    def ctl(self, *args):
+        """rabbitmqctl against this node; its output."""
+        return subprocess.run([os.path.join(self.BIN, "rabbitmqctl"), "-n", self.node] + list(args), env=self.env,
+                              check=True, capture_output=True, text=True, timeout=180).stdout
+
+    def amqp(self, tool, *args, vhost="/", user="guest", password="guest"):
+        """One of amqp-tools' programs (amqp-declare-queue, amqp-get, ...) against the node."""
+        return subprocess.run([tool, "--server", "127.0.0.1", "--port", str(self.port), "--vhost", vhost,
+                               "--username", user, "--password", password] + list(args),
+                              check=True, capture_output=True, text=True, timeout=60).stdout
+
+    def queue_length(self, queue, vhost="/"):
+        """How many messages the queue holds (rabbitmqctl list_queues)."""
+        for line in self.ctl("list_queues", "-p", vhost, "-q", "--no-table-headers", "name", "messages").splitlines():
+            name, _, count = line.rpartition("\t")
+            if name == queue:
+                return int(count)
+        return 0
+
+    def messages(self, queue, vhost="/"):
+        """Every message of the queue, taken off it by pika (an independent client, since amqp-get
+        shows bodies only): dicts of body, routing_key, exchange and properties."""
+        import pika
+        params = pika.ConnectionParameters("127.0.0.1", self.port, vhost, pika.PlainCredentials("guest", "guest"))
+        out = []
+        with pika.BlockingConnection(params) as conn:
+            ch = conn.channel()
+            while True:
+                method, props, body = ch.basic_get(queue, auto_ack=True)
+                if method is None:
+                    return out
+                out.append({"body": body.decode(), "routing_key": method.routing_key, "exchange": method.exchange,
+                            "message_id": props.message_id, "delivery_mode": props.delivery_mode,
+                            "content_type": props.content_type, "app_id": props.app_id,
+                            "headers": {k: v.decode() if isinstance(v, bytes) else v
+                                        for k, v in (props.headers or {}).items()}})
+
+    def stop(self):
+        if self.proc.poll() is None:
+            try:
+                self.ctl("stop")
+            except subprocess.CalledProcessError:
+                self.proc.terminate()
+            self.proc.wait(timeout=120)
+        self.log.close()
+        if self.epmd.poll() is None:
+            self.epmd.terminate()
+            self.epmd.wait(timeout=30)

@@ -183,6 +183,55 @@ SELECT pgrelay.register('k_moves', 'kafka');
 SELECT channel, action_type FROM pgrelay.register('k_moves', 'kafka', settings => '{"brokers": "k:9092"}');
 SELECT settings FROM pgrelay.destinations WHERE channel = 'k_moves';
 SELECT pgrelay.unregister('k_moves');
+-- a rabbitmq channel: its settings completed with the defaults, altered, and what they may not be
+-- (errors); its events claimed as a redis channel's are
+SET SESSION AUTHORIZATION regress_dest_admin;
+SELECT channel, action_type FROM pgrelay.register('q_orders', 'rabbitmq', settings => '{"host": "mq.internal"}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'q_orders';
+SELECT channel FROM pgrelay.register('q_orders', settings => '{"port": 5671, "vhost": "shop", "tls": true,
+                                                               "ca_file": "/etc/ssl/mq.pem", "user": "relay",
+                                                               "password": "file:mq_pw", "exchange": "orders",
+                                                               "routing_key_from": "field",
+                                                               "routing_key_field": "type", "mandatory": false}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'q_orders';
+SELECT channel FROM pgrelay.register('q_orders', settings => '{"exchange": "", "routing_key_from": "key",
+                                                               "routing_key_field": null, "tls_verify": false}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'q_orders';
+SELECT pgrelay.register('q_bad', 'rabbitmq');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "queue": "q"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"port": 5672}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "port": 0}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "vhost": ""}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "exchange": 7}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "exchange": "a\tb"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "routing_key": ""}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => format('{"host": "h", "routing_key": "%s"}', repeat('k', 256))::jsonb);
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "routing_key_from": "header"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "routing_key_from": "field"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "routing_key_field": "type"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "mandatory": "yes"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "tls_verify": 1}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "ca_file": "/etc/ca.pem"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "tls": true, "ca_file": "ca.pem"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "password": "guest"}');
+SELECT pgrelay.register('q_bad', 'rabbitmq', settings => '{"host": "h", "user": "relay"}');
+SELECT count(*) FROM pgrelay.channels WHERE channel = 'q_bad';
+-- a redis channel that becomes a rabbitmq one starts from its own settings
+SELECT channel FROM pgrelay.register('q_moves', 'redis', settings => '{"host": "h", "maxlen": 5}');
+SELECT pgrelay.register('q_moves', 'rabbitmq', settings => '{"maxlen": 5}');
+SELECT channel, action_type FROM pgrelay.register('q_moves', 'rabbitmq', settings => '{"host": "h"}');
+SELECT settings FROM pgrelay.destinations WHERE channel = 'q_moves';
+SELECT pgrelay.unregister('q_moves');
+RESET SESSION AUTHORIZATION;
+SET SESSION AUTHORIZATION regress_dest_producer;
+SELECT pgrelay.notify('q_orders', '{"type": "paid"}', key => 'customer-8') > 0;
+RESET SESSION AUTHORIZATION;
+SELECT id AS q_event FROM pgrelay.queue WHERE channel = 'q_orders' \gset
+SET SESSION AUTHORIZATION regress_dest_proc;
+BEGIN;
+SELECT payload, attempt, channel, action_type, key, settings ->> 'exchange', settings ->> 'routing_key_from', replayed
+FROM pgrelay._destination_claim(:q_event);
+ROLLBACK;
 RESET SESSION AUTHORIZATION;
 
 -- the internal functions are nobody's to call (error)
@@ -195,5 +244,6 @@ DELETE FROM pgrelay.queue;
 SELECT pgrelay.unregister('r_orders');
 SELECT pgrelay.unregister('r_sql');
 SELECT pgrelay.unregister('k_orders');
+SELECT pgrelay.unregister('q_orders');
 DROP SCHEMA regress_dest CASCADE;
 DROP ROLE regress_dest_admin, regress_dest_proc, regress_dest_producer, regress_dest_monitor;

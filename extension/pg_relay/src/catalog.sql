@@ -16,7 +16,8 @@ INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('notify', 20, 'deliver a pg_relay_notifier message; the payload is the notification id'),
     ('webhook', 30, 'send the payload to the channel''s HTTP endpoint (pgrelay.webhooks), signed'),
     ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)'),
-    ('kafka', 50, 'produce the event to a Kafka topic (pgrelay.destinations)');
+    ('kafka', 50, 'produce the event to a Kafka topic (pgrelay.destinations)'),
+    ('rabbitmq', 60, 'publish the event to a RabbitMQ exchange, confirmed (pgrelay.destinations)');
 
 CREATE TABLE pgrelay.channels (
     channel          text PRIMARY KEY,
@@ -282,7 +283,7 @@ CREATE TABLE pgrelay.destinations (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE pgrelay.destinations IS
-    'The settings of each channel that delivers to a broker (its action type is the kind: redis, kafka), checked '
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis, kafka, rabbitmq), checked '
     'and completed by register(); secrets only as env:/file: references the Processor resolves';
 
 -- One row per Processor running against this database, written by that Processor: when it
@@ -435,7 +436,7 @@ SELECT pg_catalog.pg_extension_config_dump('pgrelay.queue', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.log', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.failed_events', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'kafka')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'kafka', 'rabbitmq')$$);
 SELECT pg_catalog.pg_extension_config_dump('pgrelay._id_clock', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.nodes', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.webhooks', '');

@@ -1,5 +1,5 @@
 -- ---------------------------------------------------------------------------------------------
--- Destinations: a channel whose events go to a broker (Redis Streams, Kafka) keeps where and how in one
+-- Destinations: a channel whose events go to a broker (Redis Streams, Kafka, RabbitMQ) keeps where and how in one
 -- row of pgrelay.destinations, written by register(channel, kind, settings => ...), checked there
 -- so that the Processor never meets settings it cannot use. Secrets are references (env:NAME,
 -- file:NAME) the Processor resolves for that channel only, never values.
@@ -8,7 +8,7 @@
 -- pgrelay._destination_kinds()
 CREATE OR REPLACE FUNCTION pgrelay._destination_kinds() RETURNS text[]
 LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
-    SELECT ARRAY['redis', 'kafka']
+    SELECT ARRAY['redis', 'kafka', 'rabbitmq']
 $$;
 COMMENT ON FUNCTION pgrelay._destination_kinds() IS
     'Internal: the action types whose channels keep their settings in pgrelay.destinations';
@@ -242,6 +242,62 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay._kafka_settings(text, jsonb) IS
     'Internal: the settings of a kafka channel, checked, with their defaults';
+-- pgrelay._rabbitmq_settings()
+CREATE OR REPLACE FUNCTION pgrelay._rabbitmq_settings(channel text, s jsonb) RETURNS jsonb
+LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal: the settings of a rabbitmq channel, checked, with their defaults (docs/rabbitmq.md):
+ * the broker (host, port, vhost), TLS (tls, ca_file, tls_verify), the login (user, password: a
+ * reference), where a message goes (exchange, "" the default exchange; routing_key, fixed or
+ * taken per event from its key or a payload field: routing_key_from, routing_key_field) and
+ * whether an unroutable message fails (mandatory).
+ */
+DECLARE
+    r jsonb;
+    ex jsonb := s -> 'exchange';
+BEGIN
+    r := jsonb_build_object(
+        'host', pgrelay._setting_text(channel, 'rabbitmq', s, 'host', NULL, 253),
+        'port', pgrelay._setting_int(channel, 'rabbitmq', s, 'port', 5672, 1, 65535),
+        'vhost', pgrelay._setting_text(channel, 'rabbitmq', s, 'vhost', '/', 255),
+        'tls', pgrelay._setting_bool(channel, 'rabbitmq', s, 'tls', false),
+        'ca_file', pgrelay._setting_text(channel, 'rabbitmq', s, 'ca_file', '', 1024),
+        'tls_verify', pgrelay._setting_bool(channel, 'rabbitmq', s, 'tls_verify', true),
+        'user', pgrelay._setting_text(channel, 'rabbitmq', s, 'user', 'guest', 255),
+        'password', pgrelay._setting_secret(channel, 'rabbitmq', s, 'password'),
+        -- "" is the default exchange (routes to the queue the routing key names)
+        'exchange', CASE WHEN ex = '""' THEN ''
+                         ELSE pgrelay._setting_text(channel, 'rabbitmq', s, 'exchange', '', 255) END,
+        'routing_key', pgrelay._setting_text(channel, 'rabbitmq', s, 'routing_key', channel, 255),
+        'routing_key_from', pgrelay._setting_text(channel, 'rabbitmq', s, 'routing_key_from', 'fixed', 16),
+        'routing_key_field', pgrelay._setting_text(channel, 'rabbitmq', s, 'routing_key_field', '', 255),
+        'mandatory', pgrelay._setting_bool(channel, 'rabbitmq', s, 'mandatory', true));
+    IF NOT r ->> 'routing_key_from' IN ('fixed', 'key', 'field') THEN
+        PERFORM pgrelay._setting_error(channel, 'rabbitmq', 'routing_key_from', '"fixed", "key" or "field"',
+                                       s -> 'routing_key_from');
+    END IF;
+    IF (r ->> 'routing_key_from' = 'field') <> (r ->> 'routing_key_field' <> '') THEN
+        RAISE EXCEPTION 'channel "%": rabbitmq setting "routing_key_field" goes with "routing_key_from": "field", '
+                        'and only with it', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r ->> 'ca_file' <> '' AND NOT (r ->> 'tls')::boolean THEN
+        RAISE EXCEPTION 'channel "%": rabbitmq setting "ca_file" needs "tls": true', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF r ->> 'ca_file' <> '' AND left(r ->> 'ca_file', 1) <> '/' THEN
+        PERFORM pgrelay._setting_error(channel, 'rabbitmq', 'ca_file', 'an absolute path', s -> 'ca_file');
+    END IF;
+    IF r ->> 'user' <> 'guest' AND r ->> 'password' IS NULL THEN
+        RAISE EXCEPTION 'channel "%": rabbitmq setting "user" needs a "password"', channel
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    RETURN jsonb_strip_nulls(r - CASE WHEN r ->> 'ca_file' = '' THEN 'ca_file' ELSE '' END
+                               - CASE WHEN r ->> 'routing_key_field' = '' THEN 'routing_key_field' ELSE '' END);
+END
+$$;
+COMMENT ON FUNCTION pgrelay._rabbitmq_settings(text, jsonb) IS
+    'Internal: the settings of a rabbitmq channel, checked, with their defaults';
 
 -- pgrelay._destination_keys()
 CREATE OR REPLACE FUNCTION pgrelay._destination_keys(channel text, kind text, s jsonb) RETURNS void
@@ -263,6 +319,8 @@ BEGIN
                                 'dedup_seconds']
         WHEN 'kafka' THEN ARRAY['brokers', 'topic', 'key', 'key_field', 'tls', 'ca_file', 'tls_verify',
                                 'sasl_mechanism', 'user', 'password', 'timeout_ms']
+        WHEN 'rabbitmq' THEN ARRAY['host', 'port', 'vhost', 'tls', 'ca_file', 'tls_verify', 'user', 'password',
+                                   'exchange', 'routing_key', 'routing_key_from', 'routing_key_field', 'mandatory']
     END;
     FOR k IN SELECT jsonb_object_keys(s) ORDER BY 1 LOOP
         IF NOT k = ANY (known) THEN
@@ -288,6 +346,7 @@ BEGIN
     RETURN CASE kind
         WHEN 'redis' THEN pgrelay._redis_settings(channel, s)
         WHEN 'kafka' THEN pgrelay._kafka_settings(channel, s)
+        WHEN 'rabbitmq' THEN pgrelay._rabbitmq_settings(channel, s)
     END;
 END
 $$;

@@ -118,15 +118,16 @@ CREATE TABLE pgrelay.destinations (
     updated_at timestamptz NOT NULL DEFAULT now()
 );
 COMMENT ON TABLE pgrelay.destinations IS
-    'The settings of each channel that delivers to a broker (its action type is the kind: redis, kafka), checked '
+    'The settings of each channel that delivers to a broker (its action type is the kind: redis, kafka, rabbitmq), checked '
     'and completed by register(); secrets only as env:/file: references the Processor resolves';
 INSERT INTO pgrelay.action_types (action_type, run_order, description) VALUES
     ('redis', 40, 'append the event to a Redis stream (pgrelay.destinations)'),
-    ('kafka', 50, 'produce the event to a Kafka topic (pgrelay.destinations)')
+    ('kafka', 50, 'produce the event to a Kafka topic (pgrelay.destinations)'),
+    ('rabbitmq', 60, 'publish the event to a RabbitMQ exchange, confirmed (pgrelay.destinations)')
 ON CONFLICT (action_type) DO NOTHING;
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.destinations', '');
 SELECT pg_catalog.pg_extension_config_dump('pgrelay.action_types',
-                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'kafka')$$);
+                                           $$WHERE action_type NOT IN ('sql', 'notify', 'webhook', 'redis', 'kafka', 'rabbitmq')$$);
 
 -- Topics (publish()): a publication on a topic is one event on each channel subscribed to it. The
 -- queue row and the log row of each delivery name their publication.

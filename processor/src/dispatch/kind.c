@@ -8,6 +8,7 @@
 #include "kafka_kind.h"
 #include "notify.h"
 #include "redis_kind.h"
+#include "rmq_kind.h"
 #include "webhook.h"
 
 static const struct DestKind kinds[] = {
@@ -23,6 +24,8 @@ static const struct DestKind kinds[] = {
 	 redis_kind_read_row, redis_kind_deliver_many},
 	{"kafka", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, kafka_kind_open,
 	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
+	{"rabbitmq", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, rmq_kind_open,
+	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
 };
 
 const struct DestKind *

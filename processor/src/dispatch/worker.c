@@ -19,6 +19,7 @@
 #include "metrics.h"
 #include "pgconn.h"
 #include "redis_kind.h"
+#include "rmq_kind.h"
 #include "transport.h"
 #include "utf8.h"
 
@@ -88,6 +89,7 @@ worker_close(struct Worker *w)
 	transport_cache_free(w->transports);
 	w->transports = NULL;
 	redis_kind_thread_end(); /* worker_close runs on the worker's own thread */
+	rmq_kind_thread_end();
 	pgconn_close(&w->pg);
 }
 

@@ -1,0 +1,278 @@
+/*
+ * rmq_kind.c - the rabbitmq kind of event (held.c runs its held transaction, docs/rabbitmq.md):
+ *
+ *   BEGIN; _destination_claim (the row and the channel's settings); the event published to the
+ *   exchange outside the database under the channel's timeout, and confirmed (rmq_publish.c);
+ *   _finish_held; COMMIT.
+ *
+ * The claimed row stays locked until the broker's confirm, so no other worker takes it; a crash
+ * between the confirm and COMMIT leaves it for a later poll that publishes it again: at least
+ * once, and the consumer drops the second copy by its message_id (the event's id).
+ */
+#include "rmq_kind.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "pgconn.h"
+#include "rmq_publish.h"
+#include "secrets.h"
+
+/* A rabbitmq event's state, from the claim to the commit. */
+struct RmqEvent {
+	struct Attempt *a;
+	char *payload;
+	char event_id[24];
+	char *channel;
+	char *key; /* NULL: the event has none */
+	char queued_at[40];
+	char *settings; /* the channel's settings (JSON), NULL when it has none */
+	long timeout_ms;
+	char *password; /* resolved, wiped at close */
+	char error[1024];
+	char *detail; /* the log row's detail (JSON), NULL until made */
+};
+
+/*
+ * Each worker thread keeps its connection between events: the next event to the same broker
+ * (same address, virtual host, TLS and credentials) reuses it.
+ */
+static _Thread_local struct RmqSession session;
+
+void *
+rmq_kind_open(struct Attempt *a)
+{
+	struct RmqEvent *e = calloc(1, sizeof *e);
+
+	if (e != NULL)
+		e->a = a;
+	return e;
+}
+
+void
+rmq_kind_close(void *st)
+{
+	struct RmqEvent *e = st;
+
+	if (e == NULL)
+		return;
+	if (e->password != NULL) {
+		explicit_bzero(e->password, strlen(e->password));
+		free(e->password);
+	}
+	free(e->payload);
+	free(e->channel);
+	free(e->key);
+	free(e->settings);
+	free(e->detail);
+	free(e);
+}
+
+void
+rmq_kind_thread_end(void)
+{
+	rmq_session_close(&session);
+}
+
+/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
+static bool
+dup_value(const PGresult *res, int col, char **out)
+{
+	const char *v = pgconn_value(res, 0, col);
+
+	*out = v != NULL ? strdup(v) : NULL;
+	return v == NULL || *out != NULL;
+}
+
+enum HeldClaim
+rmq_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
+{
+	struct RmqEvent *e = st;
+	enum HeldClaim c = HC_SKIPPED;
+
+	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
+	(void) fetch_error;
+	if (res == NULL)
+		return HC_FAILED;
+	if (PQntuples(res) > 0) {
+		c = HC_CLAIMED;
+		e->a->attempt = atoi(pgconn_value(res, 0, 1));
+		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
+		snprintf(e->queued_at, sizeof e->queued_at, "%s",
+				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
+		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
+		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
+			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
+			e->channel == NULL)
+			c = HC_FAILED;
+		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
+			c = HC_REPLAYED;
+	}
+	pgconn_clear(res);
+	return c;
+}
+
+/* nothing_sent is the verdict of an attempt that published nothing: result, with error. */
+static void
+nothing_sent(struct RmqEvent *e, struct Verdict *v, enum AttemptResult result, const char *error)
+{
+	if (error != e->error)
+		snprintf(e->error, sizeof e->error, "%s", error);
+	v->result = result;
+	v->error = e->error;
+}
+
+/* text_of is the string member key of doc, or NULL. */
+static const char *
+text_of(json_t *doc, const char *key)
+{
+	return json_string_value(json_object_get(doc, key));
+}
+
+/*
+ * routing_key_of is the event's routing key by the settings: fixed, the event's key, or a field
+ * of its JSON payload (a string or a number; payload is the parsed document, NULL when it is no
+ * JSON). NULL with the reason in e->error when the event has none: no retry gives it one.
+ */
+static const char *
+routing_key_of(struct RmqEvent *e, json_t *doc, json_t *payload, char *buf, size_t buflen)
+{
+	const char *from = text_of(doc, "routing_key_from");
+	const char *field = text_of(doc, "routing_key_field");
+	json_t *v;
+
+	if (from == NULL || strcmp(from, "fixed") == 0)
+		return text_of(doc, "routing_key");
+	if (strcmp(from, "key") == 0) {
+		if (e->key == NULL || strlen(e->key) > 255)
+			snprintf(e->error, sizeof e->error, "the event has no key of 1 to 255 bytes to route by");
+		return e->key != NULL && strlen(e->key) <= 255 ? e->key : NULL;
+	}
+	v = json_is_object(payload) && field != NULL ? json_object_get(payload, field) : NULL;
+	if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 255 &&
+		strlen(json_string_value(v)) == json_string_length(v))
+		return json_string_value(v);
+	if (json_is_integer(v)) {
+		snprintf(buf, buflen, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
+		return buf;
+	}
+	snprintf(e->error, sizeof e->error,
+			 "the payload has no field \"%.200s\" (a string of 1 to 255 bytes or a "
+			 "whole number) to route by",
+			 field != NULL ? field : "");
+	return NULL;
+}
+
+/*
+ * target_of fills t from the settings document (register() checked and completed it), the
+ * password resolved for this channel only. False with the reason in e->error; *config: it is the
+ * set-up's (a secret that cannot be read).
+ */
+static bool
+target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
+{
+	const char *ref = text_of(doc, "password");
+	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+
+	*config = false;
+	t->addr.host = text_of(doc, "host");
+	t->addr.port = (int) json_integer_value(json_object_get(doc, "port"));
+	t->addr.vhost = text_of(doc, "vhost");
+	t->addr.tls = json_is_true(json_object_get(doc, "tls"));
+	t->addr.ca_file = text_of(doc, "ca_file");
+	t->addr.tls_verify = !json_is_false(json_object_get(doc, "tls_verify"));
+	t->addr.user = text_of(doc, "user");
+	t->exchange = text_of(doc, "exchange");
+	t->mandatory = !json_is_false(json_object_get(doc, "mandatory"));
+	t->timeout_ms = e->timeout_ms > 0 ? e->timeout_ms : 30000;
+	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
+		t->timeout_ms = e->a->ws->max_delivery_time_ms;
+	if (t->addr.host == NULL || t->addr.vhost == NULL || t->addr.user == NULL || t->exchange == NULL ||
+		t->addr.port <= 0) {
+		snprintf(e->error, sizeof e->error, "the channel's rabbitmq settings are incomplete");
+		return false;
+	}
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+		*config = true;
+		return false;
+	}
+	t->addr.password = e->password;
+	return true;
+}
+
+/* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
+static void
+verdict_of(struct RmqEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
+{
+	json_t *d = json_pack("{s:s, s:s, s:s, s:i}", "exchange", t->exchange, "routing_key", t->routing_key,
+						  "host", t->addr.host, "port", t->addr.port);
+	char *text;
+
+	if (d != NULL && r->outcome == QO_SENT)
+		json_object_set_new(d, "confirmed", json_true());
+	else if (d != NULL && r->unknown)
+		json_object_set_new(d, "unknown", json_true());
+	/* on the heap: the exchange and the routing key alone may be 255 bytes each */
+	text = d != NULL ? json_dumps(d, JSON_COMPACT) : NULL;
+	json_decref(d);
+	free(e->detail);
+	e->detail = text;
+	v->detail = text; /* NULL (out of memory): the log row goes without its detail */
+	switch (r->outcome) {
+	case QO_SENT:
+		v->result = AR_OK;
+		break;
+	case QO_CONFIG:
+		/* retried, so that the event goes once the settings or the broker are fixed */
+		attempt_config_error(
+			e->a->rep, CE_DESTINATION, SECRETS_SQLSTATE,
+			"fix the channel's settings (pgrelay.register(channel, settings => ...)) or "
+			"the broker's users, permissions, virtual hosts and exchanges, as the error says");
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	case QO_UNROUTABLE:
+		nothing_sent(e, v, AR_PERMANENT, r->error);
+		break;
+	case QO_RETRY:
+		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		break;
+	}
+}
+
+void
+rmq_kind_deliver(void *st, struct Verdict *v)
+{
+	struct RmqEvent *e = st;
+	struct RmqTarget t = {0};
+	struct RmqMessage m;
+	struct RmqResult r;
+	char number[32];
+	json_t *doc, *payload;
+	bool config;
+
+	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+		nothing_sent(e, v, AR_PERMANENT, "the channel has no rabbitmq settings");
+		return;
+	}
+	if (!target_of(e, doc, &t, &config)) {
+		if (config)
+			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
+		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
+		json_decref(doc);
+		return;
+	}
+	payload = json_loadb(e->payload, strlen(e->payload), JSON_DECODE_ANY, NULL);
+	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number);
+	if (t.routing_key == NULL) {
+		nothing_sent(e, v, AR_PERMANENT, e->error);
+	} else {
+		m = (struct RmqMessage){e->event_id, e->channel, e->a->attempt,      e->queued_at,
+								e->key,      e->payload, strlen(e->payload), payload != NULL};
+		rmq_publish(&session, &t, &m, &r);
+		verdict_of(e, &t, &r, v);
+	}
+	json_decref(payload);
+	json_decref(doc);
+}

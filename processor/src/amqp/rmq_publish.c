@@ -1,0 +1,266 @@
+/*
+ * rmq_publish.c - one event published and confirmed (rmq_publish.h). The message: persistent
+ * (delivery_mode 2), message_id the event's id, headers channel, attempt, queued_at and key,
+ * content_type application/json for a JSON payload. After basic.publish the connection is read
+ * until the broker answers for this delivery tag: basic.ack, basic.nack, or basic.return (then
+ * the ack) for a mandatory message no queue took; a channel.close or connection.close says why
+ * it refused.
+ */
+#include "rmq_publish.h"
+
+#include <stdio.h>
+#include <string.h>
+#include <sys/time.h>
+
+#include <amqp_framing.h>
+#include <openssl/err.h>
+
+#include "clock.h"
+
+/* What waiting for the confirm of one delivery tag found. */
+struct Confirm {
+	bool returned; /* a basic.return came first: unroutable */
+	char why[256]; /* the return's or the close's reply */
+};
+
+/* fill_properties sets p for m; entries must have room for the 4 headers. */
+static void
+fill_properties(const struct RmqMessage *m, amqp_basic_properties_t *p, amqp_table_entry_t *entries)
+{
+	int n = 0;
+
+	memset(p, 0, sizeof *p);
+	p->_flags = AMQP_BASIC_DELIVERY_MODE_FLAG | AMQP_BASIC_MESSAGE_ID_FLAG | AMQP_BASIC_HEADERS_FLAG |
+				AMQP_BASIC_APP_ID_FLAG;
+	p->delivery_mode = AMQP_DELIVERY_PERSISTENT;
+	p->message_id = amqp_cstring_bytes(m->event_id);
+	p->app_id = amqp_cstring_bytes("pg_relay");
+	if (m->json) {
+		p->_flags |= AMQP_BASIC_CONTENT_TYPE_FLAG;
+		p->content_type = amqp_cstring_bytes("application/json");
+	}
+	entries[n].key = amqp_cstring_bytes("channel");
+	entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+	entries[n++].value.value.bytes = amqp_cstring_bytes(m->channel);
+	entries[n].key = amqp_cstring_bytes("attempt");
+	entries[n].value.kind = AMQP_FIELD_KIND_I32;
+	entries[n++].value.value.i32 = m->attempt;
+	entries[n].key = amqp_cstring_bytes("queued_at");
+	entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+	entries[n++].value.value.bytes = amqp_cstring_bytes(m->queued_at);
+	if (m->key != NULL) {
+		entries[n].key = amqp_cstring_bytes("key");
+		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+		entries[n++].value.value.bytes = amqp_cstring_bytes(m->key);
+	}
+	p->headers.num_entries = n;
+	p->headers.entries = entries;
+}
+
+/* for_us says whether an ack or nack of tag (multiple: all up to it) answers for ours. */
+static bool
+for_us(uint64_t tag, amqp_boolean_t multiple, uint64_t ours)
+{
+	return tag == ours || (multiple && tag >= ours);
+}
+
+/* closed handles the broker's close of the channel or the connection: its reply in r, close-ok sent. */
+static enum RmqIo
+closed(struct RmqConn *c, const amqp_frame_t *f, struct RmqResult *r)
+{
+	const amqp_channel_close_t *ch;
+	const amqp_connection_close_t *cc;
+	amqp_channel_close_ok_t chok = {0};
+	amqp_connection_close_ok_t ccok = {0};
+	int code;
+
+	if (f->payload.method.id == AMQP_CHANNEL_CLOSE_METHOD) {
+		ch = f->payload.method.decoded;
+		code = ch->reply_code;
+		snprintf(r->error, sizeof r->error, "the broker closed the channel: %d %.*s", code,
+				 (int) ch->reply_text.len, (const char *) ch->reply_text.bytes);
+		/* the connection is dropped afterwards anyway: a failed close-ok changes nothing */
+		(void) amqp_send_method(c->st, f->channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &chok);
+	} else {
+		cc = f->payload.method.decoded;
+		code = cc->reply_code;
+		snprintf(r->error, sizeof r->error, "the broker closed the connection: %d %.*s", code,
+				 (int) cc->reply_text.len, (const char *) cc->reply_text.bytes);
+		(void) amqp_send_method(c->st, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ccok);
+	}
+	return rmq_close_io(code);
+}
+
+/*
+ * await_confirm reads c until the broker answers for delivery tag ours, before the deadline.
+ * QIO_OK with r->outcome QO_SENT, QO_RETRY (nacked) or QO_UNROUTABLE; otherwise the failure, its
+ * reason in r->error.
+ */
+static enum RmqIo
+await_confirm(struct RmqConn *c, uint64_t ours, long long deadline_ms, struct RmqResult *r)
+{
+	struct Confirm cf = {0};
+	amqp_frame_t f;
+	struct timeval tv;
+	int rc;
+
+	for (;;) {
+		if (!rmq_timeval(deadline_ms, &tv)) {
+			snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
+			return QIO_LOST;
+		}
+		rc = amqp_simple_wait_frame_noblock(c->st, &f, &tv);
+		if (rc == AMQP_STATUS_TIMEOUT) {
+			snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
+			return QIO_LOST;
+		}
+		if (rc != AMQP_STATUS_OK) {
+			snprintf(r->error, sizeof r->error, "the connection failed before the confirm: %s",
+					 amqp_error_string2(rc));
+			return QIO_LOST;
+		}
+		if (f.frame_type != AMQP_FRAME_METHOD)
+			continue; /* a returned message's header and body, heartbeats */
+		switch (f.payload.method.id) {
+		case AMQP_BASIC_ACK_METHOD: {
+			const amqp_basic_ack_t *ack = f.payload.method.decoded;
+
+			if (!for_us(ack->delivery_tag, ack->multiple, ours))
+				continue;
+			r->outcome = cf.returned ? QO_UNROUTABLE : QO_SENT;
+			if (cf.returned)
+				snprintf(r->error, sizeof r->error, "%s", cf.why);
+			return QIO_OK;
+		}
+		case AMQP_BASIC_NACK_METHOD: {
+			const amqp_basic_nack_t *nack = f.payload.method.decoded;
+
+			if (!for_us(nack->delivery_tag, nack->multiple, ours))
+				continue;
+			r->outcome = QO_RETRY;
+			snprintf(r->error, sizeof r->error, "the broker nacked the message (it could not take it)");
+			return QIO_OK;
+		}
+		case AMQP_BASIC_RETURN_METHOD: {
+			const amqp_basic_return_t *ret = f.payload.method.decoded;
+
+			cf.returned = true;
+			snprintf(cf.why, sizeof cf.why, "the broker returned the message as unroutable: %d %.*s",
+					 ret->reply_code, (int) ret->reply_text.len, (const char *) ret->reply_text.bytes);
+			continue;
+		}
+		case AMQP_CHANNEL_CLOSE_METHOD:
+		case AMQP_CONNECTION_CLOSE_METHOD:
+			return closed(c, &f, r);
+		case AMQP_CONNECTION_BLOCKED_METHOD:
+			/* a resource alarm: the broker reads nothing more until it clears, or the deadline */
+			continue;
+		default:
+			continue;
+		}
+	}
+}
+
+/* publish_once sends m on c and waits for its confirm; the io as await_confirm's. */
+static enum RmqIo
+publish_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, long long deadline_ms,
+			 struct RmqResult *r)
+{
+	amqp_basic_properties_t p;
+	amqp_table_entry_t entries[4];
+	amqp_bytes_t body = {m->payload_len, (void *) m->payload};
+	enum RmqIo io;
+	int rc;
+
+	fill_properties(m, &p, entries);
+	if (t->addr.tls)
+		ERR_clear_error();
+	rc = amqp_basic_publish(c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
+							amqp_cstring_bytes(t->routing_key), t->mandatory, 0, &p, body);
+	if (rc != AMQP_STATUS_OK) {
+		snprintf(r->error, sizeof r->error, "cannot publish: %s", amqp_error_string2(rc));
+		return QIO_UNSENT;
+	}
+	c->published++;
+	io = await_confirm(c, c->published, deadline_ms, r);
+	if (io == QIO_OK && r->outcome == QO_SENT)
+		r->tag = c->published;
+	amqp_maybe_release_buffers(c->st);
+	return io;
+}
+
+/*
+ * still_open says whether a kept connection is still usable: it reads what the broker sent
+ * meanwhile without waiting. A connection.close (the broker's restart, an operator's
+ * close_connection) or a closed socket means no: a new connection then costs the event nothing.
+ */
+static bool
+still_open(struct RmqConn *c)
+{
+	amqp_frame_t f;
+	struct timeval none = {0, 0};
+	int rc;
+
+	for (;;) {
+		rc = amqp_simple_wait_frame_noblock(c->st, &f, &none);
+		if (rc == AMQP_STATUS_TIMEOUT)
+			return true;
+		if (rc != AMQP_STATUS_OK)
+			return false;
+		if (f.frame_type == AMQP_FRAME_METHOD && (f.payload.method.id == AMQP_CONNECTION_CLOSE_METHOD ||
+												  f.payload.method.id == AMQP_CHANNEL_CLOSE_METHOD))
+			return false;
+		/* anything else (connection.blocked, a heartbeat) leaves it usable */
+	}
+}
+
+/* outcome_of sets r's outcome from the io of a failed attempt. */
+static void
+outcome_of(enum RmqIo io, struct RmqResult *r)
+{
+	r->outcome = io == QIO_SETUP ? QO_CONFIG : QO_RETRY;
+	r->unknown = io == QIO_LOST;
+}
+
+void
+rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, struct RmqResult *r)
+{
+	enum RmqIo io;
+
+	memset(r, 0, sizeof *r);
+	s->deadline_ms = now_us() / 1000 + t->timeout_ms;
+	if (s->conn != NULL && (!rmq_conn_same(s->conn, &t->addr) || !still_open(s->conn)))
+		rmq_session_close(s);
+	for (;;) {
+		s->reused = s->conn != NULL;
+		if (s->conn == NULL) {
+			s->conn = rmq_conn_open(&t->addr, s->deadline_ms, &io, r->error, sizeof r->error);
+			if (s->conn == NULL) {
+				outcome_of(io, r);
+				return;
+			}
+		}
+		io = publish_once(s->conn, t, m, s->deadline_ms, r);
+		if (io == QIO_OK)
+			break;
+		rmq_session_close(s);
+		/*
+		 * A kept connection the broker or the network closed meanwhile: once, on a new one. The
+		 * message may have gone out on the old one (QIO_LOST): the consumer drops a second copy
+		 * by its message_id.
+		 */
+		if (!s->reused || (io != QIO_LOST && io != QIO_UNSENT) || now_us() / 1000 >= s->deadline_ms) {
+			outcome_of(io, r);
+			return;
+		}
+	}
+	if (r->outcome != QO_SENT)
+		rmq_session_close(s); /* a nack or a return: start the next event afresh */
+}
+
+void
+rmq_session_close(struct RmqSession *s)
+{
+	rmq_conn_close(s->conn);
+	s->conn = NULL;
+}

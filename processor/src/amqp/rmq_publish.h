@@ -1,0 +1,65 @@
+/*
+ * rmq_publish.h - an event published to a RabbitMQ exchange as one persistent message, and
+ * confirmed: the attempt ends when the broker has acked it (publisher confirms), nacked it,
+ * returned it as unroutable (mandatory), refused it, or when the deadline passes.
+ *
+ * A worker keeps one RmqSession (its connection, reused while the next event goes to the same
+ * broker as the same user). Never logs, never exits.
+ */
+#ifndef PGRELAY_RMQ_PUBLISH_H
+#define PGRELAY_RMQ_PUBLISH_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "rmq_conn.h"
+
+/* A channel's destination, its secrets resolved, and the event's routing key. */
+struct RmqTarget {
+	struct RmqAddress addr;
+	const char *exchange;    /* "": the default exchange */
+	const char *routing_key; /* this event's */
+	bool mandatory;          /* an unroutable message comes back and fails */
+	long timeout_ms;         /* the whole attempt: connect, login, publish, confirm */
+};
+
+/* One event as its message carries it. */
+struct RmqMessage {
+	const char *event_id;  /* message_id */
+	const char *channel;   /* header channel */
+	int attempt;           /* header attempt */
+	const char *queued_at; /* header queued_at, ISO 8601 */
+	const char *key;       /* header key; NULL: the event has none */
+	const char *payload;   /* the body */
+	size_t payload_len;
+	bool json; /* content_type application/json */
+};
+
+enum RmqOutcome {
+	QO_SENT,       /* acked by the broker */
+	QO_RETRY,      /* not published, nacked, or unknown (timed out, lost): try again later */
+	QO_CONFIG,     /* refused for what the channel's settings or the broker's set-up say */
+	QO_UNROUTABLE, /* returned: no queue is bound for its routing key (mandatory) */
+};
+
+struct RmqResult {
+	enum RmqOutcome outcome;
+	bool unknown;           /* QO_RETRY after the message went out: it may have been queued */
+	unsigned long long tag; /* its delivery tag on the connection, QO_SENT */
+	char error[512];        /* why, otherwise; never holds a secret */
+};
+
+struct RmqSession {
+	struct RmqConn *conn;  /* NULL until the first event, and after a failure */
+	bool reused;           /* this attempt runs on a connection kept from an earlier one */
+	long long deadline_ms; /* this attempt's end (now_us() / 1000 based) */
+};
+
+/* rmq_publish publishes m to t through s, reusing or replacing its connection, and waits for the confirm. */
+void rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
+				 struct RmqResult *r);
+
+/* rmq_session_close closes s's connection, if any. */
+void rmq_session_close(struct RmqSession *s);
+
+#endif

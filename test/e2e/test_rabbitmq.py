@@ -1,0 +1,251 @@
+"""RabbitMQ end to end: a channel registered with its settings, notify() in the database, the
+Processor's held transaction publishing with confirms, and a real rabbitmq-server (Debian's, one
+node of the session's own) read back with pika and amqp-tools: the message's properties and
+headers, the routing key fixed, from the event's key and from a payload field, an unroutable
+message, a wrong password, a missing exchange, a broker that stops and comes back, a broker that blocks publishers (a resource
+alarm), a connection the broker closed, TLS with the throwaway CA, and the release build under valgrind."""
+import json
+import os
+import shutil
+import subprocess
+
+import pytest
+
+import testlib
+
+pytestmark = pytest.mark.skipif(not os.path.exists(testlib.RabbitServer.BIN + "/rabbitmq-server"),
+                                reason="rabbitmq-server is not installed")
+
+
+@pytest.fixture(scope="session")
+def rabbit(tmp_path_factory, certs):
+    """One broker for the session (it takes seconds to start): plain and TLS listeners."""
+    r = testlib.RabbitServer(tmp_path_factory.mktemp("rabbitmq"), certs=str(certs))
+    yield r
+    r.stop()
+
+
+def declare(rabbit, queue, exchange=None, kind="direct", binding=None):
+    """A durable queue, and when asked an exchange of kind bound to it by binding."""
+    import pika
+    params = pika.ConnectionParameters("127.0.0.1", rabbit.port, "/", pika.PlainCredentials("guest", "guest"))
+    with pika.BlockingConnection(params) as conn:
+        ch = conn.channel()
+        ch.queue_declare(queue, durable=True)
+        if exchange:
+            ch.exchange_declare(exchange, kind, durable=True)
+            ch.queue_bind(queue, exchange, routing_key=binding if binding is not None else queue)
+
+
+def register(db, channel, settings, **kw):
+    args = dict(kw, backoff_base="10 milliseconds", backoff_max="50 milliseconds")
+    db.sql("SELECT pgrelay.register(%%s, 'rabbitmq', settings => %%s, %s)"
+           % ", ".join("%s => %%s" % k for k in args), [channel, json.dumps(settings)] + list(args.values()))
+
+
+def log_rows(db, channel):
+    return db.sql("SELECT event_id, attempt, outcome, error, detail FROM pgrelay.log WHERE channel = %s ORDER BY id",
+                  (channel,))
+
+
+def test_events_become_persistent_confirmed_messages(db, rabbit, processors):
+    """Each event is one persistent message on the exchange with the event's id as message_id,
+    its channel, attempt, queue time and key as headers, and application/json for JSON; the log
+    row says the broker confirmed it."""
+    declare(rabbit, "q_orders", exchange="x_orders", binding="orders.created")
+    register(db, "orders", {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_orders",
+                            "routing_key": "orders.created"})
+    first = db.scalar("SELECT pgrelay.notify('orders', '{\"id\": 1}', key => 'customer-7')")
+    second = db.scalar("SELECT pgrelay.notify('orders', 'plain text')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    msgs = sorted(rabbit.messages("q_orders"), key=lambda m: int(m["message_id"]))
+    assert [m["message_id"] for m in msgs] == [str(first), str(second)]
+    assert msgs[0]["body"] == '{"id": 1}' and msgs[0]["content_type"] == "application/json"
+    assert msgs[1]["body"] == "plain text" and msgs[1]["content_type"] is None
+    assert all(m["delivery_mode"] == 2 and m["exchange"] == "x_orders" and m["routing_key"] == "orders.created"
+               and m["app_id"] == "pg_relay" for m in msgs)
+    assert msgs[0]["headers"]["key"] == "customer-7" and "key" not in msgs[1]["headers"]
+    assert all(m["headers"]["channel"] == "orders" and m["headers"]["attempt"] == 1 for m in msgs)
+    assert msgs[0]["headers"]["queued_at"].endswith("Z") and "T" in msgs[0]["headers"]["queued_at"]
+    rows = sorted(log_rows(db, "orders"))
+    assert [(row[0], row[1], row[2]) for row in rows] == [(first, 1, "ok"), (second, 1, "ok")]
+    assert rows[0][4] == {"exchange": "x_orders", "routing_key": "orders.created", "host": "127.0.0.1",
+                          "port": rabbit.port, "confirmed": True}
+
+
+def test_routing_keys_from_the_event_and_the_payload(db, rabbit, processors):
+    """routing_key_from "key" routes by the event's key, "field" by a field of the JSON payload
+    (amqp-get reads each queue back); an event without one fails for good, nothing published."""
+    for q in ("rk_eu", "rk_us", "rk_paid"):
+        declare(rabbit, q, exchange="x_route", binding=q)
+    register(db, "by_key", {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_route",
+                            "routing_key_from": "key"})
+    register(db, "by_field", {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_route",
+                              "routing_key_from": "field", "routing_key_field": "status"})
+    db.scalar("SELECT pgrelay.notify('by_key', 'to eu', key => 'rk_eu')")
+    db.scalar("SELECT pgrelay.notify('by_key', 'to us', key => 'rk_us')")
+    db.scalar("SELECT pgrelay.notify('by_field', '{\"status\": \"rk_paid\"}')")
+    db.scalar("SELECT pgrelay.notify('by_key', 'no key')")
+    db.scalar("SELECT pgrelay.notify('by_field', '{\"other\": 1}')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert rabbit.amqp("amqp-get", "-q", "rk_eu") == "to eu"
+    assert rabbit.amqp("amqp-get", "-q", "rk_us") == "to us"
+    assert rabbit.amqp("amqp-get", "-q", "rk_paid") == '{"status": "rk_paid"}'
+    outcomes = {r[3]: r[2] for r in log_rows(db, "by_key") + log_rows(db, "by_field") if r[2] != "ok"}
+    assert outcomes == {"the event has no key of 1 to 255 bytes to route by": "failed",
+                        'the payload has no field "status" (a string of 1 to 255 bytes or a whole number) to '
+                        'route by': "failed"}
+
+
+def test_an_unroutable_message_fails_instead_of_vanishing(db, rabbit, processors):
+    """mandatory (the default): a message no queue is bound for comes back, and the event fails
+    for good instead of being dropped by the broker."""
+    declare(rabbit, "q_unbound", exchange="x_unbound", binding="something.else")
+    register(db, "unroutable", {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_unbound"})
+    db.scalar("SELECT pgrelay.notify('unroutable', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [(_, attempt, outcome, error, _)] = log_rows(db, "unroutable")
+    assert (attempt, outcome) == (1, "failed") and "312 NO_ROUTE" in error, error
+
+
+def test_a_wrong_password_is_the_set_ups_error(db, rabbit, processors, tmp_path):
+    """The password is a reference resolved for this channel only; a wrong one is a configuration
+    error at error level, with a hint, and no secret anywhere in the log."""
+    rabbit.ctl("add_user", "relay", "s3cret-pw")
+    rabbit.ctl("set_permissions", "-p", "/", "relay", ".*", ".*", ".*")
+    declare(rabbit, "q_authed")
+    register(db, "authed", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_authed",
+                            "user": "relay", "password": "env:MQ_PW"})
+    db.scalar("SELECT pgrelay.notify('authed', 'one')")
+    p = processors("-d", db.dsn, "--once", "--secret-env=MQ_PW=channel/authed", env={"MQ_PW": "s3cret-pw"})
+    assert p.wait_exit() == 0
+    assert [m["body"] for m in rabbit.messages("q_authed")] == ["one"]
+
+    secrets = tmp_path / "secrets"
+    (secrets / "channel" / "authed").mkdir(parents=True)
+    (secrets / "channel" / "authed" / "mq_pw").write_text("wrong-pw\n")
+    register(db, "authed", {"password": "file:mq_pw"})
+    db.scalar("SELECT pgrelay.notify('authed', 'two')")
+    p = processors("-d", db.dsn, "--once", "--secrets-dir", str(secrets))
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert " error " in line and "config_error=destination" in line and "ACCESS_REFUSED" in line, line
+    assert "hint=" in line or "fix the channel" in p.log(), line
+    assert "wrong-pw" not in p.log() and "s3cret-pw" not in p.log()
+    assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'authed' "
+                     "AND outcome <> 'ok' ORDER BY id LIMIT 1") == "configuration"
+
+
+def test_a_missing_exchange_or_vhost_is_the_set_ups_error(db, rabbit, processors):
+    register(db, "no_exchange", {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_missing"})
+    register(db, "no_vhost", {"host": "127.0.0.1", "port": rabbit.port, "vhost": "missing"})
+    db.scalar("SELECT pgrelay.notify('no_exchange', 'x')")
+    db.scalar("SELECT pgrelay.notify('no_vhost', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    lines = p.lines("attempt_failed")
+    assert any("config_error=destination" in l and "404 NOT_FOUND" in l and "x_missing" in l for l in lines), lines
+    assert any("config_error=destination" in l and "530 NOT_ALLOWED" in l for l in lines), lines
+    assert {r[2] for r in log_rows(db, "no_exchange")} <= {"retry", "failed"}
+
+
+def test_a_broker_that_is_down_is_retried_until_it_is_back(db, rabbit, processors):
+    declare(rabbit, "q_down")
+    register(db, "down", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_down"}, max_attempts=1000)
+    rabbit.ctl("stop_app")
+    try:
+        eid = db.scalar("SELECT pgrelay.notify('down', 'x')")
+        p = processors("-d", db.dsn, "--poll-interval=50ms")
+        p.wait_log(r" attempt_failed .*outcome=retry")
+        [(_, attempt, outcome, error, _)] = log_rows(db, "down")[:1]
+        assert (attempt, outcome) == (1, "retry") and "cannot connect" in error, error
+    finally:
+        rabbit.ctl("start_app")
+    testlib.wait_for(lambda: log_rows(db, "down")[-1][2] == "ok", "the event once the broker is back")
+    assert p.stop() == 0
+    assert [m["message_id"] for m in rabbit.messages("q_down")] == [str(eid)]
+
+
+def test_a_connection_the_broker_closed_costs_no_attempt(db, rabbit, processors):
+    """A worker keeps its connection between events; when the broker has closed it meanwhile, the
+    next event goes on a new one at its first attempt."""
+    declare(rabbit, "q_kept")
+    register(db, "kept", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_kept"})
+    db.scalar("SELECT pgrelay.notify('kept', 'first')")
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+    testlib.wait_for(lambda: log_rows(db, "kept"), "the first message")
+    rabbit.ctl("close_all_connections", "closed by the test")
+    db.scalar("SELECT pgrelay.notify('kept', 'second')")
+    testlib.wait_for(lambda: len(log_rows(db, "kept")) == 2, "the second message")
+    assert p.stop() == 0
+    assert not p.lines("attempt_failed"), p.log()
+    assert [row[1:3] for row in log_rows(db, "kept")] == [(1, "ok"), (1, "ok")]
+    assert sorted(m["body"] for m in rabbit.messages("q_kept")) == ["first", "second"]
+
+
+def test_tls_with_the_channels_ca(db, rabbit, processors, certs, tmp_path):
+    """TLS to the broker's TLS listener, its certificate checked against the channel's CA and the
+    host name; a certificate another CA signed is the set-up's error."""
+    declare(rabbit, "q_tls")
+    register(db, "secure", {"host": "localhost", "port": rabbit.tls_port, "tls": True,
+                            "ca_file": str(certs / "ca.pem"), "routing_key": "q_tls"})
+    db.scalar("SELECT pgrelay.notify('secure', 'over tls')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert [m["body"] for m in rabbit.messages("q_tls")] == ["over tls"]
+
+    other = testlib.make_certs(tmp_path / "other")
+    register(db, "spoofed", {"host": "localhost", "port": rabbit.tls_port, "tls": True,
+                             "ca_file": str(other / "ca.pem"), "routing_key": "q_tls"})
+    db.scalar("SELECT pgrelay.notify('spoofed', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert "config_error=destination" in line and "certificate" in line, line
+
+
+def test_valgrind_rabbitmq_run_is_clean(db, rabbit, processors, certs):
+    """The release build under valgrind publishes over TLS with a password (OpenSSL, rabbitmq-c,
+    the kept connection of two workers) without a memory error or a leak."""
+    rabbit.ctl("add_user", "vg", "vg-pw")
+    rabbit.ctl("set_permissions", "-p", "/", "vg", ".*", ".*", ".*")
+    declare(rabbit, "q_vg")
+    register(db, "vg", {"host": "localhost", "port": rabbit.tls_port, "tls": True, "ca_file": str(certs / "ca.pem"),
+                        "user": "vg", "password": "env:MQ_PW", "routing_key": "q_vg"})
+    for i in range(4):
+        db.sql("SELECT pgrelay.notify('vg', %s)", ('{"n": %d}' % i,))
+    out = subprocess.run(["valgrind", "--leak-check=full", "--show-leak-kinds=definite,indirect",
+                          "--errors-for-leak-kinds=definite,indirect", "--error-exitcode=99",
+                          testlib.PROCESSOR_RELEASE, "-d", db.dsn, "--once", "--workers=2",
+                          "--secret-env=MQ_PW=channel/vg"],
+                         stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=300,
+                         env=dict(os.environ, MQ_PW="vg-pw"))
+    assert out.returncode == 0, out.stdout[-6000:]
+    assert "ERROR SUMMARY: 0 errors" in out.stdout
+    assert [row[2] for row in log_rows(db, "vg")] == ["ok"] * 4
+    assert len(rabbit.messages("q_vg")) == 4
+
+
+def test_a_broker_that_blocks_publishers_is_retried(db, rabbit, processors):
+    """A resource alarm (here the memory watermark at 0) makes the broker stop reading publishers:
+    no confirm comes within the channel's timeout, the attempt is retried as unknown, and the
+    event is delivered once the alarm clears (at least once: a copy may come twice, with the same
+    message_id)."""
+    declare(rabbit, "q_blocked")
+    register(db, "blocked", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_blocked"},
+             timeout="1 second", max_attempts=1000)
+    rabbit.ctl("set_vm_memory_high_watermark", "0")
+    try:
+        eid = db.scalar("SELECT pgrelay.notify('blocked', 'x')")
+        p = processors("-d", db.dsn, "--poll-interval=50ms")
+        p.wait_log(r" attempt_failed .*channel=blocked .*outcome=retry")
+        [(_, attempt, outcome, error, detail)] = log_rows(db, "blocked")[:1]
+        assert (attempt, outcome) == (1, "retry") and "no confirm" in error and detail["unknown"] is True, error
+    finally:
+        rabbit.ctl("set_vm_memory_high_watermark", "0.4")
+    testlib.wait_for(lambda: log_rows(db, "blocked")[-1][2] == "ok", "the event once the alarm cleared")
+    assert p.stop() == 0
+    assert {m["message_id"] for m in rabbit.messages("q_blocked")} == {str(eid)}
