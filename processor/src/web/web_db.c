@@ -60,8 +60,11 @@ static const char caps_sql[] =
 	" CASE WHEN r THEN "
 	"COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure('pgrelay.pause(text)'),"
 	"                           'EXECUTE'), false) END,"
-	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
-	"'pgrelay.schedule(text, text, text, text, text, text, boolean)'), 'EXECUTE'), false) END,"
+	/* schedule() of 1.4 (with topic and event_type), else of 1.3: one that may call it */
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(COALESCE(pg_catalog.to_regprocedure("
+	"'pgrelay.schedule(text, text, text, text, text, text, boolean, text, text)'), "
+	"pg_catalog.to_regprocedure("
+	"'pgrelay.schedule(text, text, text, text, text, text, boolean)')), 'EXECUTE'), false) END,"
 	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
 	"'pgrelay.cancel(bigint)'), 'EXECUTE'), false) END,"
 	" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
