@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dest_row.h"
 #include "pgconn.h"
 #include "rmq_publish.h"
 #include "secrets.h"
@@ -23,14 +24,7 @@
 /* A rabbitmq event's state, from the claim to the commit. */
 struct RmqEvent {
 	struct Attempt *a;
-	char *payload;
-	char event_id[24];
-	char *channel;
-	char *key; /* NULL: the event has none */
-	char queued_at[40];
-	char *settings; /* the channel's settings (JSON), NULL when it has none */
-	long timeout_ms;
-	char *password; /* resolved, wiped at close */
+	struct DestRow r; /* the claimed row */
 	char error[1024];
 	char *detail; /* the log row's detail (JSON), NULL until made */
 };
@@ -58,14 +52,7 @@ rmq_kind_close(void *st)
 
 	if (e == NULL)
 		return;
-	if (e->password != NULL) {
-		explicit_bzero(e->password, strlen(e->password));
-		free(e->password);
-	}
-	free(e->payload);
-	free(e->channel);
-	free(e->key);
-	free(e->settings);
+	dest_row_free(&e->r);
 	free(e->detail);
 	free(e);
 }
@@ -76,42 +63,14 @@ rmq_kind_thread_end(void)
 	rmq_session_close(&session);
 }
 
-/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
-static bool
-dup_value(const PGresult *res, int col, char **out)
-{
-	const char *v = pgconn_value(res, 0, col);
-
-	*out = v != NULL ? strdup(v) : NULL;
-	return v == NULL || *out != NULL;
-}
-
 enum HeldClaim
 rmq_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
 {
 	struct RmqEvent *e = st;
-	enum HeldClaim c = HC_SKIPPED;
 
 	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
 	(void) fetch_error;
-	if (res == NULL)
-		return HC_FAILED;
-	if (PQntuples(res) > 0) {
-		c = HC_CLAIMED;
-		e->a->attempt = atoi(pgconn_value(res, 0, 1));
-		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
-		snprintf(e->queued_at, sizeof e->queued_at, "%s",
-				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
-		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
-		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
-			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
-			e->channel == NULL)
-			c = HC_FAILED;
-		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
-			c = HC_REPLAYED;
-	}
-	pgconn_clear(res);
-	return c;
+	return dest_row_read_one(&e->r, &e->a->attempt, res);
 }
 
 /* nothing_sent is the verdict of an attempt that published nothing: result, with error. */
@@ -146,9 +105,9 @@ routing_key_of(struct RmqEvent *e, json_t *doc, json_t *payload, char *buf, size
 	if (from == NULL || strcmp(from, "fixed") == 0)
 		return text_of(doc, "routing_key");
 	if (strcmp(from, "key") == 0) {
-		if (e->key == NULL || strlen(e->key) > 255)
+		if (e->r.key == NULL || strlen(e->r.key) > 255)
 			snprintf(e->error, sizeof e->error, "the event has no key of 1 to 255 bytes to route by");
-		return e->key != NULL && strlen(e->key) <= 255 ? e->key : NULL;
+		return e->r.key != NULL && strlen(e->r.key) <= 255 ? e->r.key : NULL;
 	}
 	v = json_is_object(payload) && field != NULL ? json_object_get(payload, field) : NULL;
 	if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 255 &&
@@ -174,7 +133,7 @@ static bool
 target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 {
 	const char *ref = text_of(doc, "password");
-	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+	struct SecretOwner o = {SO_CHANNEL, e->r.channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
 
 	*config = false;
 	t->addr.host = text_of(doc, "host");
@@ -186,7 +145,7 @@ target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 	t->addr.user = text_of(doc, "user");
 	t->exchange = text_of(doc, "exchange");
 	t->mandatory = !json_is_false(json_object_get(doc, "mandatory"));
-	t->timeout_ms = e->timeout_ms > 0 ? e->timeout_ms : 30000;
+	t->timeout_ms = e->r.timeout_ms > 0 ? e->r.timeout_ms : 30000;
 	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
 		t->timeout_ms = e->a->ws->max_delivery_time_ms;
 	if (t->addr.host == NULL || t->addr.vhost == NULL || t->addr.user == NULL || t->exchange == NULL ||
@@ -194,11 +153,11 @@ target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 		snprintf(e->error, sizeof e->error, "the channel's rabbitmq settings are incomplete");
 		return false;
 	}
-	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
 		*config = true;
 		return false;
 	}
-	t->addr.password = e->password;
+	t->addr.password = e->r.password;
 	return true;
 }
 
@@ -252,7 +211,7 @@ rmq_kind_deliver(void *st, struct Verdict *v)
 	json_t *doc, *payload;
 	bool config;
 
-	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, "the channel has no rabbitmq settings");
 		return;
 	}
@@ -263,13 +222,13 @@ rmq_kind_deliver(void *st, struct Verdict *v)
 		json_decref(doc);
 		return;
 	}
-	payload = json_loadb(e->payload, strlen(e->payload), JSON_DECODE_ANY, NULL);
+	payload = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
 	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number);
 	if (t.routing_key == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, e->error);
 	} else {
-		m = (struct RmqMessage){e->event_id, e->channel, e->a->attempt,      e->queued_at,
-								e->key,      e->payload, strlen(e->payload), payload != NULL};
+		m = (struct RmqMessage){e->r.event_id, e->r.channel, e->a->attempt,        e->r.queued_at,
+								e->r.key,      e->r.payload, strlen(e->r.payload), payload != NULL};
 		rmq_publish(&session, &t, &m, &r);
 		verdict_of(e, &t, &r, v);
 	}

@@ -17,21 +17,15 @@
 #include <string.h>
 
 #include "kafka_producer.h"
+#include "dest_row.h"
 #include "pgconn.h"
 #include "secrets.h"
 
 /* A kafka event's state, from the claim to the commit. */
 struct KafkaEvent {
 	struct Attempt *a;
-	char *payload;
-	char event_id[24];
-	char *channel;
-	char *key; /* NULL: the event has none */
-	char queued_at[40];
-	char *settings; /* the channel's settings (JSON), NULL when it has none */
-	long timeout_ms;
-	char *password;  /* resolved, wiped at close */
-	char *field_key; /* the message key taken from the payload (key: field) */
+	struct DestRow r; /* the claimed row */
+	char *field_key;  /* the message key taken from the payload (key: field) */
 	char error[1024];
 	char *detail; /* the log row's detail (JSON), NULL until made */
 };
@@ -53,14 +47,7 @@ kafka_kind_close(void *st)
 
 	if (e == NULL)
 		return;
-	if (e->password != NULL) {
-		explicit_bzero(e->password, strlen(e->password));
-		free(e->password);
-	}
-	free(e->payload);
-	free(e->channel);
-	free(e->key);
-	free(e->settings);
+	dest_row_free(&e->r);
 	free(e->field_key);
 	free(e->detail);
 	free(e);
@@ -72,42 +59,14 @@ kafka_kind_shutdown(void)
 	kafka_producers_close();
 }
 
-/* dup_value copies column col of the claim's row (NULL stays NULL); false when out of memory. */
-static bool
-dup_value(const PGresult *res, int col, char **out)
-{
-	const char *v = pgconn_value(res, 0, col);
-
-	*out = v != NULL ? strdup(v) : NULL;
-	return v == NULL || *out != NULL;
-}
-
 enum HeldClaim
 kafka_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
 {
 	struct KafkaEvent *e = st;
-	enum HeldClaim c = HC_SKIPPED;
 
 	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
 	(void) fetch_error;
-	if (res == NULL)
-		return HC_FAILED;
-	if (PQntuples(res) > 0) {
-		c = HC_CLAIMED;
-		e->a->attempt = atoi(pgconn_value(res, 0, 1));
-		snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, 0, 2));
-		snprintf(e->queued_at, sizeof e->queued_at, "%s",
-				 pgconn_value(res, 0, 6) ? pgconn_value(res, 0, 6) : "");
-		e->timeout_ms = atol(pgconn_value(res, 0, 8) ? pgconn_value(res, 0, 8) : "0");
-		if (!dup_value(res, 0, &e->payload) || !dup_value(res, 3, &e->channel) ||
-			!dup_value(res, 5, &e->key) || !dup_value(res, 7, &e->settings) || e->payload == NULL ||
-			e->channel == NULL)
-			c = HC_FAILED;
-		else if (strcmp(pgconn_value(res, 0, 9) ? pgconn_value(res, 0, 9) : "f", "t") == 0)
-			c = HC_REPLAYED;
-	}
-	pgconn_clear(res);
-	return c;
+	return dest_row_read_one(&e->r, &e->a->attempt, res);
 }
 
 /* nothing_sent is the verdict of an attempt that delivered nothing: result, with error. */
@@ -136,12 +95,12 @@ static bool
 target_of(struct KafkaEvent *e, json_t *doc, struct KafkaTarget *t, bool *config)
 {
 	const char *ref = text_of(doc, "password");
-	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+	struct SecretOwner o = {SO_CHANNEL, e->r.channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
 	json_t *own_timeout = json_object_get(doc, "timeout_ms");
 
 	*config = false;
-	t->channel = e->channel;
-	t->settings = e->settings;
+	t->channel = e->r.channel;
+	t->settings = e->r.settings;
 	t->brokers = text_of(doc, "brokers");
 	t->topic = text_of(doc, "topic");
 	t->tls = json_is_true(json_object_get(doc, "tls"));
@@ -151,7 +110,7 @@ target_of(struct KafkaEvent *e, json_t *doc, struct KafkaTarget *t, bool *config
 	t->user = text_of(doc, "user");
 	/* the channel's own timeout_ms setting, else its timeout, within max-delivery-time */
 	t->timeout_ms = json_is_integer(own_timeout) ? (long) json_integer_value(own_timeout)
-					: e->timeout_ms > 0          ? e->timeout_ms
+					: e->r.timeout_ms > 0        ? e->r.timeout_ms
 												 : 30000;
 	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
 		t->timeout_ms = e->a->ws->max_delivery_time_ms;
@@ -159,11 +118,11 @@ target_of(struct KafkaEvent *e, json_t *doc, struct KafkaTarget *t, bool *config
 		snprintf(e->error, sizeof e->error, "the channel's kafka settings are incomplete");
 		return false;
 	}
-	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
 		*config = true;
 		return false;
 	}
-	t->password = e->password;
+	t->password = e->r.password;
 	return true;
 }
 
@@ -180,13 +139,13 @@ key_of(struct KafkaEvent *e, json_t *doc, struct KafkaMessage *m)
 
 	m->key = NULL;
 	m->key_len = 0;
-	if (strcmp(how, "event") == 0 && e->key != NULL) {
-		m->key = e->key;
-		m->key_len = strlen(e->key);
+	if (strcmp(how, "event") == 0 && e->r.key != NULL) {
+		m->key = e->r.key;
+		m->key_len = strlen(e->r.key);
 	}
 	if (strcmp(how, "field") != 0 || field == NULL)
 		return true;
-	payload = json_loads(e->payload, JSON_DECODE_ANY, NULL);
+	payload = json_loads(e->r.payload, JSON_DECODE_ANY, NULL);
 	v = json_is_object(payload) ? json_object_get(payload, field) : NULL;
 	if (json_is_string(v))
 		e->field_key = strdup(json_string_value(v));
@@ -252,7 +211,7 @@ kafka_kind_deliver(void *st, struct Verdict *v)
 	json_t *doc;
 	bool config;
 
-	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, "the channel has no kafka settings");
 		return;
 	}
@@ -264,8 +223,8 @@ kafka_kind_deliver(void *st, struct Verdict *v)
 		return;
 	}
 	snprintf(attempt, sizeof attempt, "%d", e->a->attempt);
-	m = (struct KafkaMessage){e->event_id, e->channel, attempt,    e->queued_at,
-							  NULL,        0,          e->payload, strlen(e->payload)};
+	m = (struct KafkaMessage){e->r.event_id, e->r.channel,        attempt, e->r.queued_at, NULL, 0,
+							  e->r.payload,  strlen(e->r.payload)};
 	if (!key_of(e, doc, &m)) {
 		nothing_sent(e, v, AR_PERMANENT, e->error);
 		json_decref(doc);

@@ -15,6 +15,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "dest_row.h"
 #include "pgconn.h"
 #include "redis_stream.h"
 #include "secrets.h"
@@ -22,14 +23,7 @@
 /* A redis event's state, from the claim to the commit. */
 struct RedisEvent {
 	struct Attempt *a;
-	char *payload;
-	char event_id[24];
-	char *channel;
-	char *key; /* NULL: the event has none */
-	char queued_at[40];
-	char *settings; /* the channel's settings (JSON), NULL when it has none */
-	long timeout_ms;
-	char *password; /* resolved, wiped at close */
+	struct DestRow r; /* the claimed row */
 	char error[1024];
 	char *detail; /* the log row's detail (JSON), NULL until made */
 	char attempt[16];
@@ -58,14 +52,7 @@ redis_kind_close(void *st)
 
 	if (e == NULL)
 		return;
-	if (e->password != NULL) {
-		explicit_bzero(e->password, strlen(e->password));
-		free(e->password);
-	}
-	free(e->payload);
-	free(e->channel);
-	free(e->key);
-	free(e->settings);
+	dest_row_free(&e->r);
 	free(e->detail);
 	free(e);
 }
@@ -76,48 +63,22 @@ redis_kind_thread_end(void)
 	redis_session_close(&session);
 }
 
-/* dup_value copies column col of row of the claim (NULL stays NULL); false when out of memory. */
-static bool
-dup_value(const PGresult *res, int row, int col, char **out)
-{
-	const char *v = pgconn_value(res, row, col);
-
-	*out = v != NULL ? strdup(v) : NULL;
-	return v == NULL || *out != NULL;
-}
-
 enum HeldClaim
 redis_kind_read_row(void *st, const PGresult *res, int row)
 {
 	struct RedisEvent *e = st;
 
-	e->a->attempt = atoi(pgconn_value(res, row, 1));
-	snprintf(e->event_id, sizeof e->event_id, "%s", pgconn_value(res, row, 2));
-	snprintf(e->queued_at, sizeof e->queued_at, "%s",
-			 pgconn_value(res, row, 6) ? pgconn_value(res, row, 6) : "");
-	e->timeout_ms = atol(pgconn_value(res, row, 8) ? pgconn_value(res, row, 8) : "0");
-	if (!dup_value(res, row, 0, &e->payload) || !dup_value(res, row, 3, &e->channel) ||
-		!dup_value(res, row, 5, &e->key) || !dup_value(res, row, 7, &e->settings) || e->payload == NULL ||
-		e->channel == NULL)
-		return HC_FAILED;
-	if (strcmp(pgconn_value(res, row, 9) ? pgconn_value(res, row, 9) : "f", "t") == 0)
-		return HC_REPLAYED;
-	return HC_CLAIMED;
+	return dest_row_read(&e->r, &e->a->attempt, res, row);
 }
 
 enum HeldClaim
 redis_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
 {
-	enum HeldClaim c = HC_SKIPPED;
+	struct RedisEvent *e = st;
 
 	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
 	(void) fetch_error;
-	if (res == NULL)
-		return HC_FAILED;
-	if (PQntuples(res) > 0)
-		c = redis_kind_read_row(st, res, 0);
-	pgconn_clear(res);
-	return c;
+	return dest_row_read_one(&e->r, &e->a->attempt, res);
 }
 
 /* nothing_sent is the verdict of an attempt that appended nothing: result, with error. */
@@ -146,7 +107,7 @@ static bool
 target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *config)
 {
 	const char *ref = text_of(doc, "password");
-	struct SecretOwner o = {SO_CHANNEL, e->channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+	struct SecretOwner o = {SO_CHANNEL, e->r.channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
 
 	*config = false;
 	t->addr.host = text_of(doc, "host");
@@ -157,18 +118,18 @@ target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *
 	t->stream = text_of(doc, "stream");
 	t->maxlen = (long) json_integer_value(json_object_get(doc, "maxlen"));
 	t->dedup_ttl_s = (long) json_integer_value(json_object_get(doc, "dedup_seconds"));
-	t->timeout_ms = e->timeout_ms > 0 ? e->timeout_ms : 30000;
+	t->timeout_ms = e->r.timeout_ms > 0 ? e->r.timeout_ms : 30000;
 	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
 		t->timeout_ms = e->a->ws->max_delivery_time_ms;
 	if (t->addr.host == NULL || t->stream == NULL || t->addr.port <= 0 || t->dedup_ttl_s <= 0) {
 		snprintf(e->error, sizeof e->error, "the channel's redis settings are incomplete");
 		return false;
 	}
-	if (ref != NULL && !secrets_resolve(ref, &o, &e->password, e->error, sizeof e->error)) {
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
 		*config = true;
 		return false;
 	}
-	t->addr.password = e->password;
+	t->addr.password = e->r.password;
 	return true;
 }
 
@@ -215,8 +176,8 @@ static struct RedisStreamEntry
 entry_of(struct RedisEvent *e)
 {
 	snprintf(e->attempt, sizeof e->attempt, "%d", e->a->attempt);
-	return (struct RedisStreamEntry){e->event_id, e->channel, e->attempt,        e->queued_at,
-									 e->key,      e->payload, strlen(e->payload)};
+	return (struct RedisStreamEntry){e->r.event_id, e->r.channel, e->attempt,          e->r.queued_at,
+									 e->r.key,      e->r.payload, strlen(e->r.payload)};
 }
 
 void
@@ -229,7 +190,7 @@ redis_kind_deliver(void *st, struct Verdict *v)
 	json_t *doc;
 	bool config;
 
-	if (e->settings == NULL || (doc = json_loads(e->settings, 0, NULL)) == NULL) {
+	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, "the channel has no redis settings");
 		return;
 	}
@@ -278,7 +239,7 @@ redis_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
 {
 	struct RedisEvent *first = sts[0];
 	struct RedisStreamTarget t = {0};
-	json_t *doc = first->settings != NULL ? json_loads(first->settings, 0, NULL) : NULL;
+	json_t *doc = first->r.settings != NULL ? json_loads(first->r.settings, 0, NULL) : NULL;
 	bool config, sent = false;
 	int i;
 

@@ -1,0 +1,33 @@
+/*
+ * dest_row.h - the row a destination kind (redis, kafka, rabbitmq) claims: _destination_claim()
+ * and _destination_claim_many() return the same columns for every kind, so one reader serves them.
+ */
+#ifndef PGRELAY_DEST_ROW_H
+#define PGRELAY_DEST_ROW_H
+
+#include <libpq-fe.h>
+
+#include "attempt.h"
+
+/* One claimed destination event: the columns of its claim, and the password its kind resolved. */
+struct DestRow {
+	char *payload;
+	char event_id[24];
+	char *channel;
+	char *key; /* NULL: the event has none */
+	char queued_at[40];
+	char *settings; /* the channel's settings (JSON), NULL when it has none */
+	long timeout_ms;
+	char *password; /* resolved by the kind, wiped by dest_row_free */
+};
+
+/* dest_row_read reads row of a claim's result into r, and the attempt it starts into *attempt. */
+enum HeldClaim dest_row_read(struct DestRow *r, int *attempt, const PGresult *res, int row);
+
+/* dest_row_read_one reads the one-row claim res (NULL when it failed) and clears it. */
+enum HeldClaim dest_row_read_one(struct DestRow *r, int *attempt, PGresult *res);
+
+/* dest_row_free frees what r holds, the password wiped first. */
+void dest_row_free(struct DestRow *r);
+
+#endif
