@@ -1,8 +1,9 @@
 """Kafka end to end: a channel registered with its settings, notify() in the database, the
 Processor's held transaction producing through librdkafka, and librdkafka's mock cluster
 (processor/test/kafka/tool_kafka_mock.c, on loopback) read back by a real consumer, kcat: the
-message's payload, key and headers, the order of one key's events, a retriable error then
-success, a permanent error, the set-up's errors (unknown topic, brokers that cannot be resolved),
+message's payload, key and headers, the order of one key's events, a burst produced in batches
+(one message too large failing alone, brokers down then back), a retriable error then success, a
+permanent error, the set-up's errors (unknown topic, brokers that cannot be resolved),
 settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
 packages none."""
 import json
@@ -122,6 +123,47 @@ def test_brokers_that_are_down_are_retried_until_they_are_back(db, kafka, proces
     assert p.stop() == 0
     assert [m["headers"]["event_id"] for m in kafka.messages("down")][-1] == str(eid)
     assert log_rows(db, "down")[-1][1] >= 2
+
+
+def test_a_batch_with_a_message_too_large_fails_only_that_event(db, kafka, processors):
+    """One worker takes a burst of one channel's events together: one claim, every message produced
+    before any report is awaited, one finish, one commit. The message larger than librdkafka's
+    message.max.bytes is refused at once and fails alone; the others of its batch are delivered,
+    each once."""
+    kafka.command("topic burst 2")
+    register(db, "burst", {"brokers": kafka.bootstrap, "topic": "burst"}, max_payload_bytes=2000000, max_attempts=1)
+    ids = [db.scalar("SELECT pgrelay.notify('burst', %s)", ('{"n": %d}' % n,)) for n in range(10)]
+    big = db.scalar("SELECT pgrelay.notify('burst', repeat('x', 1100000))")
+    ids += [db.scalar("SELECT pgrelay.notify('burst', %s)", ('{"n": %d}' % n,)) for n in range(10, 20)]
+    p = processors("-d", db.dsn, "--once", "--workers=1")
+    assert p.wait_exit() == 0
+    assert sorted(int(m["headers"]["event_id"]) for m in kafka.messages("burst")) == sorted(ids)
+    rows = db.sql("SELECT event_id, outcome, error, xmin::text FROM pgrelay.log WHERE channel = 'burst'")
+    assert sorted(row[0] for row in rows) == sorted(ids + [big])  # one log row per event
+    assert {row[0]: row[1] for row in rows} == {i: "failed" if i == big else "ok" for i in ids + [big]}
+    assert "too large" in [row[2] for row in rows if row[0] == big][0].lower()
+    # in a batch with others: the log rows of a batch are written by its one transaction
+    assert [row[3] for row in rows if row[0] == big][0] in {row[3] for row in rows if row[0] != big}
+
+
+def test_a_batch_while_the_brokers_are_down_arrives_once_when_they_are_back(db, kafka, processors):
+    """A burst produced while every broker is down: no report comes within the timeout, so every
+    event of the batch is retried; once the brokers are back each arrives, exactly once."""
+    kafka.command("topic downb 2")
+    register(db, "downb", {"brokers": kafka.bootstrap, "topic": "downb", "timeout_ms": 1000})
+    kafka.command("down")
+    ids = [db.scalar("SELECT pgrelay.notify('downb', %s, key => %s)", ("x", "k%d" % n)) for n in range(12)]
+    p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+    testlib.wait_for(lambda: db.scalar("SELECT count(DISTINCT event_id) FROM pgrelay.log WHERE channel = 'downb'"
+                                       " AND outcome = 'retry'") == len(ids), "every event retried")
+    first = db.sql("SELECT error, xmin::text FROM pgrelay.log WHERE channel = 'downb' AND attempt = 1")
+    assert len(first) == len(ids) and all("timed out" in row[0] for row in first), first
+    assert len({row[1] for row in first}) < len(ids)  # in batches
+    kafka.command("up")
+    testlib.wait_for(lambda: db.scalar("SELECT count(*) FROM pgrelay.log WHERE channel = 'downb' AND outcome = 'ok'")
+                     == len(ids), "every event delivered once the brokers are back")
+    assert p.stop() == 0
+    assert sorted(int(m["headers"]["event_id"]) for m in kafka.messages("downb")) == sorted(ids)
 
 
 def test_a_permanent_error_fails_the_event(db, kafka, processors):

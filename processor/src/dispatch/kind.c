@@ -23,7 +23,8 @@ static const struct DestKind kinds[] = {
 	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
 	 redis_kind_read_row, redis_kind_deliver_many},
 	{"kafka", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, kafka_kind_open,
-	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
+	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
+	 kafka_kind_read_row, kafka_kind_deliver_many},
 	{"rabbitmq", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, rmq_kind_open,
 	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
 };

@@ -1,13 +1,15 @@
 /*
- * kafka_kind.c - the kafka kind of event (held.c runs its held transaction, docs/kafka.md):
+ * kafka_kind.c - the kafka kind of event (held.c runs its held transaction, docs/kafka.md), in
+ * batches of one channel's events (held_run_many):
  *
- *   BEGIN; _destination_claim (the row and the channel's settings); the event produced to the
- *   topic and its delivery report awaited outside the database (kafka_producer.c); _finish_held;
- *   COMMIT.
+ *   BEGIN; _destination_claim_many (the rows and the channel's settings); every event produced to
+ *   the topic and each delivery report awaited outside the database (kafka_producer.c);
+ *   _finish_held_many; COMMIT.
  *
- * The claimed row stays locked until the report, so no other worker takes it. A crash after the
- * brokers took the message and before COMMIT sends it again on a later attempt: at least once, a
- * consumer drops the second copy by its event_id header.
+ * or one event alone (_destination_claim, _finish_held) when a batch's statement failed. The
+ * claimed rows stay locked until the reports, so no other worker takes them. A crash after the
+ * brokers took a message and before COMMIT, or a report that did not come in time, sends it again
+ * on a later attempt: at least once, a consumer drops the second copy by its event_id header.
  */
 #include "kafka_kind.h"
 
@@ -26,6 +28,7 @@ struct KafkaEvent {
 	struct Attempt *a;
 	struct DestRow r; /* the claimed row */
 	char *field_key;  /* the message key taken from the payload (key: field) */
+	char attempt[16]; /* the attempt's number, as its header carries it */
 	char error[1024];
 	char *detail; /* the log row's detail (JSON), NULL until made */
 };
@@ -57,6 +60,14 @@ void
 kafka_kind_shutdown(void)
 {
 	kafka_producers_close();
+}
+
+enum HeldClaim
+kafka_kind_read_row(void *st, const PGresult *res, int row)
+{
+	struct KafkaEvent *e = st;
+
+	return dest_row_read(&e->r, &e->a->attempt, res, row);
 }
 
 enum HeldClaim
@@ -200,37 +211,81 @@ verdict_of(struct KafkaEvent *e, const struct KafkaTarget *t, const struct Kafka
 	}
 }
 
+/*
+ * message_of makes e's message as doc says, into m (its attempt number in e->attempt). False with
+ * e's verdict in v: the payload has no member for the key.
+ */
+static bool
+message_of(struct KafkaEvent *e, json_t *doc, struct KafkaMessage *m, struct Verdict *v)
+{
+	snprintf(e->attempt, sizeof e->attempt, "%d", e->a->attempt);
+	*m = (struct KafkaMessage){e->r.event_id, e->r.channel,        e->attempt, e->r.queued_at, NULL, 0,
+							   e->r.payload,  strlen(e->r.payload)};
+	if (key_of(e, doc, m))
+		return true;
+	nothing_sent(e, v, AR_PERMANENT, e->error);
+	return false;
+}
+
+/*
+ * produce_all produces the events of sts[0..n), of one channel, to t together
+ * (kafka_produce_many), and gives each its verdict; one without its message fails alone. False,
+ * nothing sent, when memory ran out.
+ */
+static bool
+produce_all(void *const *sts, int n, json_t *doc, const struct KafkaTarget *t, struct Verdict *vs)
+{
+	struct KafkaMessage *ms = calloc((size_t) n, sizeof *ms);
+	struct KafkaResult *rs = calloc((size_t) n, sizeof *rs);
+	int *of = calloc((size_t) n, sizeof *of); /* the event of each message */
+	bool ok = ms != NULL && rs != NULL && of != NULL;
+	int i, c = 0;
+
+	for (i = 0; ok && i < n; i++)
+		if (message_of(sts[i], doc, &ms[c], &vs[i]))
+			of[c++] = i;
+	if (c > 0)
+		kafka_produce_many(t, ms, c, rs);
+	for (i = 0; i < c; i++)
+		verdict_of(sts[of[i]], t, &rs[i], &vs[of[i]]);
+	free(ms);
+	free(rs);
+	free(of);
+	return ok;
+}
+
+void
+kafka_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
+{
+	struct KafkaEvent *first = sts[0];
+	struct KafkaTarget t = {0};
+	json_t *doc = first->r.settings != NULL ? json_loads(first->r.settings, 0, NULL) : NULL;
+	enum AttemptResult result = AR_PERMANENT;
+	bool config = false;
+	int i;
+
+	/* the events are of one channel: its settings, and its secret, are read once */
+	if (doc == NULL)
+		snprintf(first->error, sizeof first->error, "the channel has no kafka settings");
+	else if (target_of(first, doc, &t, &config))
+		result = produce_all(sts, n, doc, &t, vs) ? AR_OK : AR_TRANSIENT;
+	else if (config)
+		result = AR_TRANSIENT;
+	if (result == AR_TRANSIENT && !config)
+		snprintf(first->error, sizeof first->error, "out of memory");
+	/* nothing produced: every event of the batch fails as the first did */
+	for (i = 0; result != AR_OK && i < n; i++) {
+		struct KafkaEvent *e = sts[i];
+
+		if (config)
+			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(first->error));
+		nothing_sent(e, &vs[i], result, first->error);
+	}
+	json_decref(doc);
+}
+
 void
 kafka_kind_deliver(void *st, struct Verdict *v)
 {
-	struct KafkaEvent *e = st;
-	struct KafkaTarget t = {0};
-	struct KafkaMessage m;
-	struct KafkaResult r;
-	char attempt[16];
-	json_t *doc;
-	bool config;
-
-	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
-		nothing_sent(e, v, AR_PERMANENT, "the channel has no kafka settings");
-		return;
-	}
-	if (!target_of(e, doc, &t, &config)) {
-		if (config)
-			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
-		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
-		json_decref(doc);
-		return;
-	}
-	snprintf(attempt, sizeof attempt, "%d", e->a->attempt);
-	m = (struct KafkaMessage){e->r.event_id, e->r.channel,        attempt, e->r.queued_at, NULL, 0,
-							  e->r.payload,  strlen(e->r.payload)};
-	if (!key_of(e, doc, &m)) {
-		nothing_sent(e, v, AR_PERMANENT, e->error);
-		json_decref(doc);
-		return;
-	}
-	kafka_produce(&t, &m, &r);
-	verdict_of(e, &t, &r, v);
-	json_decref(doc);
+	kafka_kind_deliver_many(&st, 1, v);
 }

@@ -23,11 +23,18 @@ void kafka_kind_close(void *st);
  */
 enum HeldClaim kafka_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error);
 
+/* kafka_kind_read_row reads row of the batch's claim (_destination_claim_many): as kafka_kind_read. */
+enum HeldClaim kafka_kind_read_row(void *st, const PGresult *res, int row);
+
 /*
- * kafka_kind_deliver produces the event to the channel's topic through the channel's shared
- * producer, waits for its delivery report and classifies what came of it. It fills a->rep (a
- * configuration error) and logs nothing.
+ * kafka_kind_deliver_many produces the n events sts[0..n) of one channel to its topic through the
+ * channel's shared producer, all at once, waits for every delivery report (under the channel's
+ * timeout for the whole batch) and classifies what came of each, in vs[i]. It fills each event's
+ * a->rep (a configuration error) and logs nothing.
  */
+void kafka_kind_deliver_many(void *const *sts, int n, struct Verdict *vs);
+
+/* kafka_kind_deliver delivers one event alone: kafka_kind_deliver_many of one. */
 void kafka_kind_deliver(void *st, struct Verdict *v);
 
 /* kafka_kind_shutdown destroys the producers; once no worker delivers any more. */

@@ -1,12 +1,10 @@
 /*
- * kafka_producer.c - the channels' shared producers and one message's produce-and-wait
+ * kafka_producer.c - the channels' shared producers and a batch's produce-and-wait
  * (kafka_producer.h).
  *
  * Delivery reports and errors reach us on librdkafka's background thread (background_event_cb):
- * no worker has to poll for another's report. Each message's opaque is a Pending the report
- * fills; the worker waits on it until the report or its deadline. A Pending is held by the
- * waiter and the report: the last of the two frees it, so a report arriving after the waiter
- * gave up touches nothing freed.
+ * no worker has to poll for another's report. Each message's opaque is its Report in the
+ * worker's Batch; the worker waits on the batch until no report is due or its deadline.
  */
 #include "kafka_producer.h"
 
@@ -32,54 +30,66 @@ struct Producer {
 	char last_error[256];   /* the last error of any kind, for a message that timed out */
 };
 
-/* One message's delivery report, awaited. */
-struct Pending {
-	pthread_mutex_t mu;
-	pthread_cond_t cv;
-	int refs; /* the waiter and the report */
+/* One message's delivery report, as it came. */
+struct Report {
+	struct Batch *b;
 	bool done;
 	rd_kafka_resp_err_t err;
 	int32_t partition;
 	int64_t offset;
 };
 
+/*
+ * The reports of one batch, awaited together. Held by the waiter and by each report still due:
+ * the last of them frees it, so a report arriving after the waiter gave up touches nothing freed.
+ */
+struct Batch {
+	pthread_mutex_t mu;
+	pthread_cond_t cv;
+	int refs; /* the waiter, and each message queued whose report has not come */
+	int due;  /* the reports the waiter still waits for */
+	struct Report r[];
+};
+
 static pthread_mutex_t registry_mu = PTHREAD_MUTEX_INITIALIZER;
 static struct Producer *producers;
 
+/* batch_unref drops one holder of b, the caller holding b->mu; the last frees it. */
 static void
-pending_unref(struct Pending *p)
+batch_unref(struct Batch *b)
 {
-	bool last;
+	bool last = --b->refs == 0;
 
-	pthread_mutex_lock(&p->mu);
-	last = --p->refs == 0;
-	pthread_mutex_unlock(&p->mu);
+	pthread_mutex_unlock(&b->mu);
 	if (last) {
-		pthread_cond_destroy(&p->cv);
-		pthread_mutex_destroy(&p->mu);
-		free(p);
+		pthread_cond_destroy(&b->cv);
+		pthread_mutex_destroy(&b->mu);
+		free(b);
 	}
 }
 
-static struct Pending *
-pending_new(void)
+static struct Batch *
+batch_new(int n)
 {
-	struct Pending *p = calloc(1, sizeof *p);
+	struct Batch *b = calloc(1, sizeof *b + (size_t) n * sizeof b->r[0]);
 	pthread_condattr_t ca;
+	int i;
 
-	if (p == NULL)
+	if (b == NULL)
 		return NULL;
 	pthread_condattr_init(&ca);
 	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-	if (pthread_cond_init(&p->cv, &ca) != 0) {
+	if (pthread_cond_init(&b->cv, &ca) != 0) {
 		pthread_condattr_destroy(&ca);
-		free(p);
+		free(b);
 		return NULL;
 	}
 	pthread_condattr_destroy(&ca);
-	pthread_mutex_init(&p->mu, NULL);
-	p->refs = 2;
-	return p;
+	pthread_mutex_init(&b->mu, NULL);
+	b->refs = 1;
+	for (i = 0; i < n; i++)
+		b->r[i].b = b;
+	return b;
 }
 
 /* is_config_error: an error of a broker connection that fixing the settings or the set-up cures. */
@@ -131,18 +141,18 @@ on_event(rd_kafka_t *rk, rd_kafka_event_t *ev, void *opaque)
 	switch (rd_kafka_event_type(ev)) {
 	case RD_KAFKA_EVENT_DR:
 		while ((m = rd_kafka_event_message_next(ev)) != NULL) {
-			struct Pending *w = m->_private;
+			struct Report *w = m->_private;
 
 			if (w == NULL)
 				continue;
-			pthread_mutex_lock(&w->mu);
+			pthread_mutex_lock(&w->b->mu);
 			w->err = m->err;
 			w->partition = m->partition;
 			w->offset = m->offset;
 			w->done = true;
-			pthread_cond_signal(&w->cv);
-			pthread_mutex_unlock(&w->mu);
-			pending_unref(w);
+			if (--w->b->due == 0)
+				pthread_cond_signal(&w->b->cv);
+			batch_unref(w->b);
 		}
 		break;
 	case RD_KAFKA_EVENT_ERROR:
@@ -193,7 +203,7 @@ configure(rd_kafka_conf_t *conf, const struct KafkaTarget *t, char *err, size_t 
 	if (!set(conf, "bootstrap.servers", t->brokers, err, errlen) ||
 		!set(conf, "client.id", "pg_relay", err, errlen) ||
 		!set(conf, "enable.idempotence", "true", err, errlen) || !set(conf, "acks", "all", err, errlen) ||
-		/* one event at a time per worker: waiting to fill a batch only delays its report */
+		/* a worker queues its whole batch at once: waiting for more only delays the reports */
 		!set(conf, "linger.ms", "0", err, errlen) || !set(conf, "message.timeout.ms", timeout, err, errlen) ||
 		!set(conf, "topic.metadata.propagation.max.ms", propagation, err, errlen) ||
 		/* the topic is the operator's to create, with its partitions and replication */
@@ -375,12 +385,11 @@ kafka_producers_close(void)
 	}
 }
 
-/* wait_report waits for w's report until deadline_ms (CLOCK_MONOTONIC); false when it did not come. */
-static bool
-wait_report(struct Pending *w, long timeout_ms)
+/* wait_all waits until b has no report due or timeout_ms passed (CLOCK_MONOTONIC); b->mu held. */
+static void
+wait_all(struct Batch *b, long timeout_ms)
 {
 	struct timespec until;
-	bool done;
 
 	clock_gettime(CLOCK_MONOTONIC, &until);
 	until.tv_sec += timeout_ms / 1000;
@@ -389,12 +398,8 @@ wait_report(struct Pending *w, long timeout_ms)
 		until.tv_sec++;
 		until.tv_nsec -= 1000000000L;
 	}
-	pthread_mutex_lock(&w->mu);
-	while (!w->done && pthread_cond_timedwait(&w->cv, &w->mu, &until) == 0)
+	while (b->due > 0 && pthread_cond_timedwait(&b->cv, &b->mu, &until) == 0)
 		;
-	done = w->done;
-	pthread_mutex_unlock(&w->mu);
-	return done;
 }
 
 /* failed fills r for a message that did not go: outcome and error, the producer's own added. */
@@ -433,45 +438,32 @@ headers_of(const struct KafkaMessage *m)
 	return h;
 }
 
-void
-kafka_produce(const struct KafkaTarget *t, const struct KafkaMessage *m, struct KafkaResult *r)
+/* produce_one queues m with w as its opaque; its error when librdkafka refused it at once. */
+static rd_kafka_resp_err_t
+produce_one(struct Producer *p, const struct KafkaTarget *t, const struct KafkaMessage *m, struct Report *w)
 {
-	struct Producer *p;
-	struct Pending *w;
-	rd_kafka_headers_t *h;
-	rd_kafka_resp_err_t err;
+	rd_kafka_headers_t *h = headers_of(m);
 	size_t key_len = m->key != NULL ? m->key_len : 0;
+	rd_kafka_resp_err_t err;
 
-	memset(r, 0, sizeof *r);
-	if ((p = acquire(t, r)) == NULL)
-		return;
-	if ((w = pending_new()) == NULL || (h = headers_of(m)) == NULL) {
-		if (w != NULL) {
-			pending_unref(w);
-			pending_unref(w);
-		}
-		r->outcome = KO_RETRY;
-		snprintf(r->error, sizeof r->error, "out of memory");
-		release(p);
-		return;
-	}
+	if (h == NULL)
+		return RD_KAFKA_RESP_ERR__CRIT_SYS_RESOURCE; /* out of memory: retried */
 	err = rd_kafka_producev(p->rk, RD_KAFKA_V_TOPIC(t->topic), RD_KAFKA_V_MSGFLAGS(RD_KAFKA_MSG_F_COPY),
 							RD_KAFKA_V_VALUE((void *) m->payload, m->payload_len),
 							RD_KAFKA_V_KEY((const void *) m->key, key_len), RD_KAFKA_V_HEADERS(h),
 							RD_KAFKA_V_OPAQUE(w), RD_KAFKA_V_END);
-	if (err != RD_KAFKA_RESP_ERR_NO_ERROR) {
-		/* not queued: no report will come, and the headers stay ours */
-		rd_kafka_headers_destroy(h);
-		pending_unref(w);
-		pending_unref(w);
-		failed(p, err, r);
-		release(p);
-		return;
-	}
-	/* message.timeout.ms bounds the report; the margin is for librdkafka's own timer */
-	if (!wait_report(w, t->timeout_ms + 5000)) {
+	if (err != RD_KAFKA_RESP_ERR_NO_ERROR)
+		rd_kafka_headers_destroy(h); /* not queued: no report will come, and the headers stay ours */
+	return err;
+}
+
+/* result_of fills r from w's report; a report that did not come is a retry. */
+static void
+result_of(struct Producer *p, const struct Report *w, long waited_ms, struct KafkaResult *r)
+{
+	if (!w->done) {
 		r->outcome = KO_RETRY;
-		snprintf(r->error, sizeof r->error, "no delivery report within %ld ms", t->timeout_ms + 5000);
+		snprintf(r->error, sizeof r->error, "no delivery report within %ld ms", waited_ms);
 	} else if (w->err == RD_KAFKA_RESP_ERR_NO_ERROR) {
 		r->outcome = KO_SENT;
 		r->partition = w->partition;
@@ -482,6 +474,49 @@ kafka_produce(const struct KafkaTarget *t, const struct KafkaMessage *m, struct 
 	} else {
 		failed(p, w->err, r);
 	}
-	pending_unref(w);
+}
+
+void
+kafka_produce_many(const struct KafkaTarget *t, const struct KafkaMessage *ms, int n, struct KafkaResult *rs)
+{
+	/* message.timeout.ms bounds each report; the margin is for librdkafka's own timer */
+	long waited_ms = t->timeout_ms + 5000;
+	struct Producer *p;
+	struct Batch *b;
+	int i;
+
+	memset(rs, 0, (size_t) n * sizeof *rs);
+	if ((p = acquire(t, &rs[0])) == NULL || (b = batch_new(n)) == NULL) {
+		if (p != NULL) {
+			rs[0].outcome = KO_RETRY;
+			snprintf(rs[0].error, sizeof rs[0].error, "out of memory");
+			release(p);
+		}
+		for (i = 1; i < n; i++)
+			rs[i] = rs[0];
+		return;
+	}
+	/* all queued first: librdkafka sends them in as few requests as it can */
+	for (i = 0; i < n; i++) {
+		rd_kafka_resp_err_t err;
+
+		pthread_mutex_lock(&b->mu);
+		b->refs++; /* before the call: the report may come before it returns */
+		b->due++;
+		pthread_mutex_unlock(&b->mu);
+		if ((err = produce_one(p, t, &ms[i], &b->r[i])) == RD_KAFKA_RESP_ERR_NO_ERROR)
+			continue;
+		pthread_mutex_lock(&b->mu);
+		b->refs--;
+		b->due--;
+		b->r[i].done = true;
+		b->r[i].err = err;
+		pthread_mutex_unlock(&b->mu);
+	}
+	pthread_mutex_lock(&b->mu);
+	wait_all(b, waited_ms);
+	for (i = 0; i < n; i++)
+		result_of(p, &b->r[i], waited_ms, &rs[i]);
+	batch_unref(b);
 	release(p);
 }

@@ -1,5 +1,5 @@
 /*
- * kafka_producer.h - an event produced to a Kafka topic through librdkafka, finished only by its
+ * kafka_producer.h - events produced to a Kafka topic through librdkafka, each finished only by its
  * own delivery report. The producer is idempotent (enable.idempotence, acks=all), so a retry
  * inside librdkafka adds no second copy, and the messages of one key keep their order in their
  * partition. Each message carries the headers event_id, channel, attempt and queued_at.
@@ -56,8 +56,14 @@ struct KafkaResult {
 	char error[512];   /* why, otherwise; never holds a secret */
 };
 
-/* kafka_produce produces m to t's topic through the channel's producer and waits for its report. */
-void kafka_produce(const struct KafkaTarget *t, const struct KafkaMessage *m, struct KafkaResult *r);
+/*
+ * kafka_produce_many produces ms[0..n) to t's topic through the channel's producer, all queued
+ * before any is awaited, then waits for every message's own report (not a flush of the other
+ * workers' messages) until t->timeout_ms and a margin passed: rs[i] is what came of ms[i]. One
+ * refused at once (too large, queue full) fails alone; one whose report did not come is KO_RETRY.
+ */
+void kafka_produce_many(const struct KafkaTarget *t, const struct KafkaMessage *ms, int n,
+						struct KafkaResult *rs);
 
 /* kafka_error_outcome classifies a librdkafka error code (rd_kafka_resp_err_t) of a message. */
 enum KafkaOutcome kafka_error_outcome(int err);
