@@ -203,8 +203,12 @@ configure(rd_kafka_conf_t *conf, const struct KafkaTarget *t, char *err, size_t 
 	if (!set(conf, "bootstrap.servers", t->brokers, err, errlen) ||
 		!set(conf, "client.id", "pg_relay", err, errlen) ||
 		!set(conf, "enable.idempotence", "true", err, errlen) || !set(conf, "acks", "all", err, errlen) ||
-		/* a worker queues its whole batch at once: waiting for more only delays the reports */
-		!set(conf, "linger.ms", "0", err, errlen) || !set(conf, "message.timeout.ms", timeout, err, errlen) ||
+		/*
+		 * a worker queues its whole batch at once: 2 ms lets it leave in one request per partition
+		 * (with 0 the first message goes alone and the rest wait for it: 6.8 ms a batch of 50 on
+		 * the mock cluster against 2.7)
+		 */
+		!set(conf, "linger.ms", "2", err, errlen) || !set(conf, "message.timeout.ms", timeout, err, errlen) ||
 		!set(conf, "topic.metadata.propagation.max.ms", propagation, err, errlen) ||
 		/* the topic is the operator's to create, with its partitions and replication */
 		!set(conf, "allow.auto.create.topics", "false", err, errlen) ||
