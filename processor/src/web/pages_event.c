@@ -226,7 +226,7 @@ static void
 sibling_row(struct WebReq *r, const char *id, const PGresult *res, int i)
 {
 	const char *ev = web_db_value(res, i, 0);
-	bool self = strcmp(ev, id) == 0;
+	bool self = atoll(ev) == atoll(id); /* "007" is event 7 */
 
 	buf_printf(&r->out, "<tr%s><td>", self ? " class=\"current\"" : "");
 	if (self)
