@@ -651,6 +651,17 @@ case(TP, "monitor", "SELECT * FROM pgrelay.throughput(%s)", ("'; DROP TABLE pgre
 case(TP, "monitor", "SELECT * FROM pgrelay.throughput(1)", (), err("42883", "does not exist"))
 case(TP, "monitor", "SELECT count(*) >= 0 FROM pgrelay.throughput(now() - interval '1 hour')", (), result(True))
 
+PS = "pgrelay.publication_status"
+for role in ("monitor", "admin"):
+    case(PS, role, "SELECT * FROM pgrelay.publication_status(NULL)", (), err("22004", "publication_id must not be NULL"))
+    case(PS, role, "SELECT count(*) FROM pgrelay.publication_status(-1)", (), result(0))
+case(PS, "monitor", "SELECT * FROM pgrelay.publication_status('recent')", (), err("22P02", "invalid input syntax"))
+case(PS, "monitor", "SELECT * FROM pgrelay.publication_status(%s)", ("1; DROP TABLE pgrelay.log; --",),
+     err("22P02", "invalid input syntax"))
+case(PS, "monitor", "SELECT * FROM pgrelay.publication_status('9223372036854775808')", (), err("22003", "out of range"))
+case(PS, "monitor", "SELECT * FROM pgrelay.publication_status(1, 2)", (), err("42883", "does not exist"))
+case(PS, "producer", "SELECT * FROM pgrelay.publication_status(1)", (), err("42501", "permission denied"))
+
 # ---- pgrelay, the Processor -------------------------------------------------------------------
 
 case("pgrelay.queue_probe", "processor", "SELECT * FROM pgrelay.queue_probe('recent')", (), err("22P02", "invalid input syntax"))

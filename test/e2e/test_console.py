@@ -120,7 +120,7 @@ def test_a_database_it_cannot_read_is_a_clear_failure(relay, cluster):
 
 # ---- what each role sees and does ----------------------------------------------------------------
 
-PAGES = ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/events?outcome=failed",
+PAGES = ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/topics", "/events?outcome=failed",
          "/events?channel=orders", "/failures?channel=orders", "/events?key=product:1", "/events?outcome=snoozed"]
 
 
@@ -187,7 +187,7 @@ def test_monitor_reads_outcomes_not_payloads_and_is_refused_actions(relay, conso
 
 def test_a_role_without_pg_relay_sees_why(relay, consoles):
     c = consoles(dsn_as(relay, "console_nobody"))
-    for path in ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/event?id=1"]:
+    for path in ["/", "/channels", "/events", "/failures", "/processors", "/schedules", "/topics", "/event?id=1"]:
         r = c.get(path)
         assert r.status == 200 and "may not read" in r.body, (path, r.body)
 
@@ -261,6 +261,62 @@ def test_schedules_page_and_pause_resume(relay, consoles):
     r = admin.post("/action/schedule-pause", {"csrf": admin.csrf("/schedules"), "name": "nope"})
     assert r.status == 409 and "schedule &quot;nope&quot; does not exist" in r.body, r.body
     assert "action=schedule-pause target=nightly role=console_admin result=done" in admin.proc.log()
+
+
+def test_topics_page_and_the_deliveries_of_a_publication(relay, consoles):
+    """The Topics page lists each subscription with its filter, backlog and failures (monitors too;
+    admins also the descriptions and the topics nobody subscribed to), every name and text escaped;
+    an event page of a delivery names its publication and links its sibling deliveries."""
+    admin = consoles(dsn_as(relay, "console_admin"))
+    assert "No topic is defined" in admin.get("/topics").body
+    assert '<a href="/topics"' in admin.get("/").body                       # in the navigation
+    relay.sql("SELECT pgrelay.create_topic('shop', %s)", ('<b>"orders" & co</b>',))
+    relay.sql("SELECT pgrelay.create_topic('lonely')")
+    relay.sql("SELECT pgrelay.subscribe('shop', 'orders')")
+    relay.sql("SELECT pgrelay.subscribe('shop', 'hook', '{order.*}')")
+    # a name create_topic() would refuse, written by the table's owner: shown escaped all the same
+    hostile = "<i>x</i>&\"q'"
+    relay.sql("INSERT INTO pgrelay.topics (topic) VALUES (%s)", (hostile,))
+    relay.sql("INSERT INTO pgrelay.subscriptions (topic, channel) VALUES (%s, 'orders')", (hostile,))
+    pub = relay.scalar("SELECT pgrelay.publish('shop', 'bad order', 'order.created')")
+    mine = relay.scalar("SELECT event_id FROM pgrelay.queue WHERE publication_id = %s AND channel = 'orders'", (pub,))
+    other = relay.scalar("SELECT event_id FROM pgrelay.queue WHERE publication_id = %s AND channel = 'hook'", (pub,))
+    relay.sql("SELECT pgrelay.process_one(id) FROM pgrelay.queue WHERE event_id = %s", (mine,))   # fails for good
+
+    body = admin.get("/topics").body
+    table = re.search(r'<table id="topics">.*?</table>', body, re.S).group(0)
+    assert "&lt;b&gt;&quot;orders&quot; &amp; co&lt;/b&gt;" in table and "<b>" not in table, table
+    assert "&lt;i&gt;x&lt;/i&gt;&amp;&quot;q&#39;" in table and "<i>x" not in table, table
+    assert re.search(r"<strong>lonely</strong>.*?no subscriber", table, re.S), table
+    rows = re.findall(r"<tr>.*?</tr>", table, re.S)
+    hook = [x for x in rows if "/events?channel=hook" in x][0]
+    assert "<code>order.*</code>" in hook and re.findall(r'<td class="num[^"]*">([^<]*)</td>', hook)[:3] == ["1", "1", "0"], hook
+    orders = [x for x in rows if "/events?channel=orders" in x]
+    assert len(orders) == 2, rows                                           # on shop and on the other
+    for x in orders:
+        assert ">all</span>" in x and '<a href="/failures?channel=orders">1</a>' in x, x
+
+    mon = consoles(dsn_as(relay, "console_monitor"))
+    body = mon.get("/topics").body
+    assert "/events?channel=hook" in body and "<code>order.*</code>" in body
+    assert "lonely" not in body and "orders&quot; &amp; co" not in body
+    assert "may not read the topics&#39; descriptions" in body
+
+    # the event page of a delivery: its publication and every delivery of it, as admin and monitor
+    for c in (admin, mon):
+        page = c.get("/event?id=%d" % mine).body
+        assert re.search(r'id="publication">A delivery of publication <code>%d</code>' % pub, page), page
+        sib = re.search(r'<table id="siblings">.*?</table>', page, re.S).group(0)
+        assert '<a href="/event?id=%d">%d</a>' % (other, other) in sib and "%d (this event)" % mine in sib, sib
+        row = re.search(r'<tr><td><a href="/event\?id=%d">.*?</tr>' % other, sib, re.S).group(0)
+        assert "hook" in row and ">queued</span>" in row, row
+        row = re.search(r'<tr class="current">.*?</tr>', sib, re.S).group(0)
+        assert "orders" in row and ">failed</span>" in row and "handler refused it" in row, row
+    # an admin sees the publication of a delivery that has not run yet (its queue row)
+    page = admin.get("/event?id=%d" % other).body
+    assert "%d (this event)" % other in page and '<a href="/event?id=%d">' % mine in page
+    # an event of notify() is no delivery of a publication
+    assert 'id="publication"' not in admin.get("/event?id=%d" % relay.failed[0]).body
 
 
 def test_keys_and_snoozes_on_the_pages(relay, consoles):

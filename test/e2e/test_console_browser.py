@@ -343,6 +343,15 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         assert live.scalar("SELECT active FROM pgrelay.schedules WHERE name = 'nightly'")
         quiet(d)
 
+        # Topics: a subscription with its filter, reached by the navigation
+        live.sql("SELECT pgrelay.create_topic('orders', 'order lifecycle')")
+        live.sql("SELECT pgrelay.subscribe('orders', 'order_placed', '{order.*}')")
+        go(d, d.find_element(By.LINK_TEXT, "Topics"))
+        row = [r for r in d.find_elements(By.CSS_SELECTOR, "#topics tr") if "order_placed" in r.text][0]
+        assert "orders" in row.text and "order lifecycle" in row.text and "order.*" in row.text, row.text
+        fits(d)
+        quiet(d)
+
         # Processors: the running one
         d.get(admin.url + "processors")
         assert str(live.proc.proc.pid) in text(d, "#processors") and "alive" in text(d, "#processors")
@@ -389,6 +398,8 @@ def test_every_page_as_an_admin_then_as_a_monitor(live, browser, shots):
         d.get(mon.url + "schedules")
         assert "nightly_report" in text(d, "#schedules") and not d.find_elements(By.XPATH, "//button[text()='Pause']")
         assert "may not pause or resume schedules" in text(d, ".notice.denied")
+        d.get(mon.url + "topics")
+        assert "order_placed" in text(d, "#topics") and "order lifecycle" not in text(d, "#topics")
         d.get(mon.url + "channels")
         row = [r for r in d.find_elements(By.CSS_SELECTOR, "#channel-table tr") if r.text.startswith("order_placed")][0]
         go(d, row.find_element(By.XPATH, ".//button[text()='Pause']"))

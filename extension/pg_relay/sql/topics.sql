@@ -175,6 +175,59 @@ SELECT pgrelay.retry_failed(:f_event) AS again \gset
 SELECT attempt, event_id = :f_event AS same_event, publication_id = :p_fail AS keeps_pub FROM pgrelay.queue
 WHERE id = :again;
 
+-- publication_status(): every delivery of one publication, where it stands, from the queue and
+-- the log; the retried failure above waits again
+SELECT channel, event_id = :f_event AS the_event, state, attempts, last_error, last_attempt_at IS NOT NULL AS ran,
+       run_at IS NOT NULL AS waits
+FROM pgrelay.publication_status(:p_fail);
+SELECT channel FROM pgrelay.subscribe('gone', 't_b');
+SELECT channel FROM pgrelay.subscribe('gone', 't_c');
+SELECT pgrelay.publish('gone', 'fan') AS p_fan \gset
+SELECT channel, state, attempts, last_error, last_attempt_at IS NOT NULL AS ran, run_at IS NOT NULL AS waits
+FROM pgrelay.publication_status(:p_fan);
+-- t_a retries (a transient error), t_b is done, t_c is cancelled
+CREATE OR REPLACE FUNCTION regress_t_a(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'later'; END $$;
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue WHERE publication_id = :p_fan AND channel = 't_a'));
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue WHERE publication_id = :p_fan AND channel = 't_b'));
+SELECT pgrelay.cancel((SELECT event_id FROM pgrelay.queue WHERE publication_id = :p_fan AND channel = 't_c'));
+SELECT s.channel, s.event_id = e.event_id AS its_event, s.action_type, s.state, s.attempts, s.last_error,
+       s.last_attempt_at IS NOT NULL AS ran, s.run_at IS NOT NULL AS waits
+FROM pgrelay.publication_status(:p_fan) s
+LEFT JOIN (SELECT DISTINCT channel, event_id FROM pgrelay.log WHERE publication_id = :p_fan) e ON e.channel = s.channel;
+-- t_a fails for good after its retry
+CREATE OR REPLACE FUNCTION regress_t_a(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'never' USING ERRCODE = 'PGSTP'; END $$;
+UPDATE pgrelay.queue SET run_at = now() WHERE publication_id = :p_fan AND channel = 't_a';
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue WHERE publication_id = :p_fan AND channel = 't_a'));
+SELECT channel, state, attempts, last_error FROM pgrelay.publication_status(:p_fan);
+-- an id of no publication (a notify()'s event id among them) has no row; NULL is refused
+SELECT pgrelay.notify('t_b', 'plain') AS plain \gset
+SELECT count(*) AS of_a_notify FROM pgrelay.publication_status(:plain);
+SELECT count(*) AS of_nothing FROM pgrelay.publication_status(-1);
+SELECT * FROM pgrelay.publication_status(NULL);
+-- rights: the monitor and admins call it; a producer does not
+SET ROLE regress_t_monitor;
+SELECT channel, state FROM pgrelay.publication_status(:p_fan);
+RESET ROLE;
+SET ROLE regress_t_producer;
+SELECT channel, state FROM pgrelay.publication_status(:p_fan);
+RESET ROLE;
+-- both lookups may use the partial indexes on publication_id in the function's generic plan
+-- (publication_id = $1 implies publication_id IS NOT NULL)
+SET plan_cache_mode = force_generic_plan;
+SET enable_seqscan = off;
+SET enable_bitmapscan = off;
+PREPARE regress_pub_q(bigint) AS SELECT x.event_id FROM pgrelay.queue x WHERE x.publication_id = $1;
+PREPARE regress_pub_l(bigint) AS SELECT y.event_id FROM pgrelay.log y WHERE y.publication_id = $1;
+EXPLAIN (COSTS OFF) EXECUTE regress_pub_q(1);
+EXPLAIN (COSTS OFF) EXECUTE regress_pub_l(1);
+DEALLOCATE regress_pub_q;
+DEALLOCATE regress_pub_l;
+RESET enable_bitmapscan;
+RESET enable_seqscan;
+RESET plan_cache_mode;
+
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.drop_topic('gone');
 DROP ROLE regress_t_producer, regress_t_monitor, regress_t_admin;

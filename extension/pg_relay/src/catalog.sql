@@ -508,4 +508,8 @@ ALTER TABLE pgrelay.watches
 COMMENT ON COLUMN pgrelay.watches.topic IS
     'The topic each change is published on (publish()), instead of a channel; its event type is '
     'event_type.operation (the operation alone when event_type is NULL)';
+-- The deliveries of one publication (publication_status()): found through these indexes, which
+-- hold only the rows of publications (a notify()'s rows have no publication id and cost nothing).
+CREATE INDEX queue_publication_idx ON pgrelay.queue (publication_id) WHERE publication_id IS NOT NULL;
+CREATE INDEX log_publication_idx ON pgrelay.log (publication_id) WHERE publication_id IS NOT NULL;
 -- ---- end of the topics block ----

@@ -12,11 +12,12 @@ SELECT l.id, l.event_id, l.queue_id, l.channel, l.action_type, l.attempt, l.outc
        CASE WHEN l.detail ->> 'transport' = 'webhook' AND jsonb_typeof(l.detail -> 'status') = 'number'
             THEN (l.detail ->> 'status')::integer END AS http_status,
        CASE WHEN l.detail ->> 'transport' = 'webhook' AND jsonb_typeof(l.detail -> 'latency_ms') = 'number'
-            THEN (l.detail ->> 'latency_ms')::bigint END AS latency_ms
+            THEN (l.detail ->> 'latency_ms')::bigint END AS latency_ms,
+       l.publication_id
 FROM pgrelay.log l;
 COMMENT ON VIEW pgrelay.attempts IS
     'Every attempt of pgrelay.log without its payload and detail: outcome, error, SQLSTATE, duration, node, '
-    'and for webhooks the HTTP status and latency';
+    'and for webhooks the HTTP status and latency; the publication it was delivered for';
 
 -- pgrelay.throughput()
 CREATE OR REPLACE FUNCTION pgrelay.throughput(since timestamptz, until timestamptz DEFAULT now(),

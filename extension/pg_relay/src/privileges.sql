@@ -150,6 +150,8 @@ TO pgrelay_admin;
 GRANT SELECT ON pgrelay.topics, pgrelay.subscriptions TO pgrelay_admin;
 -- the Processor's metrics report each subscription's deliveries (no payload)
 GRANT SELECT ON pgrelay.topic_subscribers TO pgrelay_admin, pgrelay_monitor, pgrelay_processor;
+-- the deliveries of one publication, without payloads (the console's event page)
+GRANT EXECUTE ON FUNCTION pgrelay.publication_status(bigint) TO pgrelay_admin, pgrelay_monitor;
 
 -- The web console (docs/console.md): admin and monitor read the attempts without their payloads,
 -- and how many finished per minute.

@@ -409,3 +409,50 @@ END
 $$;
 COMMENT ON FUNCTION pgrelay.publish_many(text, text[], text, timestamptz) IS
     'Publishes each payload on a topic (all or none) in the caller''s transaction; returns the publication ids in order';
+
+-- pgrelay.publication_status()
+CREATE OR REPLACE FUNCTION pgrelay.publication_status(publication_id bigint)
+RETURNS TABLE (event_id bigint, channel text, action_type text, state text, attempts integer, last_error text,
+               last_attempt_at timestamptz, run_at timestamptz)
+LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * The deliveries of one publication (publish()): one row per event, by channel, with where it
+ * stands. A delivery with a queue row is queued (its first attempt waits) or retrying (attempt > 1);
+ * else its last log row says: done (ok, partial), failed, cancelled. attempts counts its log rows
+ * that ran (all but a cancellation); last_error is the queue row's while it waits, else the last
+ * attempt's. No payload: the monitor role calls it. Both tables are read through their partial
+ * indexes on publication_id (queue_publication_idx, log_publication_idx): the cost is that of the
+ * publication's rows, whatever the size of the queue and the log. An unknown id has no row.
+ */
+BEGIN
+    IF publication_status.publication_id IS NULL THEN
+        RAISE EXCEPTION 'publication_id must not be NULL' USING ERRCODE = 'null_value_not_allowed';
+    END IF;
+    RETURN QUERY
+    WITH q AS (
+        SELECT DISTINCT ON (x.event_id) x.event_id, x.channel, x.action_type, x.attempt, x.run_at, x.last_error
+        FROM pgrelay.queue x
+        WHERE x.publication_id = publication_status.publication_id
+        ORDER BY x.event_id, x.id DESC
+    ), l AS (
+        SELECT DISTINCT ON (y.event_id) y.event_id, y.channel, y.action_type, y.outcome, y.error, y.finished_at,
+               count(*) FILTER (WHERE y.outcome <> 'cancelled') OVER (PARTITION BY y.event_id) AS ran
+        FROM pgrelay.log y
+        WHERE y.publication_id = publication_status.publication_id
+        ORDER BY y.event_id, y.id DESC
+    )
+    SELECT COALESCE(q.event_id, l.event_id), COALESCE(q.channel, l.channel), COALESCE(q.action_type, l.action_type),
+           CASE WHEN q.event_id IS NOT NULL AND q.attempt > 1 THEN 'retrying'
+                WHEN q.event_id IS NOT NULL THEN 'queued'
+                WHEN l.outcome IN ('ok', 'partial') THEN 'done'
+                ELSE l.outcome END,
+           COALESCE(l.ran, 0)::integer,
+           CASE WHEN q.event_id IS NOT NULL THEN q.last_error ELSE l.error END,
+           l.finished_at, q.run_at
+    FROM q FULL JOIN l ON l.event_id = q.event_id
+    ORDER BY 2, 1;
+END
+$$;
+COMMENT ON FUNCTION pgrelay.publication_status(bigint) IS
+    'The deliveries of one publication: per event, its channel, state (queued, retrying, done, failed, cancelled), '
+    'attempts, last error, last attempt''s end and due time; without payloads';

@@ -187,3 +187,7 @@ COMMENT ON COLUMN pgrelay.watches.topic IS
 DROP FUNCTION IF EXISTS pgrelay.schedule(text, text, text, text, text, text, boolean);
 DROP FUNCTION IF EXISTS pgrelay.watch_table(regclass, text, text[], text[]);
 DROP FUNCTION IF EXISTS pgrelay.unwatch_table(regclass, text);
+-- The deliveries of one publication (publication_status()): found through these indexes, which
+-- hold only the rows of publications (a notify()'s rows have no publication id and cost nothing).
+CREATE INDEX queue_publication_idx ON pgrelay.queue (publication_id) WHERE publication_id IS NOT NULL;
+CREATE INDEX log_publication_idx ON pgrelay.log (publication_id) WHERE publication_id IS NOT NULL;

@@ -11,6 +11,7 @@ const struct WebPage web_pages[] = {
 	{"/events", "Events", true, false, page_events},
 	{"/failures", "Failures", true, false, page_failures},
 	{"/schedules", "Schedules", true, false, page_schedules},
+	{"/topics", "Topics", true, false, page_topics},
 	{"/processors", "Processors", true, false, page_processors},
 	{"/event", "Event", false, false, page_event},
 	{"/action/retry", "Retry", false, true, action_retry},

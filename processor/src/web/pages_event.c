@@ -2,8 +2,8 @@
  * pages_event.c - one event: where it stands (queued, retrying, done, failed for good), every
  * attempt (outcome, error, SQLSTATE, duration, node; a webhook's status, latency and recorded
  * answer), an email's per-recipient results, attempts and traces (pg_relay_notifier), retry or
- * discard for a failed one, and a waiting one's key, snoozes and cancel. Each part is read only
- * where the role may read it.
+ * discard for a failed one, a waiting one's key, snoozes and cancel, and for a delivery of a
+ * publication the other deliveries of it. Each part is read only where the role may read it.
  */
 #include <stdio.h>
 #include <stdlib.h>
@@ -12,6 +12,7 @@
 #include "web_db.h"
 #include "web_html.h"
 #include "web_pages.h"
+#include "web_query.h"
 
 #define PAYLOAD_SHOWN 65536
 
@@ -188,6 +189,108 @@ attempts_table(struct WebReq *r, const PGresult *res)
 		}
 		buf_puts(&r->out, "</details>\n");
 	}
+}
+
+/*
+ * The publication an event is a delivery of (publish()): from the log, else from the queue (an
+ * event that has not run yet), for an admin; from pgrelay.attempts for a monitor (which cannot
+ * read the queue: a delivery that has not run yet shows no publication to it).
+ */
+static const char publication_admin[] =
+	"SELECT COALESCE((SELECT l.publication_id FROM pgrelay.log l WHERE l.event_id = $1::bigint"
+	" AND l.publication_id IS NOT NULL LIMIT 1), (SELECT q.publication_id FROM pgrelay.queue q"
+	" WHERE q.id >= $1::bigint AND q.event_id = $1::bigint AND q.publication_id IS NOT NULL LIMIT 1))";
+static const char publication_monitor[] =
+	"SELECT (SELECT l.publication_id FROM pgrelay.attempts l WHERE l.event_id = $1::bigint"
+	" AND l.publication_id IS NOT NULL LIMIT 1)";
+static const char siblings_sql[] =
+	"SELECT s.event_id, s.channel, s.action_type, s.state, s.attempts, s.last_error,"
+	" pg_catalog.to_char(s.last_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
+	" pg_catalog.to_char(s.run_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS')"
+	" FROM pgrelay.publication_status($1::bigint) s LIMIT 1000";
+
+/* state_tag is the tag class of a delivery's state (publication_status()). */
+static const char *
+state_tag(const char *state)
+{
+	if (strcmp(state, "done") == 0)
+		return "ok";
+	if (strcmp(state, "failed") == 0)
+		return "failed";
+	if (strcmp(state, "retrying") == 0)
+		return "retry";
+	return "";
+}
+
+static void
+sibling_row(struct WebReq *r, const char *id, const PGresult *res, int i)
+{
+	const char *ev = web_db_value(res, i, 0);
+	bool self = atoll(ev) == atoll(id); /* "007" is event 7 */
+
+	buf_printf(&r->out, "<tr%s><td>", self ? " class=\"current\"" : "");
+	if (self)
+		buf_printf(&r->out, "%s (this event)", ev);
+	else
+		buf_printf(&r->out, "<a href=\"/event?id=%s\">%s</a>", ev, ev);
+	buf_puts(&r->out, "</td>");
+	text_cell(r, web_db_value(res, i, 1));
+	text_cell(r, web_db_value(res, i, 2));
+	buf_printf(&r->out, "<td><span class=\"tag %s\">", state_tag(web_db_value(res, i, 3)));
+	html_esc(&r->out, web_db_value(res, i, 3));
+	buf_printf(&r->out, "</span></td><td class=\"num\">%s</td><td>", web_db_value(res, i, 4));
+	html_esc_cut(&r->out, web_db_value(res, i, 5), 500);
+	buf_puts(&r->out, "</td>");
+	text_cell(r, web_db_value(res, i, 6));
+	text_cell(r, web_db_value(res, i, 7));
+	buf_puts(&r->out, "</tr>\n");
+}
+
+/*
+ * publication shows, for a delivery of a publication, the publication's id and every delivery of
+ * it (pgrelay.publication_status()), each linked to its page. Nothing for an event of notify().
+ */
+static void
+publication(struct WebReq *r, const char *id)
+{
+	const char *vals[1] = {id};
+	PGresult *res;
+	bool admin = r->caps.read_log && r->caps.read_queue;
+	char pub[24];
+	int i;
+
+	if (!r->caps.read_pubs || (!admin && !r->caps.read_attempts))
+		return;
+	res = web_db_query(admin ? publication_admin : publication_monitor, 1, vals);
+	if (res == NULL) {
+		html_db_error(r, "the event's publication");
+		return;
+	}
+	if (web_db_rows(res) == 0 || web_db_null(res, 0, 0)) {
+		web_db_clear(res);
+		return;
+	}
+	snprintf(pub, sizeof pub, "%s", web_db_value(res, 0, 0));
+	web_db_clear(res);
+	vals[0] = pub;
+	buf_printf(&r->out,
+			   "<h2>Publication</h2>\n<p id=\"publication\">A delivery of publication <code>%s</code>"
+			   " (published ",
+			   pub);
+	web_id_time(&r->out, atoll(pub));
+	buf_puts(&r->out, " UTC): one event on each channel subscribed to its topic.</p>\n");
+	res = web_db_query(siblings_sql, 1, vals);
+	if (res == NULL) {
+		html_db_error(r, "the deliveries of the publication");
+		return;
+	}
+	buf_puts(&r->out,
+			 "<table id=\"siblings\"><tr><th>Event</th><th>Channel</th><th>Type</th><th>State</th>"
+			 "<th class=\"num\">Attempts</th><th>Last error</th><th>Last attempt</th><th>Due</th></tr>\n");
+	for (i = 0; i < web_db_rows(res); i++)
+		sibling_row(r, id, res, i);
+	buf_puts(&r->out, "</table>\n");
+	web_db_clear(res);
 }
 
 static void
@@ -400,6 +503,7 @@ page_event(struct WebReq *r)
 	payload(r, id, notification, sizeof notification);
 	if (att != NULL)
 		attempts_table(r, att);
+	publication(r, id);
 	if (notification[0] || (att != NULL && web_db_rows(att) > 0 &&
 							strcmp(web_db_value(att, 0, 10), "notify") == 0 && !r->caps.read_log))
 		email(r, notification);

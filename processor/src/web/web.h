@@ -30,6 +30,9 @@ struct WebCaps {
 	bool read_mail;      /* SELECT on the notifier's notifications, recipients and attempts */
 	bool read_traces;    /* SELECT on pgrelay_notifier.attempt_traces */
 	bool read_schedules; /* SELECT on pgrelay.schedules */
+	bool read_topics;    /* SELECT on pgrelay.topic_subscribers: subscriptions and their backlog */
+	bool read_topiclist; /* SELECT on pgrelay.topics: descriptions, topics without a subscriber */
+	bool read_pubs;      /* EXECUTE publication_status(bigint): a publication's deliveries */
 	bool act_failed;     /* EXECUTE retry_failed(bigint): retry and discard */
 	bool act_pause;      /* EXECUTE pause(text): pause and resume */
 	bool act_schedule;   /* EXECUTE schedule(...): pause and resume a schedule */

@@ -67,6 +67,13 @@ static const char caps_sql[] =
 	"'pgrelay.schedule(text, text, text, text, text, text, boolean)')), 'EXECUTE'), false) END,"
 	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
 	"'pgrelay.cancel(bigint)'), 'EXECUTE'), false) END,"
+	/* topics (1.4): absent objects of an older pg_relay read as not allowed */
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege("
+	"pg_catalog.to_regclass('pgrelay.topic_subscribers'), 'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_table_privilege(pg_catalog.to_regclass('pgrelay.topics'), "
+	"'SELECT'), false) END,"
+	" CASE WHEN r THEN COALESCE(pg_catalog.has_function_privilege(pg_catalog.to_regprocedure("
+	"'pgrelay.publication_status(bigint)'), 'EXECUTE'), false) END,"
 	" pg_catalog.pg_is_in_recovery(), pg_catalog.date_part('epoch', pg_catalog.now())"
 	" FROM (SELECT COALESCE((SELECT pg_catalog.has_schema_privilege(oid, 'USAGE') FROM "
 	"pg_catalog.pg_namespace"
@@ -240,8 +247,11 @@ web_db_caps(struct WebCaps *caps)
 	caps->act_pause = web_db_flag(res, 0, 15);
 	caps->act_schedule = web_db_flag(res, 0, 16);
 	caps->act_cancel = web_db_flag(res, 0, 17);
-	caps->standby = web_db_flag(res, 0, 18);
-	caps->now = atof(web_db_value(res, 0, 19));
+	caps->read_topics = web_db_flag(res, 0, 18);
+	caps->read_topiclist = web_db_flag(res, 0, 19);
+	caps->read_pubs = web_db_flag(res, 0, 20);
+	caps->standby = web_db_flag(res, 0, 21);
+	caps->now = atof(web_db_value(res, 0, 22));
 	caps->ok = true;
 	web_db_clear(res);
 	return true;

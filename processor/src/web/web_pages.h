@@ -31,6 +31,7 @@ void page_event(struct WebReq *r);
 void page_failures(struct WebReq *r);
 void page_processors(struct WebReq *r);
 void page_schedules(struct WebReq *r);
+void page_topics(struct WebReq *r);
 void action_retry(struct WebReq *r);
 void action_discard(struct WebReq *r);
 void action_retry_set(struct WebReq *r);
