@@ -1729,7 +1729,8 @@ class Bench:
                 ("a time range", "/events?from=%s&to=%s" % q_time),
                 ("payload text", "/events?q=customer+4242"), ("one event", "/event?id=%d" % failed_id),
                 ("failures", "/failures"), ("failures of a channel", "/failures?channel=c7"),
-                ("processors", "/processors"), ("schedules", "/schedules"), ("a key", "/events?key=k7")]
+                ("processors", "/processors"), ("schedules", "/schedules"), ("topics", "/topics"),
+                ("a key", "/events?key=k7")]
 
     def run_console(self):
         self.console_history()
