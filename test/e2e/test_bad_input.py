@@ -154,6 +154,18 @@ case(PB, "producer", "SELECT pgrelay.publish('t_off', 'x')", (),
      err("55000", 'publication on topic "t_off" refused: channel "c_off" is not active'))
 case(PB, "producer", "SELECT pgrelay.publish('t_orders')", (), err("42883", "does not exist"))
 case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', run_at => 'next tuesday')", (), err("22007", "invalid input syntax"))
+for key in ["", "k" * 513, "a" + CONTROLS["LF"] + "b", "k" + CONTROLS["RLO"]]:
+    case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', 'order.new', key => %s)", (key,),
+         err("22023", "must be 1 to 512 bytes"))
+for mode in ["merge", None, "KEEP"]:
+    case(PB, "producer", "SELECT pgrelay.publish('t_orders', 'x', 'order.new', key => 'k', key_mode => %s)", (mode,),
+         err("22023", "key_mode must be keep, replace or debounce"))
+case(PB, "producer2", "SELECT pgrelay.publish('t_orders', 'x', 'order.new', key => 'held')", (),
+     err("42501", 'key "held" of channel "c_sql" is held by an event another role queued'))
+case(PB, "producer", "SELECT pgrelay.publish('t_orders', %s, 'order.big', key => 'k')", ("x" * 11,),
+     err("54000", 'publication on topic "t_orders" refused: payload of 11 bytes is larger than the 10 bytes channel "c_tiny"'))
+case(PB, "producer", "SELECT pgrelay.publish('t_empty', 'x', key => 'k')", (),
+     err("55000", 'topic "t_empty" has no subscriber'))
 PBM = "pgrelay.publish_many"
 case(PBM, "producer", "SELECT pgrelay.publish_many(NULL, ARRAY['x'])", (), err("22004", "topic must not be NULL"))
 case(PBM, "producer", "SELECT pgrelay.publish_many('t_orders', NULL)", (), err("22004", "payloads must not be NULL"))

@@ -1,6 +1,11 @@
 """Topics end to end: one publish() in the database, and a running Processor delivers it to each
 subscribed channel as an event of its own: to a SQL handler and, over HTTPS, to a real webhook
 receiver (test/fixtures/hookd.py), each attempt logged with the publication's id."""
+import json
+import shutil
+
+import pytest
+
 import testlib
 from testlib import HookServer as H
 
@@ -75,3 +80,59 @@ def test_a_failing_subscriber_does_not_hold_back_the_other(db, hookd, processors
     assert db.sql("SELECT channel, attempt, publication_id FROM pgrelay.queue") == [("ledger", 2, pub)]
     assert db.sql("SELECT topic, channel, queued FROM pgrelay.topic_subscribers ORDER BY channel") == \
         [("orders", "hook", 0), ("orders", "ledger", 1)]
+
+
+@pytest.fixture
+def redis(tmp_path):
+    started = []
+
+    def start():
+        d = tmp_path / ("redis-%d" % len(started))
+        d.mkdir()
+        started.append(testlib.RedisServer(str(d)))
+        return started[-1]
+    yield start
+    for r in started:
+        r.stop()
+
+
+def pg_relay_headers(request):
+    """The pg-relay-* headers of a request the receiver recorded, by lower-case name."""
+    return {k.lower(): v for k, v in request["headers"] if k.lower().startswith("pg-relay-")}
+
+
+@pytest.mark.skipif(shutil.which("redis-server") is None, reason="redis-server is not installed")
+def test_every_receiver_sees_the_publication_id_and_event_type(db, hookd, redis, processors):
+    """A publication with an event type and a key reaches a webhook subscriber and a Redis Streams
+    subscriber: the request carries pg-relay-publication-id and pg-relay-event-type, the stream
+    entry the fields publication_id and event_type, both the id publish() returned, and each its
+    own event id. A notify() on the same two channels carries neither."""
+    h = hookd()
+    r = redis()
+    db.sql("SELECT pgrelay.register_webhook('hook', %s, ca_file => %s, signing_secret => 'env:HOOK_SECRET')",
+           (h.url(), h.ca))
+    db.sql("SELECT pgrelay.register('stream', 'redis', settings => %s)",
+           (json.dumps({"host": "127.0.0.1", "port": r.port, "stream": "orders:events"}),))
+    db.sql("SELECT pgrelay.create_topic('orders')")
+    db.sql("SELECT pgrelay.subscribe('orders', 'hook', '{order.*}')")
+    db.sql("SELECT pgrelay.subscribe('orders', 'stream')")
+    pub = db.scalar("SELECT pgrelay.publish('orders', '{\"order\": 9}', 'order.paid', key => 'order-9')")
+    events = dict(db.sql("SELECT channel, event_id FROM pgrelay.queue WHERE publication_id = %s", (pub,)))
+    plain_hook = db.scalar("SELECT pgrelay.notify('hook', 'plain')")
+    plain_stream = db.scalar("SELECT pgrelay.notify('stream', 'plain')")
+    p = processors("-d", db.dsn, "--once", BIND, env=ENV)
+    assert p.wait_exit() == 0
+    hooks = {r_["webhook_id"]: r_ for r_ in h.requests()}
+    assert set(hooks) == {str(events["hook"]), str(plain_hook)}
+    assert pg_relay_headers(hooks[str(events["hook"])]) == \
+        {"pg-relay-publication-id": str(pub), "pg-relay-event-type": "order.paid"}
+    assert hooks[str(events["hook"])]["signature"] == "valid"
+    assert pg_relay_headers(hooks[str(plain_hook)]) == {}
+    entries = {e["event_id"]: e for e in r.entries("orders:events")}
+    assert set(entries) == {str(events["stream"]), str(plain_stream)}
+    published = entries[str(events["stream"])]
+    assert (published["publication_id"], published["event_type"], published["key"], published["payload"]) == \
+        (str(pub), "order.paid", "order-9", '{"order": 9}')
+    assert "publication_id" not in entries[str(plain_stream)] and "event_type" not in entries[str(plain_stream)]
+    assert db.sql("SELECT channel, outcome, publication_id, event_type FROM pgrelay.log WHERE publication_id = %s"
+                  " ORDER BY channel", (pub,)) == [("hook", "ok", pub, "order.paid"), ("stream", "ok", pub, "order.paid")]

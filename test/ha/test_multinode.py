@@ -203,6 +203,83 @@ def test_killed_node_rows_are_adopted_and_the_node_rejoins_without_redoing_them(
     stop(p1, p2)
 
 
+def fan_out_topic(pc):
+    """Topic "fan" on n1, subscribed by "jobs" and a second channel "jobs_too" (the same handler):
+    topics, subscriptions and channels replicate, so both nodes see them."""
+    n1 = pc.node(1)
+    n1.sql("SELECT pgrelay.register('jobs_too', 'sql', handler => 'app.record(text)', max_attempts => 1)")
+    n1.sql("SELECT pgrelay.create_topic('fan')")
+    n1.sql("SELECT pgrelay.subscribe('fan', 'jobs')")
+    n1.sql("SELECT pgrelay.subscribe('fan', 'jobs_too')")
+    pc.wait_replicated("SELECT count(*) = 2 FROM pgrelay.subscriptions WHERE topic = 'fan'")
+
+
+def drop_fan_out_topic(pc):
+    n1 = pc.node(1)
+    n1.sql("SELECT pgrelay.drop_topic('fan')")
+    n1.sql("SELECT pgrelay.unregister('jobs_too')")
+    pc.wait_replicated("SELECT count(*) = 0 FROM pgrelay.channels WHERE channel = 'jobs_too'")
+
+
+def publish(node, payloads):
+    """One publication on topic "fan" per payload, made on node; returns {payload: publication id}."""
+    return dict(node.sql("SELECT p, pgrelay.publish('fan', p, 'fan.test') FROM unnest(%s::text[]) p",
+                         (list(payloads),)))
+
+
+def test_a_publication_is_delivered_once_per_subscriber_by_the_node_that_made_it(pgl, processors):
+    """A publication made on n1 is one queue row per subscriber, each owned by n1 and carrying the
+    publication id and event type on both nodes; with both nodes' Processors running, n1 runs
+    each delivery exactly once and n2 none (its log has no attempt of them)."""
+    n1, n2 = pgl.nodes
+    fan_out_topic(pgl)
+    pubs = publish(n1, names("fan", 10))
+    pgl.wait_replicated("SELECT count(*) = 20 FROM pgrelay.queue WHERE publication_id = ANY(%s)",
+                        params=(list(pubs.values()),), nodes=[2])
+    assert n2.sql("SELECT DISTINCT owner_node, event_type FROM pgrelay.queue WHERE publication_id = ANY(%s)",
+                  (list(pubs.values()),)) == [(1, "fan.test")]
+    p1, p2 = relay(processors, n1, "multi-node"), relay(processors, n2, "multi-node")
+    pgl.wait_replicated("SELECT count(*) = 0 FROM pgrelay.queue WHERE publication_id = ANY(%s)",
+                        params=(list(pubs.values()),))
+    pgl.wait_replicated("SELECT count(*) = 20 FROM app.done WHERE payload = ANY(%s)", params=(list(pubs),))
+    stop(p1, p2)
+    for node in pgl.nodes:
+        assert all(r == [1, 1] for r in runs(node, list(pubs)).values()), runs(node, list(pubs))
+    assert sorted(n1.sql("SELECT publication_id, channel, event_type FROM pgrelay.log WHERE publication_id = ANY(%s)",
+                         (list(pubs.values()),))) == \
+        sorted((pub, ch, "fan.test") for pub in pubs.values() for ch in ("jobs", "jobs_too"))
+    assert n2.scalar("SELECT count(*) FROM pgrelay.log WHERE publication_id = ANY(%s)", (list(pubs.values()),)) == 0
+    drop_fan_out_topic(pgl)
+
+
+def test_a_dead_nodes_publication_is_adopted_and_delivered_once(pgl, processors):
+    """Publications made on n2 while its Processor is down, then n2 killed: after dead_after, n1
+    adopts every delivery and runs each once; n2, back, redoes none."""
+    n1, n2 = pgl.nodes
+    fan_out_topic(pgl)
+    p1 = relay(processors, n1, "multi-node")
+    pubs = publish(n2, names("fan-adopt", 5))
+    pgl.wait_replicated("SELECT count(*) = 10 FROM pgrelay.queue WHERE owner_node = 2 AND publication_id = ANY(%s)",
+                        params=(list(pubs.values()),), nodes=[1])
+    pgl.kill(2)
+    p1.wait_log(r" node_adopted node=2 rows=10 by=1")
+    wait_done(pgl, list(pubs), nodes=[1])
+    testlib.wait_for(lambda: n1.scalar("SELECT count(*) FROM app.done WHERE payload = ANY(%s)", (list(pubs),)) == 10,
+                     "both deliveries of each publication")
+    pgl.start(2)
+    p2 = relay(processors, n2, "multi-node")
+    pgl.wait_replicated("SELECT count(*) = 0 FROM pgrelay.queue WHERE publication_id = ANY(%s)",
+                        params=(list(pubs.values()),))
+    pgl.wait_replicated("SELECT count(*) = 10 FROM app.done WHERE payload = ANY(%s)", params=(list(pubs),))
+    for node in pgl.nodes:
+        assert all(r == [1, 1] for r in runs(node, list(pubs)).values()), runs(node, list(pubs))
+    assert sorted(n1.sql("SELECT publication_id, channel FROM pgrelay.log WHERE publication_id = ANY(%s)",
+                         (list(pubs.values()),))) == \
+        sorted((pub, ch) for pub in pubs.values() for ch in ("jobs", "jobs_too"))
+    stop(p1, p2)
+    drop_fan_out_topic(pgl)
+
+
 def test_each_node_rebuilds_its_own_queue_indexes_and_events_flow_after_it(pgl, processors):
     """A backlog that came and went through replication leaves both nodes' queue indexes large;
     each node's Processor rebuilds its own (REINDEX is not replicated: each node has its own

@@ -109,7 +109,8 @@ BEGIN;
 SELECT payload, attempt, channel, key, settings ->> 'host', replayed,
        queue_id = (:'batch'::bigint[])[ord] AS in_order
 FROM pgrelay._destination_claim_many(:'batch'::bigint[] || '{-1}'::bigint[]) WITH ORDINALITY c(payload, attempt,
-     event_id, channel, action_type, key, queued_at, settings, timeout_ms, replayed, queue_id, ord);
+     event_id, channel, action_type, key, queued_at, settings, timeout_ms, replayed, publication_id,
+     event_type, queue_id, ord);
 SELECT (f.queue_id = (:'batch'::bigint[])[f.ord]) AS in_order, f.outcome, f.log_id IS NOT NULL AS logged,
        f.retry_id IS NOT NULL AS retried, f.retry_at > now() AS later
 FROM pgrelay._finish_held_many(:'batch'::bigint[], '{ok,transient,permanent}', '{NULL,"connection lost","WRONGTYPE"}',

@@ -227,7 +227,108 @@ DEALLOCATE regress_pub_l;
 RESET enable_bitmapscan;
 RESET enable_seqscan;
 RESET plan_cache_mode;
+-- put back what the next part expects: only t_a subscribed (its handler still fails for good)
+SELECT pgrelay.unsubscribe('gone', 't_b');
+SELECT pgrelay.unsubscribe('gone', 't_c');
+SELECT event_type IS NULL AS untyped FROM pgrelay.queue WHERE id = :again;
+DELETE FROM pgrelay.queue;
+
+-- the event type travels with every delivery: queue row, log row, retry row, retry_failed()
+SELECT channel FROM pgrelay.subscribe('gone', 't_b', '{"order.*"}');
+SELECT pgrelay.publish('gone', 'typed', 'order.shipped') AS p_typed \gset
+SELECT channel, publication_id = :p_typed AS same_pub, event_type FROM pgrelay.queue ORDER BY channel;
+SELECT id AS ta_id, event_id AS ta_event FROM pgrelay.queue WHERE channel = 't_a' \gset
+SELECT outcome FROM pgrelay.process_one(:ta_id);
+SELECT publication_id = :p_typed AS same_pub, event_type FROM pgrelay.log WHERE queue_id = :ta_id;
+SELECT pgrelay.retry_failed(:ta_event) AS ta_again \gset
+SELECT publication_id = :p_typed AS same_pub, event_type FROM pgrelay.queue WHERE id = :ta_again;
+CREATE OR REPLACE FUNCTION regress_t_b(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'not now'; END $$;
+SELECT id AS tb_id FROM pgrelay.queue WHERE channel = 't_b' \gset
+SELECT outcome FROM pgrelay.process_one(:tb_id);
+SELECT attempt, event_type, publication_id = :p_typed AS same_pub FROM pgrelay.queue WHERE channel = 't_b';
+CREATE OR REPLACE FUNCTION regress_t_b(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE sql AS $$ INSERT INTO regress_t_calls VALUES ('t_b', payload) $$;
+DELETE FROM pgrelay.queue;
+-- a plain notify has neither
+SELECT pgrelay.notify('t_b', 'plain again') AS plain2 \gset
+SELECT publication_id IS NULL AND event_type IS NULL AS neither FROM pgrelay.queue WHERE id = :plain2;
+DELETE FROM pgrelay.queue;
+
+-- publish(key => ...): the key on each subscriber's delivery, as notify(key => ...) queues it
+SELECT pgrelay.publish('gone', 'k1', 'order.a', key => 'o-1') AS pk1 \gset
+SELECT channel, key, key_owner = session_user AS mine, payload, event_type, publication_id = :pk1 AS same_pub
+FROM pgrelay.queue ORDER BY channel;
+-- keep (the default): the waiting deliveries stand, the call still returns its own publication id
+SELECT pgrelay.publish('gone', 'k2', 'order.b', key => 'o-1') AS pk2 \gset
+SELECT :pk2 <> :pk1 AS new_pub_id;
+SELECT channel, payload, event_type, publication_id = :pk1 AS first_pub FROM pgrelay.queue ORDER BY channel;
+-- replace: each subscriber's waiting delivery takes the payload, publication and event type
+SELECT pgrelay.publish('gone', 'k3', 'order.c', key => 'o-1', key_mode => 'replace') AS pk3 \gset
+SELECT channel, payload, event_type, publication_id = :pk3 AS third_pub FROM pgrelay.queue ORDER BY channel;
+-- debounce: also moves run_at
+SELECT pgrelay.publish('gone', 'k4', 'order.d', now() + interval '1 hour', key => 'o-1', key_mode => 'debounce') AS pk4 \gset
+SELECT channel, payload, event_type, run_at > now() + interval '59 minutes' AS moved, publication_id = :pk4 AS fourth_pub
+FROM pgrelay.queue ORDER BY channel;
+-- a notify() with replace on one subscriber's key: that delivery is no longer the publication's
+SELECT pgrelay.notify('t_a', 'by notify', key => 'o-1', key_mode => 'replace') > 0 AS replaced;
+SELECT channel, payload, publication_id IS NULL AS no_pub, event_type FROM pgrelay.queue ORDER BY channel;
+-- another key: its own deliveries
+SELECT pgrelay.publish('gone', 'k5', key => 'o-2') > 0 AS other_key;
+SELECT key, count(*) FROM pgrelay.queue GROUP BY key ORDER BY key;
+-- a key another role's event holds on one subscriber (the channel does not share keys) refuses
+-- the whole publication: nothing is queued on the other subscriber either
+SELECT pgrelay.notify('t_b', 'mine', key => 'o-6') > 0 AS held_on_t_b;
+CREATE ROLE regress_t_other IN ROLE pgrelay_producer;
+SET SESSION AUTHORIZATION regress_t_other;
+SELECT pgrelay.publish('gone', 'theirs', 'order.z', key => 'o-6');
+SELECT pgrelay.publish('gone', 'theirs', 'order.z', key => 'o-3') > 0 AS own_key;
+RESET SESSION AUTHORIZATION;
+SELECT channel, key FROM pgrelay.queue WHERE payload = 'theirs' ORDER BY channel;
+-- all or nothing with a key: a subscriber that does not take the payload refuses it
+SELECT (pgrelay.register('t_b', max_payload_bytes => 5)).max_payload_bytes;
+SELECT pgrelay.publish('gone', 'too large', 'order.x', key => 'o-4');
+SELECT (pgrelay.register('t_b', max_payload_bytes => 1000)).max_payload_bytes;
+SELECT count(*) AS none FROM pgrelay.queue WHERE key = 'o-4';
+-- bad keys, bad key_mode, a topic without subscriber
+SELECT pgrelay.publish('gone', 'x', key => '');
+SELECT pgrelay.publish('gone', 'x', key => repeat('k', 513));
+SELECT pgrelay.publish('gone', 'x', key => E'a\tb');
+SELECT pgrelay.publish('gone', 'x', key => 'o-5', key_mode => 'sometimes');
+SELECT pgrelay.publish('gone', 'x', key => 'o-5', key_mode => NULL);
+SELECT topic FROM pgrelay.create_topic('lonely');
+SELECT pgrelay.publish('lonely', 'x', key => 'o-5');
+SELECT pgrelay.drop_topic('lonely');
+SELECT pgrelay.publish('nope', 'x', key => 'o-5');
+DELETE FROM pgrelay.queue;
+
+-- the Processor's claims return the publication and its event type (NULL for notify())
+SELECT channel FROM pgrelay.register('t_redis', 'redis', settings => '{"host": "127.0.0.1"}');
+SELECT channel FROM pgrelay.register_webhook('t_hook', 'https://hooks.example.com/t');
+SELECT channel FROM pgrelay.subscribe('gone', 't_redis');
+SELECT channel FROM pgrelay.subscribe('gone', 't_hook');
+SELECT pgrelay.publish('gone', 'claimed', 'order.claimed', key => 'c-1') AS p_claim \gset
+SELECT id AS r_id FROM pgrelay.queue WHERE channel = 't_redis' \gset
+SELECT id AS h_id FROM pgrelay.queue WHERE channel = 't_hook' \gset
+BEGIN;
+SELECT payload, key, publication_id = :p_claim AS same_pub, event_type FROM pgrelay._destination_claim(:r_id);
+ROLLBACK;
+BEGIN;
+SELECT payload, key, publication_id = :p_claim AS same_pub, event_type, queue_id = :r_id AS same_row
+FROM pgrelay._destination_claim_many(ARRAY[:r_id]);
+ROLLBACK;
+BEGIN;
+SELECT payload, publication_id = :p_claim AS same_pub, event_type FROM pgrelay._webhook_claim(:h_id);
+ROLLBACK;
+SELECT pgrelay.notify('t_redis', 'plain r') AS r_plain \gset
+SELECT pgrelay.notify('t_hook', 'plain h') AS h_plain \gset
+BEGIN;
+SELECT payload, publication_id IS NULL AS no_pub, event_type IS NULL AS no_type FROM pgrelay._destination_claim(:r_plain);
+SELECT payload, publication_id IS NULL AS no_pub, event_type IS NULL AS no_type FROM pgrelay._webhook_claim(:h_plain);
+ROLLBACK;
 
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.drop_topic('gone');
-DROP ROLE regress_t_producer, regress_t_monitor, regress_t_admin;
+SELECT pgrelay.unregister('t_redis');
+SELECT pgrelay.unregister('t_hook');
+DROP ROLE regress_t_producer, regress_t_monitor, regress_t_admin, regress_t_other;

@@ -67,6 +67,7 @@ SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"X-A
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"Host": "evil.example"}');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"Content-Length": "1"}');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"webhook-signature": "v1,x"}');
+SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"PG-Relay-Publication-Id": "1"}');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"Proxy-Authorization": "x"}');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '["X-A", "a"]');
 SELECT pgrelay.register_webhook('h_bad', 'https://h.example/', headers => '{"X-A": "env:1BAD"}');

@@ -463,9 +463,10 @@ BEGIN
     END IF;
     v := pgrelay._next_id();
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, node_restricted,
-                               attempt, run_at, queued_at, publication_id)
-    VALUES (v, f.event_id, f.channel, c.action_type, f.payload, c.node_restricted, 1, pgrelay._run_at(NULL), now(),
-            (SELECT l.publication_id FROM pgrelay.log l WHERE l.id = f.log_id));
+                               attempt, run_at, queued_at, publication_id, event_type)
+    SELECT v, f.event_id, f.channel, c.action_type, f.payload, c.node_restricted, 1, pgrelay._run_at(NULL), now(),
+           l.publication_id, l.event_type
+    FROM (SELECT) one LEFT JOIN pgrelay.log l ON l.id = f.log_id;
     RETURN v;
 END
 $$;

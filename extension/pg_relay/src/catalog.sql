@@ -92,7 +92,9 @@ CREATE TABLE pgrelay.queue (
     -- oids differ
     key_owner       text,
     -- since 1.4: the publication (publish()) this delivery is part of; NULL for a notify()
-    publication_id  bigint
+    publication_id  bigint,
+    -- since 1.4: the event type that publication was made with (NULL: none, or a notify())
+    event_type      text
 );
 COMMENT ON TABLE pgrelay.queue IS
     'Pending events only: a finished event leaves this table (its history is in pgrelay.log)';
@@ -103,6 +105,9 @@ COMMENT ON COLUMN pgrelay.queue.key_owner IS
     'unless the channel shares its keys; a retry or a snooze keeps it; NULL for an event without a key, and for one queued before 1.4';
 COMMENT ON COLUMN pgrelay.queue.publication_id IS
     'The publication (publish()) whose delivery to this channel the event is; NULL for an event queued by notify()';
+COMMENT ON COLUMN pgrelay.queue.event_type IS
+    'The event type of the publication (publish(event_type => ...)) whose delivery the event is; NULL for one '
+    'without an event type and for an event queued by notify()';
 COMMENT ON COLUMN pgrelay.queue.snoozes IS
     'How often the handler snoozed the event (SQLSTATE PGSNZ) without spending an attempt';
 -- Two secondary indexes serve the probe (action_type = x AND run_at <= now()) and the ordered
@@ -146,7 +151,8 @@ CREATE TABLE pgrelay.log (
     finished_at timestamptz NOT NULL,
     retry_at    timestamptz,
     -- since 1.4: the queue row's
-    publication_id bigint
+    publication_id bigint,
+    event_type     text
 );
 COMMENT ON TABLE pgrelay.log IS 'The audit trail: one row per attempt';
 COMMENT ON COLUMN pgrelay.log.outcome IS
@@ -156,6 +162,8 @@ COMMENT ON COLUMN pgrelay.log.outcome IS
     'at retry_at, without spending an attempt';
 COMMENT ON COLUMN pgrelay.log.publication_id IS
     'The publication (publish()) the attempt''s event was delivered for; NULL for an event queued by notify()';
+COMMENT ON COLUMN pgrelay.log.event_type IS
+    'The event type of the publication the attempt''s event was delivered for; NULL without one';
 -- One log row per attempt (queue row) of an event; the index also serves "the history of event x".
 CREATE UNIQUE INDEX log_event_idx ON pgrelay.log (event_id, queue_id);
 

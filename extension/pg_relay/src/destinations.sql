@@ -400,18 +400,21 @@ COMMENT ON FUNCTION pgrelay._destination_save(pgrelay.channels, pgrelay.channels
 -- pgrelay._destination_claim()
 CREATE OR REPLACE FUNCTION pgrelay._destination_claim(id bigint)
 RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, action_type text, key text,
-               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean)
+               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean,
+               publication_id bigint, event_type text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The first step of the Processor's held transaction for a destination event: claims the row
  * (_queue_claim: no row means skipped) and returns what its message carries with the channel's
  * settings (secret references as given: the Processor resolves them) and timeout. settings is
  * NULL when the channel has none. replayed: the row's attempt was recorded already and the claim
- * finished it; nothing is sent.
+ * finished it; nothing is sent. key, publication_id and event_type come from the queue row the
+ * claim locked, in one lookup (NULL for a notify() without a key; NULL all three when replayed).
  */
 #variable_conflict use_column
 DECLARE
     c record;
+    q record;
 BEGIN
     SELECT * INTO c FROM pgrelay._queue_claim(_destination_claim.id);
     IF NOT FOUND THEN
@@ -421,11 +424,11 @@ BEGIN
         RAISE EXCEPTION 'an event of channel "%" is a "%" event, not one of a destination', c.channel, c.action_type
             USING ERRCODE = 'wrong_object_type';
     END IF;
+    SELECT x.key, x.publication_id, x.event_type INTO q FROM pgrelay.queue x WHERE x.id = c.queue_id;
     RETURN QUERY
-    SELECT c.payload, c.attempt, c.event_id, c.channel, c.action_type,
-           (SELECT q.key FROM pgrelay.queue q WHERE q.id = c.queue_id), c.queued_at,
+    SELECT c.payload, c.attempt, c.event_id, c.channel, c.action_type, q.key, c.queued_at,
            CASE WHEN NOT c.replayed THEN (SELECT d.settings FROM pgrelay.destinations d WHERE d.channel = c.channel) END,
-           c.timeout_ms, c.replayed;
+           c.timeout_ms, c.replayed, q.publication_id, q.event_type;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._destination_claim(bigint) IS
@@ -434,7 +437,8 @@ COMMENT ON FUNCTION pgrelay._destination_claim(bigint) IS
 -- pgrelay._destination_claim_many()
 CREATE OR REPLACE FUNCTION pgrelay._destination_claim_many(ids bigint[])
 RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, action_type text, key text,
-               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean, queue_id bigint)
+               queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean,
+               publication_id bigint, event_type text, queue_id bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * _destination_claim() for the events of a batched held transaction (a broker's kind delivers

@@ -207,7 +207,8 @@ LANGUAGE sql IMMUTABLE AS $$
     -- PL/pgSQL assignment of it is a simple expression): its type is schema-qualified, since an
     -- inlined body is read with the caller's search_path. The fields in pgrelay.log's order.
     SELECT ROW(id, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, outcome, error, sqlstate,
-               detail, NULL, q.queued_at, started_at, finished_at, retry_at, q.publication_id)::pgrelay.log
+               detail, NULL, q.queued_at, started_at, finished_at, retry_at, q.publication_id,
+               q.event_type)::pgrelay.log
 $$;
 COMMENT ON FUNCTION pgrelay._log_row(pgrelay.queue, bigint, text, text, text, jsonb, timestamptz, timestamptz, timestamptz) IS
     'Internal: the log row of an attempt on a queue row, for _finish_rows() to write';
@@ -248,10 +249,10 @@ BEGIN
     IF write_log THEN
         INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                                  error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at,
-                                 publication_id)
+                                 publication_id, event_type)
         SELECT l.id, l.queue_id, l.event_id, l.channel, l.action_type, l.payload, l.attempt, l.outcome,
                l.error, l.sqlstate, l.detail, pgrelay._node_id(), l.queued_at, l.started_at, l.finished_at,
-               l.retry_at, l.publication_id
+               l.retry_at, l.publication_id, l.event_type
         FROM pg_catalog.unnest(ls) l;
     END IF;
     IF NOT settle THEN
@@ -291,7 +292,7 @@ BEGIN
         FROM w
     ), n AS MATERIALIZED (
         SELECT v.ord, q.event_id, q.channel, q.action_type, q.payload, q.owner_node, q.node_restricted,
-               q.key, q.key_owner, q.publication_id, q.queued_at, v.retry_at, v.v,
+               q.key, q.key_owner, q.publication_id, q.event_type, q.queued_at, v.retry_at, v.v,
                CASE WHEN v.outcome = 'snoozed' THEN q.attempt ELSE q.attempt + 1 END AS attempt,
                CASE WHEN v.outcome = 'snoozed' THEN q.last_error ELSE v.error END AS last_error,
                CASE WHEN v.outcome = 'snoozed' THEN q.snoozes + 1 ELSE q.snoozes END AS snoozes,
@@ -300,10 +301,11 @@ BEGIN
         JOIN pg_catalog.unnest(qs) q ON q.id = v.queue_id
     ), r AS (
         INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                                   attempt, run_at, queued_at, last_error, key, key_owner, snoozes, publication_id)
+                                   attempt, run_at, queued_at, last_error, key, key_owner, snoozes, publication_id,
+                                   event_type)
         SELECT n.next_id, n.event_id, n.channel, n.action_type, n.payload, n.owner_node, n.node_restricted,
                n.attempt, pgrelay._run_at(n.retry_at), n.queued_at, n.last_error, n.key, n.key_owner, n.snoozes,
-               n.publication_id
+               n.publication_id, n.event_type
         FROM n
     )
     SELECT pg_catalog.array_agg(n.next_id ORDER BY o.ord), pg_catalog.max(n.v)

@@ -9,7 +9,7 @@ GRANT USAGE ON SCHEMA pgrelay TO pgrelay_producer, pgrelay_processor, pgrelay_ad
 
 GRANT EXECUTE ON FUNCTION pgrelay.notify(text, text, timestamptz, text, text) TO pgrelay_producer;
 GRANT EXECUTE ON FUNCTION pgrelay.notify_many(text, text[], timestamptz, text[], text) TO pgrelay_producer;
-GRANT EXECUTE ON FUNCTION pgrelay.publish(text, text, text, timestamptz) TO pgrelay_producer;
+GRANT EXECUTE ON FUNCTION pgrelay.publish(text, text, text, timestamptz, text, text) TO pgrelay_producer;
 GRANT EXECUTE ON FUNCTION pgrelay.publish_many(text, text[], text, timestamptz) TO pgrelay_producer;
 
 GRANT EXECUTE ON FUNCTION

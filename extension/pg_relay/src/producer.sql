@@ -148,13 +148,32 @@ $$;
 COMMENT ON FUNCTION pgrelay._key_lock(text, text) IS
     'Internal: the advisory lock of a channel''s key, until the transaction ends';
 
+-- pgrelay._check_key()
+CREATE OR REPLACE FUNCTION pgrelay._check_key(key text, key_mode text) RETURNS void
+LANGUAGE plpgsql IMMUTABLE AS $$
+BEGIN
+    -- Internal (_enqueue_keyed, publish): a key and a key_mode a call may give, or a clear error.
+    IF key_mode IS NULL OR key_mode NOT IN ('keep', 'replace', 'debounce') THEN
+        RAISE EXCEPTION 'key_mode must be keep, replace or debounce, not %', COALESCE(pgrelay._show(key_mode), 'NULL')
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+    IF key = '' OR pg_catalog.octet_length(key) > 512 OR pgrelay._has_control(key) THEN
+        RAISE EXCEPTION 'key "%" must be 1 to 512 bytes without control or invisible characters', pgrelay._show(key)
+            USING ERRCODE = 'invalid_parameter_value';
+    END IF;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._check_key(text, text) IS
+    'Internal: checks a key and key_mode of notify() or publish()';
+
 -- pgrelay._enqueue_keyed()
 CREATE OR REPLACE FUNCTION pgrelay._enqueue_keyed(channel text, payload text, run_at timestamptz, key text,
-                                                  key_mode text, id bigint)
+                                                  key_mode text, id bigint, publication_id bigint DEFAULT NULL,
+                                                  event_type text DEFAULT NULL)
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE AS $$
 /*
- * Internal (notify and notify_many with a key): at most one event of a channel and key waits to
+ * Internal (notify, notify_many and publish with a key): at most one event of a channel and key waits to
  * start on this node. Under the key's lock (_key_lock), the waiting event of the key, if there is
  * one, is found and locked (SKIP LOCKED: an event that is being run right now does not wait, it
  * is running, not waiting), and key_mode says what this call makes of it:
@@ -162,7 +181,10 @@ LANGUAGE plpgsql VOLATILE AS $$
  *   replace   its payload becomes this one (run_at stays)
  *   debounce  its payload and its run_at become this call's (run_at NULL: now)
  * Without a waiting event, a new one is queued with the given id. Returns the id of the event that
- * now stands (its event id). The checks of a new event apply to a replacement too.
+ * now stands (its event id). The checks of a new event apply to a replacement too. publication_id
+ * and event_type: the publication (publish()) the call delivers, NULL for notify(); a replaced or
+ * debounced event carries the call's, as it carries its payload, so that the receiver is told
+ * whose payload it gets.
  *
  * A key is its producer's: the event records the login role that queued it (key_owner,
  * session_user: notify() runs as the extension's owner), and a call by another role that finds
@@ -176,14 +198,7 @@ DECLARE
     pending record;
     c pgrelay.channels;
 BEGIN
-    IF key_mode IS NULL OR key_mode NOT IN ('keep', 'replace', 'debounce') THEN
-        RAISE EXCEPTION 'key_mode must be keep, replace or debounce, not %', COALESCE(pgrelay._show(key_mode), 'NULL')
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
-    IF key = '' OR pg_catalog.octet_length(key) > 512 OR pgrelay._has_control(key) THEN
-        RAISE EXCEPTION 'key "%" must be 1 to 512 bytes without control or invisible characters', pgrelay._show(key)
-            USING ERRCODE = 'invalid_parameter_value';
-    END IF;
+    PERFORM pgrelay._check_key(_enqueue_keyed.key, _enqueue_keyed.key_mode);
     SELECT * INTO c FROM pgrelay.channels x WHERE x.channel = _enqueue_keyed.channel
       AND pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, _enqueue_keyed.payload,
                                  _enqueue_keyed.run_at, false);
@@ -206,23 +221,28 @@ BEGIN
     END IF;
     IF FOUND THEN
         IF key_mode = 'replace' THEN
-            UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload WHERE q.id = pending.id;
+            UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload, publication_id = _enqueue_keyed.publication_id,
+                                       event_type = _enqueue_keyed.event_type
+            WHERE q.id = pending.id;
         ELSIF key_mode = 'debounce' THEN
             UPDATE pgrelay.queue q SET payload = _enqueue_keyed.payload,
-                                       run_at = pgrelay._run_at(_enqueue_keyed.run_at)
+                                       run_at = pgrelay._run_at(_enqueue_keyed.run_at),
+                                       publication_id = _enqueue_keyed.publication_id,
+                                       event_type = _enqueue_keyed.event_type
             WHERE q.id = pending.id;
         END IF;
         RETURN pending.event_id;
     END IF;
     INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                               run_at, queued_at, key, key_owner)
+                               run_at, queued_at, key, key_owner, publication_id, event_type)
     VALUES (_enqueue_keyed.id, _enqueue_keyed.id, c.channel, c.action_type, _enqueue_keyed.payload,
             pgrelay._node_id(), c.node_restricted, pgrelay._run_at(_enqueue_keyed.run_at),
-            pg_catalog.now(), _enqueue_keyed.key, session_user);
+            pg_catalog.now(), _enqueue_keyed.key, session_user, _enqueue_keyed.publication_id,
+            _enqueue_keyed.event_type);
     RETURN _enqueue_keyed.id;
 END
 $$;
-COMMENT ON FUNCTION pgrelay._enqueue_keyed(text, text, timestamptz, text, text, bigint) IS
+COMMENT ON FUNCTION pgrelay._enqueue_keyed(text, text, timestamptz, text, text, bigint, bigint, text) IS
     'Internal: queues an event of a key, or keeps, replaces or debounces the one waiting';
 
 -- pgrelay.notify()

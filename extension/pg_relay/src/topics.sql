@@ -205,16 +205,66 @@ $$;
 COMMENT ON FUNCTION pgrelay._publish_refused(text, text, text, timestamptz) IS
     'Internal: the error of a publication a subscriber channel does not take, naming the topic';
 
+-- pgrelay._publish_keyed()
+CREATE OR REPLACE FUNCTION pgrelay._publish_keyed(topic text, payload text, event_type text, run_at timestamptz,
+                                                  key text, key_mode text, pub bigint,
+                                                  OUT subscribers bigint, OUT queued bigint, OUT refused text)
+LANGUAGE plpgsql VOLATILE AS $$
+/*
+ * Internal (publish with a key, which pins search_path and checked its arguments): the
+ * publication pub as notify(key => key, key_mode => key_mode) on each channel whose subscription
+ * takes the event type, in the order of the channels' names, each carrying pub and event_type.
+ * All or nothing as publish(): the subscribers are read with whether each takes the event first,
+ * and when one does not (refused: the first such channel), nothing is queued. A key belongs to
+ * each channel (_enqueue_keyed): each subscriber keeps, replaces or debounces its own waiting
+ * event of the key, and a key another role's event holds on one subscriber (without shared_keys)
+ * fails the whole publication. queued counts the deliveries that now stand (new or kept).
+ */
+DECLARE
+    chans text[];
+    ch text;
+BEGIN
+    SELECT count(*), min(m.channel) FILTER (WHERE NOT m.takes), array_agg(m.channel ORDER BY m.channel)
+    INTO subscribers, refused, chans
+    FROM (SELECT x.channel,
+                 pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, _publish_keyed.payload,
+                                        _publish_keyed.run_at, false) AS takes
+          FROM pgrelay.subscriptions s
+          JOIN pgrelay.channels x ON x.channel = s.channel
+          WHERE s.topic = _publish_keyed.topic
+            AND (s.event_types IS NULL
+                 OR EXISTS (SELECT 1 FROM unnest(s.event_types) e
+                            WHERE e = _publish_keyed.event_type
+                               OR (right(e, 1) = '*' AND starts_with(_publish_keyed.event_type, left(e, -1)))))) m;
+    queued := 0;
+    IF refused IS NOT NULL OR subscribers = 0 THEN
+        RETURN;
+    END IF;
+    FOREACH ch IN ARRAY chans LOOP
+        PERFORM pgrelay._enqueue_keyed(ch, _publish_keyed.payload, _publish_keyed.run_at, _publish_keyed.key,
+                                       _publish_keyed.key_mode, pgrelay._next_id(), _publish_keyed.pub,
+                                       _publish_keyed.event_type);
+        queued := queued + 1;
+    END LOOP;
+END
+$$;
+COMMENT ON FUNCTION pgrelay._publish_keyed(text, text, text, timestamptz, text, text, bigint) IS
+    'Internal: a publication with a key, as notify(key => ...) on each subscribed channel (all or none)';
+
 -- pgrelay.publish()
 CREATE OR REPLACE FUNCTION pgrelay.publish(topic text, payload text, event_type text DEFAULT NULL,
-                                           run_at timestamptz DEFAULT NULL)
+                                           run_at timestamptz DEFAULT NULL, key text DEFAULT NULL,
+                                           key_mode text DEFAULT 'keep')
 RETURNS bigint
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * Publishes a payload on a topic in the caller's transaction: one event on each channel whose
  * subscription takes the event type, each exactly as notify(channel, payload, run_at) would queue
  * it (its own event id, the channel's action type, this node's ownership), and each carrying the
- * publication's id, which is returned (an id of _next_id(), like an event id).
+ * publication's id, which is returned (an id of _next_id(), like an event id), and its event type.
+ * With a key, each of those events is queued as notify(channel, payload, run_at, key, key_mode)
+ * would queue it (_publish_keyed): a key is per channel, so each subscriber keeps, replaces or
+ * debounces its own waiting event of the key.
  *
  * All or nothing: one statement reads the matching subscriptions with whether each channel takes
  * the event (_channel_takes: the checks of notify) and queues the events only when every one of
@@ -256,35 +306,42 @@ BEGIN
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
     pub := pgrelay._next_id();
-    node := pgrelay._node_id();
-    WITH m AS MATERIALIZED (
-        SELECT x.channel, x.action_type, x.node_restricted,
-               pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, publish.payload,
-                                      publish.run_at, false) AS takes
-        FROM pgrelay.subscriptions s
-        JOIN pgrelay.channels x ON x.channel = s.channel
-        WHERE s.topic = publish.topic
-          AND (s.event_types IS NULL
-               OR EXISTS (SELECT 1 FROM unnest(s.event_types) e
-                          WHERE e = publish.event_type
-                             OR (right(e, 1) = '*' AND starts_with(publish.event_type, left(e, -1)))))
-    ), ins AS (
-        INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
-                                   run_at, queued_at, publication_id)
-        SELECT n.id, n.id, n.channel, n.action_type, publish.payload, node, n.node_restricted,
-               pgrelay._run_at(publish.run_at), now(), pub
-        FROM (SELECT k.channel, k.action_type, k.node_restricted,
-                     ((c.v >> 12) << 22) | (node::bigint << 12) | (c.v & 4095) AS id
-              FROM (SELECT m.channel, m.action_type, m.node_restricted, nextval('pgrelay._id_clock') AS v
-                    FROM m
-                    WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
-                    ORDER BY m.channel) k,
-                   LATERAL (SELECT CASE WHEN k.v >= 9007199254740992 THEN pgrelay._id_clock_catch_up(k.v)
-                                        ELSE k.v END AS v) c) n
-        RETURNING 1
-    )
-    SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(m.channel) FROM m WHERE NOT m.takes)
-    INTO subscribers, queued, refused;
+    IF publish.key IS NOT NULL THEN
+        PERFORM pgrelay._check_key(publish.key, publish.key_mode);
+        SELECT k.subscribers, k.queued, k.refused INTO subscribers, queued, refused
+        FROM pgrelay._publish_keyed(publish.topic, publish.payload, publish.event_type, publish.run_at,
+                                    publish.key, publish.key_mode, pub) k;
+    ELSE
+        node := pgrelay._node_id();
+        WITH m AS MATERIALIZED (
+            SELECT x.channel, x.action_type, x.node_restricted,
+                   pgrelay._channel_takes(x.active, x.max_payload_bytes, x.action_type, publish.payload,
+                                          publish.run_at, false) AS takes
+            FROM pgrelay.subscriptions s
+            JOIN pgrelay.channels x ON x.channel = s.channel
+            WHERE s.topic = publish.topic
+              AND (s.event_types IS NULL
+                   OR EXISTS (SELECT 1 FROM unnest(s.event_types) e
+                              WHERE e = publish.event_type
+                                 OR (right(e, 1) = '*' AND starts_with(publish.event_type, left(e, -1)))))
+        ), ins AS (
+            INSERT INTO pgrelay.queue (id, event_id, channel, action_type, payload, owner_node, node_restricted,
+                                       run_at, queued_at, publication_id, event_type)
+            SELECT n.id, n.id, n.channel, n.action_type, publish.payload, node, n.node_restricted,
+                   pgrelay._run_at(publish.run_at), now(), pub, publish.event_type
+            FROM (SELECT k.channel, k.action_type, k.node_restricted,
+                         ((c.v >> 12) << 22) | (node::bigint << 12) | (c.v & 4095) AS id
+                  FROM (SELECT m.channel, m.action_type, m.node_restricted, nextval('pgrelay._id_clock') AS v
+                        FROM m
+                        WHERE NOT EXISTS (SELECT 1 FROM m WHERE NOT m.takes)
+                        ORDER BY m.channel) k,
+                       LATERAL (SELECT CASE WHEN k.v >= 9007199254740992 THEN pgrelay._id_clock_catch_up(k.v)
+                                            ELSE k.v END AS v) c) n
+            RETURNING 1
+        )
+        SELECT (SELECT count(*) FROM m), (SELECT count(*) FROM ins), (SELECT min(m.channel) FROM m WHERE NOT m.takes)
+        INTO subscribers, queued, refused;
+    END IF;
     IF refused IS NOT NULL THEN
         RETURN pgrelay._publish_refused(publish.topic, refused, publish.payload, publish.run_at);
     END IF;
@@ -308,7 +365,7 @@ BEGIN
     RETURN pub;
 END
 $$;
-COMMENT ON FUNCTION pgrelay.publish(text, text, text, timestamptz) IS
+COMMENT ON FUNCTION pgrelay.publish(text, text, text, timestamptz, text, text) IS
     'Queues one event on each channel subscribed to a topic (all or none) in the caller''s transaction; returns the publication id';
 
 -- pgrelay.topic_subscribers

@@ -111,7 +111,7 @@ LANGUAGE plpgsql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
 DECLARE
     reserved CONSTANT text[] := ARRAY['host', 'content-length', 'transfer-encoding', 'connection', 'keep-alive',
                                       'upgrade', 'te', 'trailer', 'expect', 'webhook-id', 'webhook-timestamp',
-                                      'webhook-signature'];
+                                      'webhook-signature', 'pg-relay-publication-id', 'pg-relay-event-type'];
     e record;
     seen text[] := '{}';
 BEGIN
@@ -330,7 +330,8 @@ COMMENT ON FUNCTION pgrelay.register_webhook(text, text, text, jsonb, text, text
 
 -- pgrelay._webhook_claim()
 CREATE OR REPLACE FUNCTION pgrelay._webhook_claim(id bigint)
-RETURNS TABLE (payload text, attempt integer, event_id bigint, endpoint jsonb, replayed boolean)
+RETURNS TABLE (payload text, attempt integer, event_id bigint, endpoint jsonb, replayed boolean,
+               publication_id bigint, event_type text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
  * The first step of the Processor's held transaction for a webhook event: claims the row
@@ -338,11 +339,15 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
  * channel's endpoint: URL, method, headers and signing secret as given (references are resolved
  * by the Processor), CA file, the channel's timeout. endpoint is NULL when the channel has none.
  * replayed: the row's attempt was recorded already and the claim finished it (_claim_event);
- * endpoint is NULL then, and nothing is sent.
+ * endpoint is NULL then, and nothing is sent. publication_id and event_type: the publication
+ * (publish()) the event delivers and its event type, NULL for an event of notify(); read from the
+ * queue row the claim locked (the last two columns: a Processor 1.3 names the ones it reads).
  */
 #variable_conflict use_column
 DECLARE
     c record;
+    pub bigint;
+    etype text;
 BEGIN
     SELECT * INTO c FROM pgrelay._queue_claim(_webhook_claim.id);
     IF NOT FOUND THEN
@@ -353,9 +358,10 @@ BEGIN
             USING ERRCODE = 'wrong_object_type';
     END IF;
     IF c.replayed THEN
-        RETURN QUERY SELECT c.payload, c.attempt, c.event_id, NULL::jsonb, true;
+        RETURN QUERY SELECT c.payload, c.attempt, c.event_id, NULL::jsonb, true, NULL::bigint, NULL::text;
         RETURN;
     END IF;
+    SELECT q.publication_id, q.event_type INTO pub, etype FROM pgrelay.queue q WHERE q.id = c.queue_id;
     RETURN QUERY
     SELECT c.payload, c.attempt, c.event_id,
            (SELECT jsonb_build_object('channel', w.channel, 'url', w.url, 'method', w.method,
@@ -364,7 +370,7 @@ BEGIN
                                       'timeout_ms', c.timeout_ms)
             FROM pgrelay.webhooks w LEFT JOIN pgrelay.webhook_secrets s ON s.channel = w.channel
             WHERE w.channel = c.channel),
-           false;
+           false, pub, etype;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._webhook_claim(bigint) IS

@@ -137,6 +137,18 @@ COMMENT ON COLUMN pgrelay.queue.publication_id IS
 ALTER TABLE pgrelay.log ADD COLUMN publication_id bigint;
 COMMENT ON COLUMN pgrelay.log.publication_id IS
     'The publication (publish()) the attempt''s event was delivered for; NULL for an event queued by notify()';
+-- and the event type it was made with, which the Processor hands the receiver beside the id
+ALTER TABLE pgrelay.queue ADD COLUMN event_type text;
+COMMENT ON COLUMN pgrelay.queue.event_type IS
+    'The event type of the publication (publish(event_type => ...)) whose delivery the event is; NULL for one '
+    'without an event type and for an event queued by notify()';
+ALTER TABLE pgrelay.log ADD COLUMN event_type text;
+COMMENT ON COLUMN pgrelay.log.event_type IS
+    'The event type of the publication the attempt''s event was delivered for; NULL without one';
+-- _webhook_claim() returns the publication and event type of the event too; _enqueue_keyed()
+-- takes them (publish(key => ...)): the old signatures go
+DROP FUNCTION IF EXISTS pgrelay._webhook_claim(bigint);
+DROP FUNCTION IF EXISTS pgrelay._enqueue_keyed(text, text, timestamptz, text, text, bigint);
 CREATE TABLE pgrelay.topics (
     topic       text PRIMARY KEY,
     description text,

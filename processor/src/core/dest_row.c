@@ -27,9 +27,11 @@ dest_row_read(struct DestRow *r, int *attempt, const PGresult *res, int row)
 	snprintf(r->queued_at, sizeof r->queued_at, "%s",
 			 pgconn_value(res, row, 6) ? pgconn_value(res, row, 6) : "");
 	r->timeout_ms = atol(pgconn_value(res, row, 8) ? pgconn_value(res, row, 8) : "0");
+	snprintf(r->publication_id, sizeof r->publication_id, "%s",
+			 pgconn_value(res, row, 10) ? pgconn_value(res, row, 10) : "");
 	if (!dup_value(res, row, 0, &r->payload) || !dup_value(res, row, 3, &r->channel) ||
-		!dup_value(res, row, 5, &r->key) || !dup_value(res, row, 7, &r->settings) || r->payload == NULL ||
-		r->channel == NULL)
+		!dup_value(res, row, 5, &r->key) || !dup_value(res, row, 7, &r->settings) ||
+		!dup_value(res, row, 11, &r->event_type) || r->payload == NULL || r->channel == NULL)
 		return HC_FAILED;
 	if (strcmp(pgconn_value(res, row, 9) ? pgconn_value(res, row, 9) : "f", "t") == 0)
 		return HC_REPLAYED;
@@ -59,5 +61,6 @@ dest_row_free(struct DestRow *r)
 	free(r->payload);
 	free(r->channel);
 	free(r->key);
+	free(r->event_type);
 	free(r->settings);
 }

@@ -1,6 +1,8 @@
 /*
  * dest_row.h - the row a destination kind (redis, kafka, rabbitmq) claims: _destination_claim()
- * and _destination_claim_many() return the same columns for every kind, so one reader serves them.
+ * and _destination_claim_many() return the same columns for every kind, so one reader serves them
+ * (statements.c: payload, attempt, event_id, channel, action_type, key, queued_at, settings,
+ * timeout_ms, replayed, publication_id, event_type).
  */
 #ifndef PGRELAY_DEST_ROW_H
 #define PGRELAY_DEST_ROW_H
@@ -16,7 +18,9 @@ struct DestRow {
 	char *channel;
 	char *key; /* NULL: the event has none */
 	char queued_at[40];
-	char *settings; /* the channel's settings (JSON), NULL when it has none */
+	char publication_id[24]; /* the publication (publish()) delivered; "" for an event of notify() */
+	char *event_type;        /* the publication's event type; NULL without one */
+	char *settings;          /* the channel's settings (JSON), NULL when it has none */
 	long timeout_ms;
 	char *password; /* resolved by the kind, wiped by dest_row_free */
 };

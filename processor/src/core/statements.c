@@ -140,21 +140,24 @@ static const struct Statement statements[] = {
 		 false},
 	[STMT_WEBHOOK_CLAIM] =
 		{"pgrelay_webhook_claim",
-		 "SELECT payload, attempt, event_id, endpoint::text, replayed FROM pgrelay._webhook_claim($1)", 1,
-		 true},
+		 "SELECT payload, attempt, event_id, endpoint::text, replayed, publication_id, event_type"
+		 " FROM pgrelay._webhook_claim($1)",
+		 1, true},
 	/* queued_at in UTC, as ISO 8601: it travels with the message */
 	[STMT_DESTINATION_CLAIM] =
 		{"pgrelay_destination_claim",
 		 "SELECT payload, attempt, event_id, channel, action_type, key,"
 		 " pg_catalog.to_char(queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-		 " settings::text, timeout_ms, replayed FROM pgrelay._destination_claim($1)",
+		 " settings::text, timeout_ms, replayed, publication_id, event_type"
+		 " FROM pgrelay._destination_claim($1)",
 		 1, true},
 	/* the columns of STMT_DESTINATION_CLAIM, and the event's id last */
 	[STMT_DESTINATION_CLAIM_MANY] =
 		{"pgrelay_destination_claim_many",
 		 "SELECT payload, attempt, event_id, channel, action_type, key,"
 		 " pg_catalog.to_char(queued_at AT TIME ZONE 'UTC', 'YYYY-MM-DD\"T\"HH24:MI:SS.US\"Z\"'),"
-		 " settings::text, timeout_ms, replayed, queue_id FROM pgrelay._destination_claim_many($1::bigint[])",
+		 " settings::text, timeout_ms, replayed, publication_id, event_type, queue_id"
+		 " FROM pgrelay._destination_claim_many($1::bigint[])",
 		 1, true},
 	[STMT_FINISH_MANY] =
 		{"pgrelay_finish_held_many",

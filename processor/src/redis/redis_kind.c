@@ -176,8 +176,16 @@ static struct RedisStreamEntry
 entry_of(struct RedisEvent *e)
 {
 	snprintf(e->attempt, sizeof e->attempt, "%d", e->a->attempt);
-	return (struct RedisStreamEntry){e->r.event_id, e->r.channel, e->attempt,          e->r.queued_at,
-									 e->r.key,      e->r.payload, strlen(e->r.payload)};
+	return (struct RedisStreamEntry){.event_id = e->r.event_id,
+									 .channel = e->r.channel,
+									 .attempt = e->attempt,
+									 .queued_at = e->r.queued_at,
+									 .key = e->r.key,
+									 .publication_id =
+										 e->r.publication_id[0] != '\0' ? e->r.publication_id : NULL,
+									 .event_type = e->r.event_type,
+									 .payload = e->r.payload,
+									 .payload_len = strlen(e->r.payload)};
 }
 
 void

@@ -33,8 +33,8 @@ static const char SCRIPT[] =
 	"redis.pcall('SET', KEYS[2], id, 'EX', ARGV[1])\n"
 	"return {id, 0}\n";
 
-/* The arguments of EVAL/EVALSHA: command, script, numkeys, 2 keys, 2 ARGV, 6 field pairs. */
-#define MAX_ARGS 19
+/* The arguments of EVAL/EVALSHA: command, script, numkeys, 2 keys, 2 ARGV, 8 field pairs. */
+#define MAX_ARGS 23
 
 enum RedisOutcome
 redis_error_outcome(const char *reply, bool *reconnect)
@@ -126,6 +126,14 @@ build_args(struct Args *a, const struct RedisStreamTarget *t, const struct Redis
 	if (e->key != NULL) {
 		add_str(a, "key");
 		add_str(a, e->key);
+	}
+	if (e->publication_id != NULL) {
+		add_str(a, "publication_id");
+		add_str(a, e->publication_id);
+	}
+	if (e->event_type != NULL) {
+		add_str(a, "event_type");
+		add_str(a, e->event_type);
 	}
 	add_str(a, "payload");
 	add(a, e->payload, e->payload_len);

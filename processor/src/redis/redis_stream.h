@@ -2,7 +2,8 @@
  * redis_stream.h - an event appended to a Redis stream (XADD), once: a Lua script, atomic on the
  * server, appends the entry and remembers the event's id beside the stream for a while, so that a
  * retry after a lost reply finds the entry it made instead of adding a second one. The entry's
- * fields: event_id, channel, attempt, queued_at, key (when the event has one) and payload.
+ * fields: event_id, channel, attempt, queued_at, key (when the event has one), publication_id and
+ * event_type (when the event delivers a publication, one with an event type) and payload.
  *
  * A worker keeps one RedisSession (its connection, reused while the next event goes to the same
  * server). Never logs, never exits.
@@ -29,8 +30,10 @@ struct RedisStreamEntry {
 	const char *event_id;
 	const char *channel;
 	const char *attempt;
-	const char *queued_at; /* ISO 8601 */
-	const char *key;       /* NULL: the event has none */
+	const char *queued_at;      /* ISO 8601 */
+	const char *key;            /* NULL: the event has none */
+	const char *publication_id; /* NULL: an event of notify() */
+	const char *event_type;     /* NULL: none */
 	const char *payload;
 	size_t payload_len;
 };

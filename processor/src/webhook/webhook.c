@@ -32,13 +32,18 @@
 #define WEBHOOK_CONNECT_MS 10000L
 /* A literal header value this long may be a credential: cut from the trace wherever it shows. */
 #define WEBHOOK_LITERAL_SECRET_MIN 16
-/* The three Standard Webhooks headers come before the channel's own. */
-#define WEBHOOK_OWN_HEADERS 3
+/*
+ * The three Standard Webhooks headers, and pg_relay's two of a publication's delivery
+ * (pg-relay-publication-id, pg-relay-event-type), come before the channel's own.
+ */
+#define WEBHOOK_OWN_HEADERS 5
 
 /* A webhook event's state, from the claim to the commit. */
 struct Hook {
 	struct Attempt *a;
-	char event_id[24]; /* webhook-id: the same on every attempt of the event */
+	char event_id[24];       /* webhook-id: the same on every attempt of the event */
+	char publication_id[24]; /* pg-relay-publication-id; "" for an event of notify() */
+	char *event_type;        /* pg-relay-event-type; NULL without one */
 	char *payload;
 	size_t payload_len;
 	char *endpoint; /* the endpoint document of the claim, NULL when the channel has none */
@@ -85,6 +90,7 @@ webhook_close(void *st)
 		explicit_bzero(k->signature.data, k->signature.len);
 	buf_free(&k->signature);
 	free(k->payload);
+	free(k->event_type);
 	free(k->endpoint);
 	free(k->detail);
 	free(k);
@@ -108,7 +114,12 @@ webhook_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
 		snprintf(k->event_id, sizeof k->event_id, "%s", pgconn_value(res, 0, 2));
 		if (pgconn_value(res, 0, 3) != NULL)
 			k->endpoint = strdup(pgconn_value(res, 0, 3));
-		if (k->payload == NULL || (pgconn_value(res, 0, 3) != NULL && k->endpoint == NULL))
+		snprintf(k->publication_id, sizeof k->publication_id, "%s",
+				 pgconn_value(res, 0, 5) ? pgconn_value(res, 0, 5) : "");
+		if (pgconn_value(res, 0, 6) != NULL)
+			k->event_type = strdup(pgconn_value(res, 0, 6));
+		if (k->payload == NULL || (pgconn_value(res, 0, 3) != NULL && k->endpoint == NULL) ||
+			(pgconn_value(res, 0, 6) != NULL && k->event_type == NULL))
 			c = HC_FAILED;
 		else if (strcmp(pgconn_value(res, 0, 4) ? pgconn_value(res, 0, 4) : "f", "t") == 0)
 			c = HC_REPLAYED;
@@ -158,7 +169,10 @@ sign(struct Hook *k, long long timestamp, char *err, size_t errlen)
 	return ok;
 }
 
-/* build_headers lists webhook-id, webhook-timestamp, webhook-signature and the channel's headers. */
+/*
+ * build_headers lists webhook-id, webhook-timestamp, webhook-signature, the publication's id and
+ * event type when the event delivers one, and the channel's headers.
+ */
 static bool
 build_headers(struct Hook *k, struct Exchange *x)
 {
@@ -171,6 +185,10 @@ build_headers(struct Hook *k, struct Exchange *x)
 	x->headers[n++] = (struct HttpsHeader){"webhook-timestamp", x->ts, false};
 	if (k->signature.len > 0)
 		x->headers[n++] = (struct HttpsHeader){"webhook-signature", k->signature.data, true};
+	if (k->publication_id[0] != '\0')
+		x->headers[n++] = (struct HttpsHeader){"pg-relay-publication-id", k->publication_id, false};
+	if (k->event_type != NULL)
+		x->headers[n++] = (struct HttpsHeader){"pg-relay-event-type", k->event_type, false};
 	/* Any channel header may hold a credential, and admins never see a literal value: traced redacted. */
 	for (i = 0; i < k->ep.n_headers; i++)
 		x->headers[n++] = (struct HttpsHeader){k->ep.headers[i].name, k->ep.headers[i].value, true};

@@ -17,7 +17,10 @@ void *webhook_open(struct Attempt *a);
 /* webhook_close frees it, the signature wiped. */
 void webhook_close(void *st);
 
-/* webhook_read reads the claim: payload, attempt, webhook-id, the endpoint document, replayed. */
+/*
+ * webhook_read reads the claim: payload, attempt, webhook-id, the endpoint document, replayed, the
+ * publication's id and event type.
+ */
 enum HeldClaim webhook_read(void *st, PGresult *res, bool trusted, const char *fetch_error);
 
 /*
