@@ -1,7 +1,7 @@
 """Kafka end to end: a channel registered with its settings, notify() in the database, the
 Processor's held transaction producing through librdkafka, and librdkafka's mock cluster
 (processor/test/kafka/tool_kafka_mock.c, on loopback) read back by a real consumer, kcat: the
-message's payload, key and headers, the order of one key's events, a burst produced in batches
+message's payload, key and headers (a publication's id and event type among them), the order of one key's events, a burst produced in batches
 (one message too large failing alone, brokers down then back), a retriable error then success, a
 permanent error, the set-up's errors (unknown topic, brokers that cannot be resolved),
 settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
@@ -57,6 +57,24 @@ def test_events_become_messages_with_their_key_and_headers(db, kafka, processors
     assert [(row[0], row[2]) for row in rows] == [(first, "ok"), (second, "ok")]
     assert (rows[0][4]["topic"], rows[0][4]["partition"], rows[0][4]["offset"]) == \
         ("orders.v1", msgs[0]["partition"], msgs[0]["offset"])
+    assert all("publication_id" not in m["headers"] and "event_type" not in m["headers"] for m in msgs)
+
+
+def test_a_publication_carries_its_id_and_event_type_as_headers(db, kafka, processors):
+    """A delivery of a topic's publication carries the headers publication_id and event_type
+    besides the event's own; the same publication id as its sibling delivery's."""
+    db.sql("SELECT pgrelay.create_topic('orders')")
+    for name in ("shipped", "billed"):
+        kafka.command("topic %s.v1 1" % name)
+        register(db, name, {"brokers": kafka.bootstrap, "topic": name + ".v1"})
+        db.sql("SELECT pgrelay.subscribe('orders', %s)", (name,))
+    pub = db.scalar("SELECT pgrelay.publish('orders', '{\"id\": 9}', 'order.shipped')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [a], [b] = kafka.messages("shipped.v1"), kafka.messages("billed.v1")
+    assert a["headers"]["event_id"] != b["headers"]["event_id"]
+    for msg in (a, b):
+        assert msg["headers"]["publication_id"] == str(pub) and msg["headers"]["event_type"] == "order.shipped"
 
 
 def test_one_keys_events_keep_their_order(db, kafka, processors):

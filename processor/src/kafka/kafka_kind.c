@@ -219,8 +219,14 @@ static bool
 message_of(struct KafkaEvent *e, json_t *doc, struct KafkaMessage *m, struct Verdict *v)
 {
 	snprintf(e->attempt, sizeof e->attempt, "%d", e->a->attempt);
-	*m = (struct KafkaMessage){e->r.event_id, e->r.channel,        e->attempt, e->r.queued_at, NULL, 0,
-							   e->r.payload,  strlen(e->r.payload)};
+	*m = (struct KafkaMessage){.event_id = e->r.event_id,
+							   .channel = e->r.channel,
+							   .attempt = e->attempt,
+							   .queued_at = e->r.queued_at,
+							   .publication_id = e->r.publication_id,
+							   .event_type = e->r.event_type,
+							   .payload = e->r.payload,
+							   .payload_len = strlen(e->r.payload)};
 	if (key_of(e, doc, m))
 		return true;
 	nothing_sent(e, v, AR_PERMANENT, e->error);

@@ -428,14 +428,17 @@ failed(struct Producer *p, rd_kafka_resp_err_t err, struct KafkaResult *r)
 static rd_kafka_headers_t *
 headers_of(const struct KafkaMessage *m)
 {
-	rd_kafka_headers_t *h = rd_kafka_headers_new(4);
+	rd_kafka_headers_t *h = rd_kafka_headers_new(6);
 
 	if (h == NULL)
 		return NULL;
 	if (rd_kafka_header_add(h, "event_id", -1, m->event_id, -1) ||
 		rd_kafka_header_add(h, "channel", -1, m->channel, -1) ||
 		rd_kafka_header_add(h, "attempt", -1, m->attempt, -1) ||
-		rd_kafka_header_add(h, "queued_at", -1, m->queued_at, -1)) {
+		rd_kafka_header_add(h, "queued_at", -1, m->queued_at, -1) ||
+		(m->publication_id[0] != '\0' &&
+		 rd_kafka_header_add(h, "publication_id", -1, m->publication_id, -1)) ||
+		(m->event_type != NULL && rd_kafka_header_add(h, "event_type", -1, m->event_type, -1))) {
 		rd_kafka_headers_destroy(h);
 		return NULL;
 	}

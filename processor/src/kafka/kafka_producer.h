@@ -2,7 +2,8 @@
  * kafka_producer.h - events produced to a Kafka topic through librdkafka, each finished only by its
  * own delivery report. The producer is idempotent (enable.idempotence, acks=all), so a retry
  * inside librdkafka adds no second copy, and the messages of one key keep their order in their
- * partition. Each message carries the headers event_id, channel, attempt and queued_at.
+ * partition. Each message carries the headers event_id, channel, attempt and queued_at, and a
+ * published event also publication_id and event_type.
  *
  * One producer per channel per process, shared by the worker threads (librdkafka's producer is
  * thread-safe): made on a channel's first event, rebuilt when its settings (or its resolved
@@ -35,8 +36,10 @@ struct KafkaMessage {
 	const char *event_id;
 	const char *channel;
 	const char *attempt;
-	const char *queued_at; /* ISO 8601 */
-	const char *key;       /* NULL: none (the partitioner picks a partition) */
+	const char *queued_at;      /* ISO 8601 */
+	const char *publication_id; /* "": not published on a topic */
+	const char *event_type;     /* NULL: none */
+	const char *key;            /* NULL: none (the partitioner picks a partition) */
 	size_t key_len;
 	const char *payload;
 	size_t payload_len;
