@@ -43,8 +43,8 @@ struct DestKind {
 	bool (*record)(void *st, enum Outcome oc, const char *next_attempt_at, struct RecordStmt *s);
 	/*
 	 * The batched held run (held_run_many), for a kind whose destination takes many messages at
-	 * once (a broker: Redis pipelines its script calls; Kafka would produce all, flush and read each
-	 * message's delivery report; RabbitMQ publish all and wait for the confirms). NULL
+	 * once (a broker: Redis pipelines its script calls; RabbitMQ publishes all, then reads the
+	 * confirms; Kafka would produce all, flush and read each message's delivery report). NULL
 	 * deliver_many: the kind runs one event per transaction (held_run). The contract:
 	 *   - claim_many claims the events of $1 (bigint[], the worker's batch: events of one channel)
 	 *     in one statement: one row per claimed event, in the order of the ids, with the columns
