@@ -1,7 +1,8 @@
 /*
  * rmq_publish.h - an event published to a RabbitMQ exchange as one persistent message, and
  * confirmed: the attempt ends when the broker has acked it (publisher confirms), nacked it,
- * returned it as unroutable (mandatory), refused it, or when the deadline passes.
+ * returned it as unroutable (mandatory), refused it, or when the deadline passes. A batch of
+ * events goes the same way, every message sent before the confirms are read (rmq_publish_many).
  *
  * A worker keeps one RmqSession (its connection, reused while the next event goes to the same
  * broker as the same user). Never logs, never exits.
