@@ -313,9 +313,10 @@ def connection_states(rabbit):
 
 def test_a_connection_closed_while_confirms_are_outstanding_loses_nothing(db, rabbit, processors):
     """A resource alarm makes the broker stop reading the publisher: once the connection shows
-    blocked, the batch is out and its confirms outstanding. Closing the connection then makes
-    every event of the batch a retry marked unknown, none lost; once the alarm clears each event is
-    confirmed and on the queue at least once (a copy may come twice, with the same message_id)."""
+    blocked, the batch is out and its confirms outstanding. Closing the connection then makes each
+    event of the batch whose confirm had not come a retry marked unknown, none lost; once the alarm
+    clears each event is confirmed and on the queue at least once (a copy may come twice, with the
+    same message_id)."""
     declare(rabbit, "q_cut")
     register(db, "cut", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_cut"},
              timeout="60 seconds", max_attempts=1000)
@@ -331,7 +332,9 @@ def test_a_connection_closed_while_confirms_are_outstanding_loses_nothing(db, ra
         rabbit.ctl("set_vm_memory_high_watermark", "0.4")
     first = log_rows(db, "cut")[:5]
     assert sorted(r[0] for r in first) == sorted(ids)
-    assert all(r[1:3] == (1, "retry") and r[4]["unknown"] is True for r in first), first
+    # the broker may have taken the message that made it block before it stopped reading
+    assert all(r[1:3] == (1, "ok") or (r[1:3] == (1, "retry") and r[4]["unknown"] is True) for r in first), first
+    assert sum(r[2] == "retry" for r in first) >= len(ids) - 1, first
     testlib.wait_for(lambda: {r[0] for r in log_rows(db, "cut") if r[2] == "ok"} == set(ids),
                      "every event confirmed once the alarm cleared", timeout=60)
     assert p.stop() == 0
