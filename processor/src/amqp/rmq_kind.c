@@ -1,13 +1,16 @@
 /*
- * rmq_kind.c - the rabbitmq kind of event (held.c runs its held transaction, docs/rabbitmq.md):
+ * rmq_kind.c - the rabbitmq kind of event (held.c runs its held transaction, docs/rabbitmq.md).
+ * The events of a channel run in batches (held_run_many):
  *
- *   BEGIN; _destination_claim (the row and the channel's settings); the event published to the
- *   exchange outside the database under the channel's timeout, and confirmed (rmq_publish.c);
- *   _finish_held; COMMIT.
+ *   BEGIN; _destination_claim_many (the rows and the channel's settings); every message published
+ *   to the exchange outside the database, then the broker's confirms read, under the channel's
+ *   timeout for the whole batch (rmq_publish.c); _finish_held_many; COMMIT.
  *
- * The claimed row stays locked until the broker's confirm, so no other worker takes it; a crash
- * between the confirm and COMMIT leaves it for a later poll that publishes it again: at least
- * once, and the consumer drops the second copy by its message_id (the event's id).
+ * One event alone (a batch that failed is run one event per transaction) goes the same way with
+ * _destination_claim and _finish_held. The claimed rows stay locked until the broker's confirms,
+ * so no other worker takes them; a crash between the confirms and COMMIT, or a connection lost
+ * before a confirm, leaves an event for a later attempt that publishes it again: at least once,
+ * and the consumer drops the second copy by its message_id (the event's id).
  */
 #include "rmq_kind.h"
 
@@ -61,6 +64,14 @@ void
 rmq_kind_thread_end(void)
 {
 	rmq_session_close(&session);
+}
+
+enum HeldClaim
+rmq_kind_read_row(void *st, const PGresult *res, int row)
+{
+	struct RmqEvent *e = st;
+
+	return dest_row_read(&e->r, &e->a->attempt, res, row);
 }
 
 enum HeldClaim
@@ -234,4 +245,101 @@ rmq_kind_deliver(void *st, struct Verdict *v)
 	}
 	json_decref(payload);
 	json_decref(doc);
+}
+
+/* A batch being published: each event's message, routing key and result, in the order given. */
+struct RmqBatch {
+	struct RmqEvent **events; /* those with a routing key, published */
+	struct RmqMessage *msgs;
+	const char **keys;
+	char (*numbers)[32]; /* a routing key from a number field */
+	json_t **payloads;   /* each event's parsed payload, NULL when none */
+	struct RmqResult *rs;
+	int n;
+};
+
+static void
+batch_free(struct RmqBatch *b, int n)
+{
+	int i;
+
+	for (i = 0; b->payloads != NULL && i < n; i++)
+		json_decref(b->payloads[i]);
+	free(b->events);
+	free(b->msgs);
+	free(b->keys);
+	free(b->numbers);
+	free(b->payloads);
+	free(b->rs);
+}
+
+/*
+ * publish_all publishes the events of sts[0..n), of one channel, to the target of the first on
+ * the kept connection in one batch (rmq_publish_many), and gives each its verdict; an event
+ * without a routing key fails alone, unpublished. False, nothing sent, when memory ran out.
+ */
+static bool
+publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, struct Verdict *vs)
+{
+	struct RmqBatch b = {calloc((size_t) n, sizeof *b.events),
+						 calloc((size_t) n, sizeof *b.msgs),
+						 calloc((size_t) n, sizeof *b.keys),
+						 calloc((size_t) n, sizeof *b.numbers),
+						 calloc((size_t) n, sizeof *b.payloads),
+						 calloc((size_t) n, sizeof *b.rs),
+						 0};
+	struct Verdict **mine = calloc((size_t) n, sizeof *mine);
+	struct RmqTarget each = *t;
+	int i;
+
+	if (b.events == NULL || b.msgs == NULL || b.keys == NULL || b.numbers == NULL || b.payloads == NULL ||
+		b.rs == NULL || mine == NULL) {
+		batch_free(&b, n);
+		free(mine);
+		return false;
+	}
+	for (i = 0; i < n; i++) {
+		struct RmqEvent *e = sts[i];
+		const char *key;
+
+		b.payloads[i] = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
+		key = routing_key_of(e, doc, b.payloads[i], b.numbers[i], sizeof b.numbers[i]);
+		if (key == NULL) {
+			nothing_sent(e, &vs[i], AR_PERMANENT, e->error);
+			continue;
+		}
+		b.msgs[b.n] =
+			(struct RmqMessage){e->r.event_id, e->r.channel, e->a->attempt,        e->r.queued_at,
+								e->r.key,      e->r.payload, strlen(e->r.payload), b.payloads[i] != NULL};
+		b.keys[b.n] = key;
+		b.events[b.n] = e;
+		mine[b.n++] = &vs[i];
+	}
+	if (b.n > 0)
+		rmq_publish_many(&session, t, b.msgs, b.keys, b.n, b.rs);
+	for (i = 0; i < b.n; i++) {
+		each.routing_key = b.keys[i];
+		verdict_of(b.events[i], &each, &b.rs[i], mine[i]);
+	}
+	batch_free(&b, n);
+	free(mine);
+	return true;
+}
+
+void
+rmq_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
+{
+	struct RmqEvent *first = sts[0];
+	struct RmqTarget t = {0};
+	json_t *doc = first->r.settings != NULL ? json_loads(first->r.settings, 0, NULL) : NULL;
+	bool config, sent = false;
+	int i;
+
+	/* the events are of one channel: its settings, and its secret, are read once */
+	if (doc != NULL && target_of(first, doc, &t, &config))
+		sent = publish_all(sts, n, doc, &t, vs);
+	json_decref(doc);
+	/* settings that do not make a target, or no memory for the batch: each event as alone */
+	for (i = 0; !sent && i < n; i++)
+		rmq_kind_deliver(sts[i], &vs[i]);
 }

@@ -30,6 +30,20 @@ enum HeldClaim rmq_kind_read(void *st, PGresult *res, bool trusted, const char *
  */
 void rmq_kind_deliver(void *st, struct Verdict *v);
 
+/*
+ * rmq_kind_read_row reads row of the batched claim (_destination_claim_many: the columns of
+ * _destination_claim, then the event's id), leaving res to the caller.
+ */
+enum HeldClaim rmq_kind_read_row(void *st, const PGresult *res, int row);
+
+/*
+ * rmq_kind_deliver_many publishes the events sts[0..n) (claimed together, of one channel) to the
+ * channel's exchange on the kept connection: every message sent, then the broker's confirms read
+ * until each is answered for or the channel's timeout passes; each event gets its own verdict in
+ * vs[i] (rmq_publish_many): acked ok, nacked retried, returned failed, unanswered retried.
+ */
+void rmq_kind_deliver_many(void *const *sts, int n, struct Verdict *vs);
+
 /* rmq_kind_thread_end closes the calling worker thread's RabbitMQ connection, if it has one. */
 void rmq_kind_thread_end(void);
 

@@ -1,10 +1,10 @@
 /*
- * rmq_publish.c - one event published and confirmed (rmq_publish.h). The message: persistent
- * (delivery_mode 2), message_id the event's id, headers channel, attempt, queued_at and key,
- * content_type application/json for a JSON payload. After basic.publish the connection is read
- * until the broker answers for this delivery tag: basic.ack, basic.nack, or basic.return (then
- * the ack) for a mandatory message no queue took; a channel.close or connection.close says why
- * it refused.
+ * rmq_publish.c - events published and confirmed (rmq_publish.h), one at a time or a batch at once.
+ * The message: persistent (delivery_mode 2), message_id the event's id, headers channel, attempt,
+ * queued_at and key, content_type application/json for a JSON payload. After basic.publish the
+ * connection is read until the broker answers for the delivery tags: basic.ack, basic.nack (either
+ * for many tags at once when multiple), or basic.return (then the ack) for a mandatory message no
+ * queue took; a channel.close or connection.close says why it refused.
  */
 #include "rmq_publish.h"
 
@@ -256,6 +256,252 @@ rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMes
 	}
 	if (r->outcome != QO_SENT)
 		rmq_session_close(s); /* a nack or a return: start the next event afresh */
+}
+
+/*
+ * A batch under way on one connection (rmq_publish_many): its messages, their results, the
+ * delivery tag of the first. The tags of a channel in confirm mode count its messages, so m[i]
+ * has tag first + i.
+ */
+struct Batch {
+	struct RmqConn *c;
+	const struct RmqMessage *m;
+	struct RmqResult *r;
+	int n;
+	uint64_t first;
+	int sent;       /* m[0..sent) went out */
+	int open;       /* how many of them have no answer yet */
+	bool returning; /* a basic.return was read: the header that follows names the message */
+	bool unmatched; /* a returned message's id named none of the batch: the next one acked is it */
+	char why[256];  /* the last return's reply */
+};
+
+/*
+ * answer settles the messages an ack or a nack of tag answers for (multiple: every one up to it):
+ * acked is sent, or unroutable when a basic.return named it first; nacked is retried.
+ */
+static void
+answer(struct Batch *b, uint64_t tag, amqp_boolean_t multiple, bool acked)
+{
+	int i;
+
+	for (i = 0; i < b->sent; i++) {
+		struct RmqResult *r = &b->r[i];
+
+		if (!r->pending || !for_us(tag, multiple, b->first + (uint64_t) i))
+			continue;
+		r->pending = false;
+		b->open--;
+		if (acked && b->unmatched && !r->returned) {
+			b->unmatched = false;
+			r->returned = true;
+			snprintf(r->error, sizeof r->error, "%s", b->why);
+		}
+		if (!acked) {
+			r->outcome = QO_RETRY;
+			snprintf(r->error, sizeof r->error, "the broker nacked the message (it could not take it)");
+		} else if (r->returned) {
+			r->outcome = QO_UNROUTABLE;
+		} else {
+			r->outcome = QO_SENT;
+			r->tag = b->first + (uint64_t) i;
+		}
+	}
+}
+
+/* returned_one marks the message the header of a returned message names (by its message_id). */
+static void
+returned_one(struct Batch *b, const amqp_frame_t *f)
+{
+	const amqp_basic_properties_t *p = f->payload.properties.decoded;
+	int i;
+
+	b->returning = false;
+	for (i = 0; p != NULL && (p->_flags & AMQP_BASIC_MESSAGE_ID_FLAG) && i < b->sent; i++)
+		if (b->r[i].pending && strlen(b->m[i].event_id) == p->message_id.len &&
+			memcmp(b->m[i].event_id, p->message_id.bytes, p->message_id.len) == 0) {
+			b->r[i].returned = true;
+			snprintf(b->r[i].error, sizeof b->r[i].error, "%s", b->why);
+			return;
+		}
+	b->unmatched = true;
+}
+
+/*
+ * one_frame acts on one frame of the broker while answers are awaited: QIO_OK to read on, or the
+ * broker's close (its reply in why).
+ */
+static enum RmqIo
+one_frame(struct Batch *b, const amqp_frame_t *f, struct RmqResult *why)
+{
+	if (f->frame_type == AMQP_FRAME_HEADER && b->returning)
+		returned_one(b, f);
+	if (f->frame_type != AMQP_FRAME_METHOD)
+		return QIO_OK; /* a returned message's header and body, heartbeats */
+	switch (f->payload.method.id) {
+	case AMQP_BASIC_ACK_METHOD: {
+		const amqp_basic_ack_t *ack = f->payload.method.decoded;
+
+		answer(b, ack->delivery_tag, ack->multiple, true);
+		return QIO_OK;
+	}
+	case AMQP_BASIC_NACK_METHOD: {
+		const amqp_basic_nack_t *nack = f->payload.method.decoded;
+
+		answer(b, nack->delivery_tag, nack->multiple, false);
+		return QIO_OK;
+	}
+	case AMQP_BASIC_RETURN_METHOD: {
+		const amqp_basic_return_t *ret = f->payload.method.decoded;
+
+		b->returning = true;
+		snprintf(b->why, sizeof b->why, "the broker returned the message as unroutable: %d %.*s",
+				 ret->reply_code, (int) ret->reply_text.len, (const char *) ret->reply_text.bytes);
+		return QIO_OK;
+	}
+	case AMQP_CHANNEL_CLOSE_METHOD:
+	case AMQP_CONNECTION_CLOSE_METHOD:
+		return closed(b->c, f, why);
+	default:
+		return QIO_OK; /* connection.blocked (a resource alarm): the deadline bounds it */
+	}
+}
+
+/* await_all reads the connection until every message sent is answered for, before the deadline. */
+static enum RmqIo
+await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
+{
+	amqp_frame_t f;
+	struct timeval tv;
+	enum RmqIo io;
+	int rc;
+
+	while (b->open > 0) {
+		if (!rmq_timeval(deadline_ms, &tv)) {
+			snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
+			return QIO_LOST;
+		}
+		rc = amqp_simple_wait_frame_noblock(b->c->st, &f, &tv);
+		if (rc == AMQP_STATUS_TIMEOUT) {
+			snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
+			return QIO_LOST;
+		}
+		if (rc != AMQP_STATUS_OK) {
+			snprintf(why->error, sizeof why->error, "the connection failed before the confirm: %s",
+					 amqp_error_string2(rc));
+			return QIO_LOST;
+		}
+		io = one_frame(b, &f, why);
+		amqp_maybe_release_buffers(b->c->st);
+		if (io != QIO_OK)
+			return io;
+	}
+	return QIO_OK;
+}
+
+/* publish_all sends every message of b, each with its routing key; QIO_UNSENT when one could not go. */
+static enum RmqIo
+publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, struct RmqResult *why)
+{
+	amqp_basic_properties_t p;
+	amqp_table_entry_t entries[4];
+	int rc;
+
+	for (; b->sent < b->n; b->sent++) {
+		const struct RmqMessage *m = &b->m[b->sent];
+		amqp_bytes_t body = {m->payload_len, (void *) m->payload};
+
+		fill_properties(m, &p, entries);
+		if (t->addr.tls)
+			ERR_clear_error();
+		rc = amqp_basic_publish(b->c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
+								amqp_cstring_bytes(keys[b->sent]), t->mandatory, 0, &p, body);
+		if (rc != AMQP_STATUS_OK) {
+			snprintf(why->error, sizeof why->error, "cannot publish: %s", amqp_error_string2(rc));
+			return QIO_UNSENT;
+		}
+		b->c->published++;
+		b->r[b->sent].pending = true;
+		b->open++;
+	}
+	return QIO_OK;
+}
+
+/*
+ * batch_once publishes m[0..n) on c and awaits every answer; what was not answered for gets the
+ * failure (io, its reason in why): retried, unknown when it went out. *answered: how many were.
+ */
+static enum RmqIo
+batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, const char *const *keys,
+		   int n, struct RmqResult *r, long long deadline_ms, int *answered)
+{
+	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, ""};
+	struct RmqResult why = {0};
+	enum RmqIo io = publish_all(&b, t, keys, &why);
+	int i;
+
+	if (io == QIO_OK)
+		io = await_all(&b, deadline_ms, &why);
+	*answered = b.sent - b.open;
+	for (i = 0; io != QIO_OK && i < n; i++) {
+		if (i < b.sent && !r[i].pending)
+			continue;
+		outcome_of(io, &r[i]);
+		r[i].unknown = i < b.sent && io != QIO_SETUP;
+		r[i].pending = false;
+		snprintf(r[i].error, sizeof r[i].error, "%s", why.error);
+	}
+	return io;
+}
+
+/* fail_all gives each of r[0..n) the failure io, with error (nothing went out). */
+static void
+fail_all(struct RmqResult *r, int n, enum RmqIo io, const char *error)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		outcome_of(io, &r[i]);
+		r[i].unknown = false;
+		snprintf(r[i].error, sizeof r[i].error, "%s", error);
+	}
+}
+
+void
+rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
+				 const char *const *keys, int n, struct RmqResult *r)
+{
+	char err[sizeof r->error];
+	enum RmqIo io;
+	int answered;
+
+	memset(r, 0, (size_t) n * sizeof *r);
+	s->deadline_ms = now_us() / 1000 + t->timeout_ms;
+	if (s->conn != NULL && (!rmq_conn_same(s->conn, &t->addr) || !still_open(s->conn)))
+		rmq_session_close(s);
+	for (;;) {
+		s->reused = s->conn != NULL;
+		if (s->conn == NULL) {
+			s->conn = rmq_conn_open(&t->addr, s->deadline_ms, &io, err, sizeof err);
+			if (s->conn == NULL) {
+				fail_all(r, n, io, err);
+				return;
+			}
+		}
+		io = batch_once(s->conn, t, m, keys, n, r, s->deadline_ms, &answered);
+		if (io == QIO_OK)
+			return; /* every message answered for: the connection is clean for the next batch */
+		rmq_session_close(s);
+		/*
+		 * A kept connection the broker or the network closed meanwhile, before any answer: the
+		 * batch once more, on a new one (a message that went out on the old one is dropped by its
+		 * message_id).
+		 */
+		if (!s->reused || answered > 0 || (io != QIO_LOST && io != QIO_UNSENT) ||
+			now_us() / 1000 >= s->deadline_ms)
+			return;
+		memset(r, 0, (size_t) n * sizeof *r);
+	}
 }
 
 void

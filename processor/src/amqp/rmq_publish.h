@@ -1,7 +1,8 @@
 /*
  * rmq_publish.h - an event published to a RabbitMQ exchange as one persistent message, and
  * confirmed: the attempt ends when the broker has acked it (publisher confirms), nacked it,
- * returned it as unroutable (mandatory), refused it, or when the deadline passes.
+ * returned it as unroutable (mandatory), refused it, or when the deadline passes. A batch of
+ * events goes the same way, every message sent before the confirms are read (rmq_publish_many).
  *
  * A worker keeps one RmqSession (its connection, reused while the next event goes to the same
  * broker as the same user). Never logs, never exits.
@@ -47,6 +48,8 @@ struct RmqResult {
 	bool unknown;           /* QO_RETRY after the message went out: it may have been queued */
 	unsigned long long tag; /* its delivery tag on the connection, QO_SENT */
 	char error[512];        /* why, otherwise; never holds a secret */
+	bool pending;           /* (rmq_publish_many's own: published, not answered for yet) */
+	bool returned;          /* (rmq_publish_many's own: a basic.return named it) */
 };
 
 struct RmqSession {
@@ -58,6 +61,19 @@ struct RmqSession {
 /* rmq_publish publishes m to t through s, reusing or replacing its connection, and waits for the confirm. */
 void rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
 				 struct RmqResult *r);
+
+/*
+ * rmq_publish_many publishes m[0..n) to t (each with its own routing key, keys[i]) through s on one
+ * connection, pipelined: every message sent, then the connection read until the broker has
+ * answered for every delivery tag (an ack or a nack, one or many at once) or t's timeout, for the
+ * whole batch, has passed. Each message gets its own result in r[0..n): acked QO_SENT, nacked
+ * QO_RETRY, returned (mandatory, unroutable: matched by its message_id) QO_UNROUTABLE; one the
+ * broker did not answer for before the connection was lost, closed or the deadline passed is
+ * QO_RETRY, unknown (it may have been queued: its message_id lets the consumer drop a copy).
+ * The message ids of a batch must differ.
+ */
+void rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
+					  const char *const *keys, int n, struct RmqResult *r);
 
 /* rmq_session_close closes s's connection, if any. */
 void rmq_session_close(struct RmqSession *s);

@@ -26,7 +26,8 @@ static const struct DestKind kinds[] = {
 	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
 	 kafka_kind_read_row, kafka_kind_deliver_many},
 	{"rabbitmq", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, rmq_kind_open,
-	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL, STMT_COUNT, NULL, NULL},
+	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY, rmq_kind_read_row,
+	 rmq_kind_deliver_many},
 };
 
 const struct DestKind *

@@ -44,7 +44,7 @@ struct DestKind {
 	/*
 	 * The batched held run (held_run_many), for a kind whose destination takes many messages at
 	 * once (a broker: Redis pipelines its script calls; Kafka produces all, then waits for each
-	 * message's own delivery report; RabbitMQ would publish all and wait for the confirms). NULL
+	 * message's own delivery report; RabbitMQ publishes all, then reads the confirms). NULL
 	 * deliver_many: the kind runs one event per transaction (held_run). The contract:
 	 *   - claim_many claims the events of $1 (bigint[], the worker's batch: events of one channel)
 	 *     in one statement: one row per claimed event, in the order of the ids, with the columns
