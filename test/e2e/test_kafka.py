@@ -1,10 +1,10 @@
 """Kafka end to end: a channel registered with its settings, notify() in the database, the
 Processor's held transaction producing through librdkafka, and librdkafka's mock cluster
 (processor/test/kafka/tool_kafka_mock.c, on loopback) read back by a real consumer, kcat: the
-message's payload, key and headers (a publication's id and event type among them), the order of one key's events, a burst produced in batches
-(one message too large failing alone, brokers down then back), a retriable error then success, a
-permanent error, the set-up's errors (unknown topic, brokers that cannot be resolved),
-settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
+message's payload, key and headers (a publication's id and event type among them), the order of
+one key's events, a burst produced in batches (one message too large failing alone, brokers down
+then back), a retriable error then success, a permanent error, the set-up's errors (unknown topic,
+brokers that cannot be resolved), settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
 packages none."""
 import json
 import os

@@ -75,6 +75,25 @@ def test_events_become_persistent_confirmed_messages(db, rabbit, processors):
     assert [(row[0], row[1], row[2]) for row in rows] == [(first, 1, "ok"), (second, 1, "ok")]
     assert rows[0][4] == {"exchange": "x_orders", "routing_key": "orders.created", "host": "127.0.0.1",
                           "port": rabbit.port, "confirmed": True}
+    assert all("publication_id" not in m["headers"] and "event_type" not in m["headers"] for m in msgs)
+
+
+def test_a_publication_carries_its_id_and_event_type_as_headers(db, rabbit, processors):
+    """A delivery of a topic's publication carries the headers publication_id and event_type; each
+    subscriber's message has its own message_id and the same publication id."""
+    db.sql("SELECT pgrelay.create_topic('orders')")
+    for name in ("shipped", "billed"):
+        declare(rabbit, "q_" + name, exchange="x_" + name, binding=name)
+        register(db, name, {"host": "127.0.0.1", "port": rabbit.port, "exchange": "x_" + name,
+                            "routing_key": name})
+        db.sql("SELECT pgrelay.subscribe('orders', %s)", (name,))
+    pub = db.scalar("SELECT pgrelay.publish('orders', '{\"id\": 9}', 'order.shipped')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [a], [b] = rabbit.messages("q_shipped"), rabbit.messages("q_billed")
+    assert a["message_id"] != b["message_id"]
+    for msg in (a, b):
+        assert msg["headers"]["publication_id"] == str(pub) and msg["headers"]["event_type"] == "order.shipped"
 
 
 def test_routing_keys_from_the_event_and_the_payload(db, rabbit, processors):

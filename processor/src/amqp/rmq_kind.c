@@ -173,6 +173,22 @@ target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 }
 
 /* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
+/* message_of is e's message (json: the payload is JSON, sent as application/json). */
+static struct RmqMessage
+message_of(const struct RmqEvent *e, bool json)
+{
+	return (struct RmqMessage){.event_id = e->r.event_id,
+							   .channel = e->r.channel,
+							   .attempt = e->a->attempt,
+							   .queued_at = e->r.queued_at,
+							   .key = e->r.key,
+							   .publication_id = e->r.publication_id,
+							   .event_type = e->r.event_type,
+							   .payload = e->r.payload,
+							   .payload_len = strlen(e->r.payload),
+							   .json = json};
+}
+
 static void
 verdict_of(struct RmqEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
 {
@@ -238,8 +254,7 @@ rmq_kind_deliver(void *st, struct Verdict *v)
 	if (t.routing_key == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, e->error);
 	} else {
-		m = (struct RmqMessage){e->r.event_id, e->r.channel, e->a->attempt,        e->r.queued_at,
-								e->r.key,      e->r.payload, strlen(e->r.payload), payload != NULL};
+		m = message_of(e, payload != NULL);
 		rmq_publish(&session, &t, &m, &r);
 		verdict_of(e, &t, &r, v);
 	}
@@ -308,9 +323,7 @@ publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, str
 			nothing_sent(e, &vs[i], AR_PERMANENT, e->error);
 			continue;
 		}
-		b.msgs[b.n] =
-			(struct RmqMessage){e->r.event_id, e->r.channel, e->a->attempt,        e->r.queued_at,
-								e->r.key,      e->r.payload, strlen(e->r.payload), b.payloads[i] != NULL};
+		b.msgs[b.n] = message_of(e, b.payloads[i] != NULL);
 		b.keys[b.n] = key;
 		b.events[b.n] = e;
 		mine[b.n++] = &vs[i];

@@ -23,7 +23,7 @@ struct Confirm {
 	char why[256]; /* the return's or the close's reply */
 };
 
-/* fill_properties sets p for m; entries must have room for the 4 headers. */
+/* fill_properties sets p for m; entries must have room for RMQ_HEADERS_MAX headers. */
 static void
 fill_properties(const struct RmqMessage *m, amqp_basic_properties_t *p, amqp_table_entry_t *entries)
 {
@@ -52,6 +52,16 @@ fill_properties(const struct RmqMessage *m, amqp_basic_properties_t *p, amqp_tab
 		entries[n].key = amqp_cstring_bytes("key");
 		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
 		entries[n++].value.value.bytes = amqp_cstring_bytes(m->key);
+	}
+	if (m->publication_id[0] != '\0') {
+		entries[n].key = amqp_cstring_bytes("publication_id");
+		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+		entries[n++].value.value.bytes = amqp_cstring_bytes(m->publication_id);
+	}
+	if (m->event_type != NULL) {
+		entries[n].key = amqp_cstring_bytes("event_type");
+		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
+		entries[n++].value.value.bytes = amqp_cstring_bytes(m->event_type);
 	}
 	p->headers.num_entries = n;
 	p->headers.entries = entries;
@@ -167,7 +177,7 @@ publish_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessa
 			 struct RmqResult *r)
 {
 	amqp_basic_properties_t p;
-	amqp_table_entry_t entries[4];
+	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
 	amqp_bytes_t body = {m->payload_len, (void *) m->payload};
 	enum RmqIo io;
 	int rc;
@@ -404,7 +414,7 @@ static enum RmqIo
 publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, struct RmqResult *why)
 {
 	amqp_basic_properties_t p;
-	amqp_table_entry_t entries[4];
+	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
 	int rc;
 
 	for (; b->sent < b->n; b->sent++) {

@@ -25,13 +25,18 @@ struct RmqTarget {
 };
 
 /* One event as its message carries it. */
+/* the headers a message may carry: channel, attempt, queued_at, key, publication_id, event_type */
+#define RMQ_HEADERS_MAX 6
+
 struct RmqMessage {
-	const char *event_id;  /* message_id */
-	const char *channel;   /* header channel */
-	int attempt;           /* header attempt */
-	const char *queued_at; /* header queued_at, ISO 8601 */
-	const char *key;       /* header key; NULL: the event has none */
-	const char *payload;   /* the body */
+	const char *event_id;       /* message_id */
+	const char *channel;        /* header channel */
+	int attempt;                /* header attempt */
+	const char *queued_at;      /* header queued_at, ISO 8601 */
+	const char *key;            /* header key; NULL: the event has none */
+	const char *publication_id; /* header publication_id; "": not published on a topic */
+	const char *event_type;     /* header event_type; NULL: none */
+	const char *payload;        /* the body */
 	size_t payload_len;
 	bool json; /* content_type application/json */
 };
