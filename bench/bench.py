@@ -1636,7 +1636,7 @@ class Bench:
         """The resident kB of /proc/PID/smaps, and the anonymous part of them (a library's pages
         written by its relocations are its own copies), grouped by what they are: each file by its name (the
         binary, each shared library), [heap], [stack], and the anonymous mappings sorted by their
-        shape: a thread's stack (8 MB with a guard page below it), a malloc arena's heap (64 MB
+        shape: a thread's stack (megabytes with a guard page below it), a malloc arena's heap (64 MB
         reserved, the unused part inaccessible) and any other (librdkafka's and libpq's own
         mmap'd buffers, malloc's large blocks)."""
         maps, cur = [], None
@@ -1660,8 +1660,8 @@ class Bench:
             else:
                 prev = maps[i - 1] if i > 0 else None
                 nxt = maps[i + 1] if i + 1 < len(maps) else None
-                if prev and not prev["name"] and prev["perms"] == "---p" and prev["size"] == 4 \
-                        and m["size"] + 4 in (8192, 16384):
+                if prev and not prev["name"] and prev["perms"] == "---p" and prev["size"] < 1024 \
+                        and m["size"] >= 1024:
                     key = "anonymous: thread stacks"
                 elif nxt and not nxt["name"] and nxt["perms"] == "---p" and m["size"] + nxt["size"] == 65536:
                     key = "anonymous: malloc arenas"
@@ -1711,41 +1711,49 @@ class Bench:
             self.db.execute("SELECT pgrelay.register(%s, %s, settings => %s)", (name, kind, json.dumps(settings)))
         return self.hookd.SECRET
 
-    def run_allkinds(self):
+    def allkinds_run(self, name, channels, mail, secret):
+        """ALLKINDS_EVENTS events on each of `channels` (and on the email channel when `mail`),
+        drained by one Processor with ALLKINDS_WORKERS workers: its peak RSS and memory map."""
         n = ALLKINDS_EVENTS
-        say("allkinds: %d events on each of six channels, one of each kind (sql, email, webhook, redis, kafka,"
-            " rabbitmq), drained by one Processor with %d workers" % (n, ALLKINDS_WORKERS))
-        secret = self.allkinds_channels()
-        try:
-            assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
-            self.db.execute("VACUUM pgrelay.queue")
-            self.db.execute("SELECT count(pgrelay.notify(c, '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
-                            " FROM unnest(ARRAY['bench', 'all_hook', 'all_redis', 'all_kafka', 'all_rmq']) c,"
-                            " generate_series(1, %s) g", (n,))
+        total = n * (len(channels) + (1 if mail else 0))
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify(c, '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
+                        " FROM unnest(%s::text[]) c, generate_series(1, %s) g", (list(channels), n))
+        if mail:
             self.db.execute("""
                 SELECT count(pgrelay_notifier.send('all_mail', ARRAY['Ann Example <ann@example.org>'],
                                                    'Benchmark message ' || g, 'Hello Ann, message ' || g || '.'))
                 FROM generate_series(1, %s) g""", (n,))
-            self.db.execute("VACUUM ANALYZE pgrelay.queue")
-            self.db.execute("CHECKPOINT")
-            p = self.start_processor("allkinds", ["--workers=%d" % ALLKINDS_WORKERS,
-                                                  "--secret-env=HOOK_SECRET=webhook/all_hook"],
-                                     env={"HOOK_SECRET": secret})
-            processed, ok, ms = self.wait_batches(p, 6 * n, timeout=900)
-            status = self.proc_status(p.pid)
-            rollup = self.smaps_rollup(p.pid)
-            groups = self.memory_map(p.pid)
-            self.stop_processor(p)
-            if ok != 6 * n:
-                raise RuntimeError("allkinds: %d processed, %d ok of %d" % (processed, ok, 6 * n))
-            say("  Processor, %d workers: %d events in %d ms, VmHWM %d kB (RssAnon %d, RssFile %d kB), %d threads;"
-                " at the end: Rss %d, Pss %d kB"
-                % (ALLKINDS_WORKERS, 6 * n, ms, status["VmHWM"], status["RssAnon"], status["RssFile"],
-                   status["Threads"], rollup.get("Rss", 0), rollup.get("Pss", 0)))
-            for key, (kb, anon) in sorted(groups.items(), key=lambda kv: -kv[1][0]):
-                if kb >= 64:
-                    say("    %-40s %6d kB (anonymous %d kB)" % (key, kb, anon))
-            self.results["allkinds"] = dict(status, Pss=rollup.get("Pss", 0), groups=groups)
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        p = self.start_processor(name, ["--workers=%d" % ALLKINDS_WORKERS, "--secret-env=HOOK_SECRET=webhook/all_hook"],
+                                 env={"HOOK_SECRET": secret})
+        processed, ok, ms = self.wait_batches(p, total, timeout=900)
+        status = self.proc_status(p.pid)
+        rollup = self.smaps_rollup(p.pid)
+        groups = self.memory_map(p.pid)
+        self.stop_processor(p)
+        if ok != total:
+            raise RuntimeError("%s: %d processed, %d ok of %d" % (name, processed, ok, total))
+        say("  Processor, %d workers: %d events in %d ms, VmHWM %d kB (RssAnon %d, RssFile %d kB), %d threads;"
+            " at the end: Rss %d, Pss %d kB"
+            % (ALLKINDS_WORKERS, total, ms, status["VmHWM"], status["RssAnon"], status["RssFile"],
+               status["Threads"], rollup.get("Rss", 0), rollup.get("Pss", 0)))
+        for key, (kb, anon) in sorted(groups.items(), key=lambda kv: -kv[1][0]):
+            if kb >= 64:
+                say("    %-40s %6d kB (anonymous %d kB)" % (key, kb, anon))
+        return dict(status, Pss=rollup.get("Pss", 0), groups=groups)
+
+    def run_allkinds(self):
+        say("allkinds: %d events on each of six channels, one of each kind (sql, email, webhook, redis, kafka,"
+            " rabbitmq), drained by one Processor with %d workers; first the sql channel's events alone"
+            % (ALLKINDS_EVENTS, ALLKINDS_WORKERS))
+        secret = self.allkinds_channels()
+        try:
+            self.results["allkinds_sql"] = self.allkinds_run("allkinds-sql", ["bench"], False, secret)
+            self.results["allkinds"] = self.allkinds_run(
+                "allkinds", ["bench", "all_hook", "all_redis", "all_kafka", "all_rmq"], True, secret)
         finally:
             for name in ("all_hook", "all_redis", "all_kafka", "all_rmq"):
                 self.db.execute("SELECT pgrelay.unregister(%s)", (name,))
@@ -2131,6 +2139,11 @@ class Bench:
             row("Q   peak RSS, 8 workers, after RabbitMQ", "%.1f MB" % (s8["VmHWM"] / 1024.0),
                 "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
                 "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
+        if "allkinds_sql" in r:
+            s8 = r["allkinds_sql"]
+            row("A   peak RSS, %d workers, only the sql channel's events" % ALLKINDS_WORKERS,
+                "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0))
         if "allkinds" in r:
             s8 = r["allkinds"]
             row("A   peak RSS, %d workers, one channel of each kind" % ALLKINDS_WORKERS, "%.1f MB" % (s8["VmHWM"] / 1024.0),
