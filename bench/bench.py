@@ -1752,6 +1752,11 @@ class Bench:
         secret = self.allkinds_channels()
         try:
             self.results["allkinds_sql"] = self.allkinds_run("allkinds-sql", ["bench"], False, secret)
+            if os.environ.get("ALLKINDS_EACH") == "1":   # each kind beside the sql channel, one at a time
+                for kind in ("all_mail", "all_hook", "all_redis", "all_kafka", "all_rmq"):
+                    say("  the sql channel and %s" % kind)
+                    self.allkinds_run("allkinds-" + kind, ["bench"] + ([kind] if kind != "all_mail" else []),
+                                      kind == "all_mail", secret)
             self.results["allkinds"] = self.allkinds_run(
                 "allkinds", ["bench", "all_hook", "all_redis", "all_kafka", "all_rmq"], True, secret)
         finally:
