@@ -75,6 +75,9 @@ KAFKA_WORKERS = (4, 8)
 KAFKA_MOCK = os.path.join(ROOT, "processor", "build", "release", "tool_kafka_mock")
 RMQ_EVENTS = 10000
 RMQ_WORKERS = (4, 8)
+ALLKINDS_EVENTS = int(os.environ.get("ALLKINDS_EVENTS", "1000"))  # events a channel in the all-kinds phase (one channel of each kind)
+ALLKINDS_WORKERS = 8
+HOOKD = os.path.join(ROOT, "test", "fixtures", "hookd.py")
 # the rabbitmq phase's reference publisher (processor/test/amqp/tool_rmq_confirm.c)
 TOOL_RMQ_CONFIRM = os.path.join(ROOT, "processor", "build", "release", "tool_rmq_confirm")
 
@@ -109,7 +112,7 @@ METRICS_SCRAPES = 200
 # peers and pgque (make bench-peers) and bloat (a million events) run only when named.
 # held runs last: the queue's indexes keep the pages its rounds needed.
 PHASES = ("drains", "producers", "topics", "probe", "idle", "latency", "email", "redis", "metrics", "instructions", "console",
-          "kafka", "rabbitmq", "held")
+          "kafka", "rabbitmq", "allkinds", "held")
 EXTRA_PHASES = ("peers", "pgque", "bloat")
 RUN_ORDER = PHASES[:-1] + EXTRA_PHASES + ("held",)
 
@@ -520,11 +523,12 @@ class Bench:
 
     # ---- the Processor ----------------------------------------------------------------------
 
-    def start_processor(self, name, args):
+    def start_processor(self, name, args, env=None):
         logpath = os.path.join(self.work, name + ".log")
         logf = open(logpath, "wb")
-        p = subprocess.Popen([PROCESSOR, "-d", self.dsn(user="relay")] + args, stdout=logf,
-                             stderr=subprocess.STDOUT)
+        wrap = os.environ.get("PROCESSOR_WRAP", "").split()   # e.g. valgrind --tool=massif (bench/run)
+        p = subprocess.Popen(wrap + [PROCESSOR, "-d", self.dsn(user="relay")] + args, stdout=logf,
+                             stderr=subprocess.STDOUT, env=None if env is None else dict(os.environ, **env))
         p.logpath = logpath
         p.logf = logf
         self.children.append(p)
@@ -1632,6 +1636,144 @@ class Bench:
         self.terminate(self.kafka_mock, 30)
         self.children.remove(self.kafka_mock)
 
+    # ---- A: one channel of each kind, peak RSS ------------------------------------------------
+
+    @staticmethod
+    def memory_map(pid):
+        """The resident kB of /proc/PID/smaps, and the anonymous part of them (a library's pages
+        written by its relocations are its own copies), grouped by what they are: each file by its name (the
+        binary, each shared library), [heap], [stack], and the anonymous mappings sorted by their
+        shape: a thread's stack (megabytes with a guard page below it), a malloc arena's heap (64 MB
+        reserved, the unused part inaccessible) and any other (librdkafka's and libpq's own
+        mmap'd buffers, malloc's large blocks)."""
+        maps, cur = [], None
+        with open("/proc/%d/smaps" % pid) as f:
+            for line in f:
+                head = line.split()
+                if re.match(r"^[0-9a-f]+-[0-9a-f]+ ", line):
+                    lo, hi = (int(x, 16) for x in head[0].split("-"))
+                    cur = {"size": (hi - lo) // 1024, "perms": head[1],
+                           "name": head[5] if len(head) > 5 else "", "rss": 0}
+                    maps.append(cur)
+                elif head and head[0] in ("Rss:", "Anonymous:"):
+                    cur[head[0][:-1].lower()] = int(head[1])
+        groups = {}
+        for i, m in enumerate(maps):
+            name = m["name"]
+            if name.startswith("/"):
+                key = os.path.basename(name)
+            elif name:
+                key = name
+            else:
+                prev = maps[i - 1] if i > 0 else None
+                nxt = maps[i + 1] if i + 1 < len(maps) else None
+                if prev and not prev["name"] and prev["perms"] == "---p" and prev["size"] < 1024 \
+                        and m["size"] >= 1024:
+                    key = "anonymous: thread stacks"
+                elif nxt and not nxt["name"] and nxt["perms"] == "---p" and m["size"] + nxt["size"] == 65536:
+                    key = "anonymous: malloc arenas"
+                else:
+                    key = "anonymous: other"
+            rss, anon = groups.get(key, (0, 0))
+            groups[key] = (rss + m["rss"], anon + m.get("anonymous", 0))
+        return groups
+
+    @staticmethod
+    def smaps_rollup(pid):
+        out = {}
+        with open("/proc/%d/smaps_rollup" % pid) as f:
+            for line in f:
+                head = line.split()
+                if len(head) == 3 and head[2] == "kB":
+                    out[head[0].rstrip(":")] = int(head[1])
+        return out
+
+    def allkinds_channels(self):
+        """One channel of each kind beside the sql channel `bench`: email (pg_relay_notifier, to the
+        SMTP sink), webhook (hookd.py over HTTPS), redis, kafka (the mock cluster), rabbitmq."""
+        if self.smtpd is None:
+            self.start_smtpd()
+        if not hasattr(self, "redis_port"):
+            self.start_redis()
+        self.start_kafka()
+        sys.path.insert(0, os.path.join(ROOT, "test", "lib"))
+        import testlib
+        d = os.path.join(self.work, "allkinds")
+        certs = testlib.make_certs(os.path.join(d, "certs"))
+        self.hookd = testlib.HookServer(os.path.join(d, "hookd"), certs)
+        self.rabbit = testlib.RabbitServer(os.path.join(d, "rabbitmq"))
+        self.rabbit.amqp("amqp-declare-queue", "-q", "all_events", "-d")
+        self.db.execute("""
+            SELECT pgrelay_notifier.create_profile('all_mail', host => '127.0.0.1', port => %s, security => 'none',
+                                                   from_address => 'noreply@example.com',
+                                                   from_name => 'pg_relay bench')""", (self.smtp_port,))
+        self.db.execute("SELECT pgrelay_notifier.create_channel('all_mail', 'all_mail')")
+        self.db.execute("SELECT pgrelay.register_webhook('all_hook', %s, ca_file => %s,"
+                        " signing_secret => 'env:HOOK_SECRET')", (self.hookd.url(), self.hookd.ca))
+        for name, kind, settings in (
+                ("all_redis", "redis", {"host": "127.0.0.1", "port": self.redis_port, "stream": "all:events"}),
+                ("all_kafka", "kafka", {"brokers": self.kafka_bootstrap, "topic": "bench.events"}),
+                ("all_rmq", "rabbitmq", {"host": "127.0.0.1", "port": self.rabbit.port,
+                                         "routing_key": "all_events"})):
+            self.db.execute("SELECT pgrelay.register(%s, %s, settings => %s)", (name, kind, json.dumps(settings)))
+        return self.hookd.SECRET
+
+    def allkinds_run(self, name, channels, mail, secret):
+        """ALLKINDS_EVENTS events on each of `channels` (and on the email channel when `mail`),
+        drained by one Processor with ALLKINDS_WORKERS workers: its peak RSS and memory map."""
+        n = ALLKINDS_EVENTS
+        total = n * (len(channels) + (1 if mail else 0))
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.notify(c, '{\"order\": ' || g || ', \"note\": \"bench\"}'))"
+                        " FROM unnest(%s::text[]) c, generate_series(1, %s) g", (list(channels), n))
+        if mail:
+            self.db.execute("""
+                SELECT count(pgrelay_notifier.send('all_mail', ARRAY['Ann Example <ann@example.org>'],
+                                                   'Benchmark message ' || g, 'Hello Ann, message ' || g || '.'))
+                FROM generate_series(1, %s) g""", (n,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue")
+        self.db.execute("CHECKPOINT")
+        p = self.start_processor(name, ["--workers=%d" % ALLKINDS_WORKERS, "--secret-env=HOOK_SECRET=webhook/all_hook"],
+                                 env={"HOOK_SECRET": secret})
+        processed, ok, ms = self.wait_batches(p, total, timeout=900)
+        status = self.proc_status(p.pid)
+        rollup = self.smaps_rollup(p.pid)
+        groups = self.memory_map(p.pid)
+        self.stop_processor(p)
+        if ok != total:
+            raise RuntimeError("%s: %d processed, %d ok of %d" % (name, processed, ok, total))
+        say("  Processor, %d workers: %d events in %d ms, VmHWM %d kB (RssAnon %d, RssFile %d kB), %d threads;"
+            " at the end: Rss %d, Pss %d kB"
+            % (ALLKINDS_WORKERS, total, ms, status["VmHWM"], status["RssAnon"], status["RssFile"],
+               status["Threads"], rollup.get("Rss", 0), rollup.get("Pss", 0)))
+        for key, (kb, anon) in sorted(groups.items(), key=lambda kv: -kv[1][0]):
+            if kb >= 64:
+                say("    %-40s %6d kB (anonymous %d kB)" % (key, kb, anon))
+        return dict(status, Pss=rollup.get("Pss", 0), groups=groups)
+
+    def run_allkinds(self):
+        say("allkinds: %d events on each of six channels, one of each kind (sql, email, webhook, redis, kafka,"
+            " rabbitmq), drained by one Processor with %d workers; first the sql channel's events alone"
+            % (ALLKINDS_EVENTS, ALLKINDS_WORKERS))
+        secret = self.allkinds_channels()
+        try:
+            self.results["allkinds_sql"] = self.allkinds_run("allkinds-sql", ["bench"], False, secret)
+            if os.environ.get("ALLKINDS_EACH") == "1":   # each kind beside the sql channel, one at a time
+                for kind in ("all_mail", "all_hook", "all_redis", "all_kafka", "all_rmq"):
+                    say("  the sql channel and %s" % kind)
+                    self.allkinds_run("allkinds-" + kind, ["bench"] + ([kind] if kind != "all_mail" else []),
+                                      kind == "all_mail", secret)
+            self.results["allkinds"] = self.allkinds_run(
+                "allkinds", ["bench", "all_hook", "all_redis", "all_kafka", "all_rmq"], True, secret)
+        finally:
+            for name in ("all_hook", "all_redis", "all_kafka", "all_rmq"):
+                self.db.execute("SELECT pgrelay.unregister(%s)", (name,))
+            self.rabbit.stop()
+            self.hookd.stop()
+            self.terminate(self.kafka_mock, 30)
+            self.children.remove(self.kafka_mock)
+
     # ---- 8: the cost of a scrape of --metrics --------------------------------------------------
 
     @staticmethod
@@ -2012,6 +2154,16 @@ class Bench:
                     tgt, verdict)
             s8 = r["rmq_rss8"]
             row("Q   peak RSS, 8 workers, after RabbitMQ", "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
+                "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
+        if "allkinds_sql" in r:
+            s8 = r["allkinds_sql"]
+            row("A   peak RSS, %d workers, only the sql channel's events" % ALLKINDS_WORKERS,
+                "%.1f MB" % (s8["VmHWM"] / 1024.0),
+                "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0))
+        if "allkinds" in r:
+            s8 = r["allkinds"]
+            row("A   peak RSS, %d workers, one channel of each kind" % ALLKINDS_WORKERS, "%.1f MB" % (s8["VmHWM"] / 1024.0),
                 "anon %.1f + file %.1f MB" % (s8["RssAnon"] / 1024.0, s8["RssFile"] / 1024.0), "",
                 "<= %.0f MB" % TARGETS["rss_mb"], pf(s8["VmHWM"] / 1024.0 <= TARGETS["rss_mb"]))
         if "bloat" in r:

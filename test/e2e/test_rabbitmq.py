@@ -96,6 +96,20 @@ def test_a_publication_carries_its_id_and_event_type_as_headers(db, rabbit, proc
         assert msg["headers"]["publication_id"] == str(pub) and msg["headers"]["event_type"] == "order.shipped"
 
 
+def test_a_payload_larger_than_a_frame_arrives_whole(db, rabbit, processors):
+    """The Processor asks for 16 kB frames (less memory per connection): a payload of 100 kB goes in
+    several body frames and arrives as one message, byte for byte."""
+    declare(rabbit, "q_large")
+    register(db, "large", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_large"})
+    payload = json.dumps({"text": "".join(chr(0x41 + i % 26) for i in range(100000))})
+    event = db.scalar("SELECT pgrelay.notify('large', %s)", (payload,))
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    [msg] = rabbit.messages("q_large")
+    assert msg["message_id"] == str(event) and msg["body"] == payload
+    assert [row[2] for row in log_rows(db, "large")] == ["ok"]
+
+
 def test_routing_keys_from_the_event_and_the_payload(db, rabbit, processors):
     """routing_key_from "key" routes by the event's key, "field" by a field of the JSON payload
     (amqp-get reads each queue back); an event without one fails for good, nothing published."""

@@ -18,7 +18,7 @@
 #include "clock.h"
 
 /* the largest frame we ask for: a payload larger than this goes in several body frames */
-#define FRAME_MAX 131072
+#define FRAME_MAX 16384
 
 bool
 rmq_timeval(long long deadline_ms, struct timeval *tv)

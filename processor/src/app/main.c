@@ -33,6 +33,7 @@
 #include "install_cmd.h"
 #include "job.h"
 #include "log.h"
+#include "malloc_tune.h"
 #include "metrics.h"
 #include "metrics_http.h"
 #include "pgconn.h"
@@ -675,6 +676,7 @@ main(int argc, char **argv)
 	char err[512], hint[256];
 	int rc, left;
 
+	malloc_tune(); /* before any thread: the arenas' limit applies to those made from now on */
 	if (argc > 1 && strcmp(argv[1], "status") == 0)
 		return status_main(argc - 1, argv + 1);
 	if (argc > 1 && strcmp(argv[1], "web") == 0)

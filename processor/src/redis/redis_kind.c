@@ -24,8 +24,8 @@
 struct RedisEvent {
 	struct Attempt *a;
 	struct DestRow r; /* the claimed row */
-	char error[1024];
-	char *detail; /* the log row's detail (JSON), NULL until made */
+	char *error;      /* the verdict's error, NULL until one is given (a batch's events seldom have one) */
+	char *detail;     /* the log row's detail (JSON), NULL until made */
 	char attempt[16];
 };
 
@@ -53,6 +53,7 @@ redis_kind_close(void *st)
 	if (e == NULL)
 		return;
 	dest_row_free(&e->r);
+	free(e->error);
 	free(e->detail);
 	free(e);
 }
@@ -81,14 +82,25 @@ redis_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
 	return dest_row_read_one(&e->r, &e->a->attempt, res);
 }
 
-/* nothing_sent is the verdict of an attempt that appended nothing: result, with error. */
+/*
+ * nothing_sent is the verdict of an attempt that appended nothing: result, with a copy of error.
+ * The copy is made only here: a batch allocates an event's state for each of its events, and a
+ * fixed 1 kB for an error most never have was 0.4 MB of peak RSS at 8 workers
+ * (docs/design/memory.md).
+ */
 static void
 nothing_sent(struct RedisEvent *e, struct Verdict *v, enum AttemptResult result, const char *error)
 {
-	if (error != e->error)
-		snprintf(e->error, sizeof e->error, "%s", error);
+	char *copy = strdup(error);
+
+	free(e->error);
+	e->error = copy;
+	if (copy == NULL) {
+		v->lost = "out of memory";
+		return;
+	}
 	v->result = result;
-	v->error = e->error;
+	v->error = copy;
 }
 
 /* text_of is the string member key of doc, or NULL. */
@@ -100,11 +112,12 @@ text_of(json_t *doc, const char *key)
 
 /*
  * target_of fills t from the settings document (register() checked and completed it), the
- * password resolved for this channel only. False with the reason in e->error; *config: it is the
+ * password resolved for this channel only. False with the reason in err; *config: it is the
  * set-up's (a secret that cannot be read).
  */
 static bool
-target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *config)
+target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *config, char *err,
+		  size_t errlen)
 {
 	const char *ref = text_of(doc, "password");
 	struct SecretOwner o = {SO_CHANNEL, e->r.channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
@@ -122,10 +135,10 @@ target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *
 	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
 		t->timeout_ms = e->a->ws->max_delivery_time_ms;
 	if (t->addr.host == NULL || t->stream == NULL || t->addr.port <= 0 || t->dedup_ttl_s <= 0) {
-		snprintf(e->error, sizeof e->error, "the channel's redis settings are incomplete");
+		snprintf(err, errlen, "the channel's redis settings are incomplete");
 		return false;
 	}
-	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
+	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, err, errlen)) {
 		*config = true;
 		return false;
 	}
@@ -197,15 +210,16 @@ redis_kind_deliver(void *st, struct Verdict *v)
 	struct RedisStreamResult r;
 	json_t *doc;
 	bool config;
+	char err[1024];
 
 	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
 		nothing_sent(e, v, AR_PERMANENT, "the channel has no redis settings");
 		return;
 	}
-	if (!target_of(e, doc, &t, &config)) {
+	if (!target_of(e, doc, &t, &config, err, sizeof err)) {
 		if (config)
-			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
-		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
+			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(err));
+		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, err);
 		json_decref(doc);
 		return;
 	}
@@ -249,10 +263,11 @@ redis_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
 	struct RedisStreamTarget t = {0};
 	json_t *doc = first->r.settings != NULL ? json_loads(first->r.settings, 0, NULL) : NULL;
 	bool config, sent = false;
+	char err[1024];
 	int i;
 
 	/* the events are of one channel: its settings, and its secret, are read once */
-	if (doc != NULL && target_of(first, doc, &t, &config))
+	if (doc != NULL && target_of(first, doc, &t, &config, err, sizeof err))
 		sent = append_all(sts, n, &t, vs);
 	json_decref(doc);
 	/* settings that do not make a target, or no memory for the batch: each event as alone */

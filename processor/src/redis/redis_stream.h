@@ -85,4 +85,9 @@ void redis_session_close(struct RedisSession *s);
  */
 enum RedisOutcome redis_error_outcome(const char *reply, bool *reconnect);
 
+/* redis_stream_script is the Lua script of an append; redis_stream_script_sha1 its SHA-1 in hex,
+ * the name EVALSHA calls it by (a constant: the test checks it against the script). */
+const char *redis_stream_script(void);
+const char *redis_stream_script_sha1(void);
+
 #endif

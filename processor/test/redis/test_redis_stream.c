@@ -6,6 +6,10 @@
 #include "redis_stream.h"
 #include "unit.h"
 
+#include <stdio.h>
+
+#include <openssl/evp.h>
+
 static void
 test_error_replies_are_classified(void)
 {
@@ -37,9 +41,24 @@ test_error_replies_are_classified(void)
 	}
 }
 
+static void
+test_the_scripts_sha1_is_its_digest(void)
+{
+	unsigned char md[EVP_MAX_MD_SIZE];
+	unsigned int n = 0, i;
+	char hex[2 * EVP_MAX_MD_SIZE + 1] = "";
+	const char *script = redis_stream_script();
+
+	CHECK(EVP_Digest(script, strlen(script), md, &n, EVP_sha1(), NULL) == 1 && n == 20);
+	for (i = 0; i < n; i++)
+		snprintf(hex + 2 * i, 3, "%02x", md[i]);
+	CHECK_STR(redis_stream_script_sha1(), hex);
+}
+
 int
 main(void)
 {
 	RUN(test_error_replies_are_classified);
+	RUN(test_the_scripts_sha1_is_its_digest);
 	return UNIT_DONE();
 }
