@@ -23,6 +23,15 @@ struct Confirm {
 	char why[256]; /* the return's or the close's reply */
 };
 
+/* text_header sets entries[*n] to the text header key: value, and counts it. */
+static void
+text_header(amqp_table_entry_t *entries, int *n, const char *key, const char *value)
+{
+	entries[*n].key = amqp_cstring_bytes(key);
+	entries[*n].value.kind = AMQP_FIELD_KIND_UTF8;
+	entries[(*n)++].value.value.bytes = amqp_cstring_bytes(value);
+}
+
 /* fill_properties sets p for m; entries must have room for RMQ_HEADERS_MAX headers. */
 static void
 fill_properties(const struct RmqMessage *m, amqp_basic_properties_t *p, amqp_table_entry_t *entries)
@@ -39,30 +48,17 @@ fill_properties(const struct RmqMessage *m, amqp_basic_properties_t *p, amqp_tab
 		p->_flags |= AMQP_BASIC_CONTENT_TYPE_FLAG;
 		p->content_type = amqp_cstring_bytes("application/json");
 	}
-	entries[n].key = amqp_cstring_bytes("channel");
-	entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-	entries[n++].value.value.bytes = amqp_cstring_bytes(m->channel);
+	text_header(entries, &n, "channel", m->channel);
 	entries[n].key = amqp_cstring_bytes("attempt");
 	entries[n].value.kind = AMQP_FIELD_KIND_I32;
 	entries[n++].value.value.i32 = m->attempt;
-	entries[n].key = amqp_cstring_bytes("queued_at");
-	entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-	entries[n++].value.value.bytes = amqp_cstring_bytes(m->queued_at);
-	if (m->key != NULL) {
-		entries[n].key = amqp_cstring_bytes("key");
-		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-		entries[n++].value.value.bytes = amqp_cstring_bytes(m->key);
-	}
-	if (m->publication_id[0] != '\0') {
-		entries[n].key = amqp_cstring_bytes("publication_id");
-		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-		entries[n++].value.value.bytes = amqp_cstring_bytes(m->publication_id);
-	}
-	if (m->event_type != NULL) {
-		entries[n].key = amqp_cstring_bytes("event_type");
-		entries[n].value.kind = AMQP_FIELD_KIND_UTF8;
-		entries[n++].value.value.bytes = amqp_cstring_bytes(m->event_type);
-	}
+	text_header(entries, &n, "queued_at", m->queued_at);
+	if (m->key != NULL)
+		text_header(entries, &n, "key", m->key);
+	if (m->publication_id[0] != '\0')
+		text_header(entries, &n, "publication_id", m->publication_id);
+	if (m->event_type != NULL)
+		text_header(entries, &n, "event_type", m->event_type);
 	p->headers.num_entries = n;
 	p->headers.entries = entries;
 }
