@@ -521,6 +521,16 @@ class Bench:
         self.db.execute("VACUUM ANALYZE pgrelay.queue, pgrelay.log, bench.sink")
         self.db.execute("CHECKPOINT")
 
+    def refill_topic(self, n):
+        """As refill, but n events made by n / 5 publish() calls to the topic 'five' (TOPIC_SETUP_SQL):
+        5 deliveries each, one on each subscriber's channel."""
+        assert self.scalar("SELECT count(*) FROM pgrelay.queue") == 0, "queue not drained"
+        self.db.execute("VACUUM pgrelay.queue")
+        self.db.execute("SELECT count(pgrelay.publish('five', 'event ' || g)) FROM generate_series(1, %s) g",
+                        (n // 5,))
+        self.db.execute("VACUUM ANALYZE pgrelay.queue, pgrelay.log, bench.sink")
+        self.db.execute("CHECKPOINT")
+
     # ---- the Processor ----------------------------------------------------------------------
 
     def start_processor(self, name, args, env=None):
@@ -635,8 +645,8 @@ class Bench:
 
     # ---- 1, 2, 5: drain rate against the floor, peak RSS ------------------------------------
 
-    def drain(self, workers, per_commit, events=DRAIN_EVENTS, name="drain"):
-        self.refill(events)
+    def drain(self, workers, per_commit, events=DRAIN_EVENTS, name="drain", fill=None):
+        (fill or self.refill)(events)
         logged = self.scalar("SELECT count(*) FROM pgrelay.log")
         p = self.start_processor("%s-%d-%d" % (name, workers, per_commit),
                                  ["--workers=%d" % workers, "--events-per-commit=%d" % per_commit])
@@ -752,6 +762,13 @@ class Bench:
                 r["topics"][what].append(tps)
             say("  " + ", ".join("%s %.0f/s" % (w, v[-1]) for w, v in r["topics"].items()))
         self.db.execute("TRUNCATE pgrelay.queue")
+        # The drain of published events: deliveries are ordinary events, spread over 5 channels.
+        say("  the default drain, 4 workers, of %d events: published to 5 subscribers, and notified on one"
+            " channel" % DRAIN_EVENTS)
+        fanout, _ = self.drain(4, DEFAULT_BATCH, name="fanout", fill=self.refill_topic)
+        plain, _ = self.drain(4, DEFAULT_BATCH, name="plain")
+        r["topics_drain"] = {"published": fanout, "notified": plain}
+        say("  drain of published events: %.2f of the drain of notified events" % (fanout / plain))
         self.db.execute("SELECT pgrelay.drop_topic('one'), pgrelay.drop_topic('five')")
 
     def bulk_statement(self, what):
