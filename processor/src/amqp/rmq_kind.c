@@ -164,6 +164,7 @@ target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 		snprintf(e->error, sizeof e->error, "the channel's rabbitmq settings are incomplete");
 		return false;
 	}
+	dest_row_forget_password(&e->r);
 	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
 		*config = true;
 		return false;
@@ -172,7 +173,6 @@ target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
 	return true;
 }
 
-/* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
 /* message_of is e's message (json: the payload is JSON, sent as application/json). */
 static struct RmqMessage
 message_of(const struct RmqEvent *e, bool json)
@@ -189,6 +189,7 @@ message_of(const struct RmqEvent *e, bool json)
 							   .json = json};
 }
 
+/* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
 static void
 verdict_of(struct RmqEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
 {

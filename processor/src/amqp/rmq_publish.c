@@ -1,7 +1,8 @@
 /*
  * rmq_publish.c - events published and confirmed (rmq_publish.h), one at a time or a batch at once.
  * The message: persistent (delivery_mode 2), message_id the event's id, headers channel, attempt,
- * queued_at and key, content_type application/json for a JSON payload. After basic.publish the
+ * queued_at, key, publication_id and event_type (each of the last three when set), content_type
+ * application/json for a JSON payload. After basic.publish the
  * connection is read until the broker answers for the delivery tags: basic.ack, basic.nack (either
  * for many tags at once when multiple), or basic.return (then the ack) for a mandatory message no
  * queue took; a channel.close or connection.close says why it refused.

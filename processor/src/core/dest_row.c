@@ -52,12 +52,19 @@ dest_row_read_one(struct DestRow *r, int *attempt, PGresult *res)
 }
 
 void
-dest_row_free(struct DestRow *r)
+dest_row_forget_password(struct DestRow *r)
 {
 	if (r->password != NULL) {
 		explicit_bzero(r->password, strlen(r->password));
 		free(r->password);
+		r->password = NULL;
 	}
+}
+
+void
+dest_row_free(struct DestRow *r)
+{
+	dest_row_forget_password(r);
 	free(r->payload);
 	free(r->channel);
 	free(r->key);

@@ -31,6 +31,12 @@ enum HeldClaim dest_row_read(struct DestRow *r, int *attempt, const PGresult *re
 /* dest_row_read_one reads the one-row claim res (NULL when it failed) and clears it. */
 enum HeldClaim dest_row_read_one(struct DestRow *r, int *attempt, PGresult *res);
 
+/*
+ * dest_row_forget_password wipes and frees r's resolved password, if any: before it is resolved
+ * again (a batch that falls back to one event at a time resolves the first event's twice).
+ */
+void dest_row_forget_password(struct DestRow *r);
+
 /* dest_row_free frees what r holds, the password wiped first. */
 void dest_row_free(struct DestRow *r);
 

@@ -129,6 +129,7 @@ target_of(struct KafkaEvent *e, json_t *doc, struct KafkaTarget *t, bool *config
 		snprintf(e->error, sizeof e->error, "the channel's kafka settings are incomplete");
 		return false;
 	}
+	dest_row_forget_password(&e->r);
 	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
 		*config = true;
 		return false;

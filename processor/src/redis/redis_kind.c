@@ -138,6 +138,7 @@ target_of(struct RedisEvent *e, json_t *doc, struct RedisStreamTarget *t, bool *
 		snprintf(err, errlen, "the channel's redis settings are incomplete");
 		return false;
 	}
+	dest_row_forget_password(&e->r);
 	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, err, errlen)) {
 		*config = true;
 		return false;
