@@ -327,6 +327,23 @@ SELECT payload, publication_id IS NULL AS no_pub, event_type IS NULL AS no_type 
 SELECT payload, publication_id IS NULL AS no_pub, event_type IS NULL AS no_type FROM pgrelay._webhook_claim(:h_plain);
 ROLLBACK;
 
+-- a retrying delivery that a later keyed publish() replaces runs for that publication now: the
+-- first lists it as superseded, the later as retrying
+DELETE FROM pgrelay.queue;
+CREATE FUNCTION regress_t_later(payload text) RETURNS void SECURITY DEFINER SET search_path = public
+LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'later'; END $$;
+SELECT channel FROM pgrelay.register('t_d', 'sql', handler => 'regress_t_later(text)');
+SELECT topic FROM pgrelay.create_topic('keyed');
+SELECT channel FROM pgrelay.subscribe('keyed', 't_d');
+SELECT pgrelay.publish('keyed', 'first', key => 's-1') AS s1 \gset
+SELECT outcome FROM pgrelay.process_one((SELECT id FROM pgrelay.queue WHERE publication_id = :s1));
+SELECT pgrelay.publish('keyed', 'second', key => 's-1', key_mode => 'replace') AS s2 \gset
+SELECT state, attempts, last_error FROM pgrelay.publication_status(:s1);
+SELECT state, attempts FROM pgrelay.publication_status(:s2);
+DELETE FROM pgrelay.queue;
+SELECT pgrelay.drop_topic('keyed');
+SELECT pgrelay.unregister('t_d');
+
 DELETE FROM pgrelay.queue;
 SELECT pgrelay.drop_topic('gone');
 SELECT pgrelay.unregister('t_redis');

@@ -502,7 +502,9 @@ BEGIN
            CASE WHEN q.event_id IS NOT NULL AND q.attempt > 1 THEN 'retrying'
                 WHEN q.event_id IS NOT NULL THEN 'queued'
                 WHEN l.outcome IN ('ok', 'partial') THEN 'done'
-                ELSE l.outcome END,
+                WHEN l.outcome IN ('failed', 'cancelled') THEN l.outcome
+                -- it waits to run again, but for a later publication of its key (replace, debounce)
+                ELSE 'superseded' END,
            COALESCE(l.ran, 0)::integer,
            CASE WHEN q.event_id IS NOT NULL THEN q.last_error ELSE l.error END,
            l.finished_at, q.run_at
@@ -511,5 +513,5 @@ BEGIN
 END
 $$;
 COMMENT ON FUNCTION pgrelay.publication_status(bigint) IS
-    'The deliveries of one publication: per event, its channel, state (queued, retrying, done, failed, cancelled), '
+    'The deliveries of one publication: per event, its channel, state (queued, retrying, done, failed, cancelled, superseded), '
     'attempts, last error, last attempt''s end and due time; without payloads';

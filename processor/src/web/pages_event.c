@@ -192,17 +192,19 @@ attempts_table(struct WebReq *r, const PGresult *res)
 }
 
 /*
- * The publication an event is a delivery of (publish()): from the log, else from the queue (an
- * event that has not run yet), for an admin; from pgrelay.attempts for a monitor (which cannot
- * read the queue: a delivery that has not run yet shows no publication to it).
+ * The publication an event is a delivery of (publish()): from its waiting row, else its last log
+ * row, for an admin (a keyed publish() may have made a waiting event another publication's); from
+ * pgrelay.attempts for a monitor (which cannot read the queue: a delivery that has not run yet
+ * shows no publication to it).
  */
 static const char publication_admin[] =
-	"SELECT COALESCE((SELECT l.publication_id FROM pgrelay.log l WHERE l.event_id = $1::bigint"
-	" AND l.publication_id IS NOT NULL LIMIT 1), (SELECT q.publication_id FROM pgrelay.queue q"
-	" WHERE q.id >= $1::bigint AND q.event_id = $1::bigint AND q.publication_id IS NOT NULL LIMIT 1))";
+	"SELECT COALESCE((SELECT q.publication_id FROM pgrelay.queue q WHERE q.id >= $1::bigint"
+	" AND q.event_id = $1::bigint AND q.publication_id IS NOT NULL LIMIT 1), (SELECT l.publication_id"
+	" FROM pgrelay.log l WHERE l.event_id = $1::bigint AND l.publication_id IS NOT NULL ORDER BY l.id DESC"
+	" LIMIT 1))";
 static const char publication_monitor[] =
 	"SELECT (SELECT l.publication_id FROM pgrelay.attempts l WHERE l.event_id = $1::bigint"
-	" AND l.publication_id IS NOT NULL LIMIT 1)";
+	" AND l.publication_id IS NOT NULL ORDER BY l.id DESC LIMIT 1)";
 static const char siblings_sql[] =
 	"SELECT s.event_id, s.channel, s.action_type, s.state, s.attempts, s.last_error,"
 	" pg_catalog.to_char(s.last_attempt_at AT TIME ZONE 'UTC', 'YYYY-MM-DD HH24:MI:SS'),"
