@@ -1,13 +1,16 @@
 /*
  * rmq_conn.c - one connection to a RabbitMQ broker (rmq_conn.h): rabbitmq-c's TCP or TLS socket,
- * the login, channel 1 in confirm mode. Every rabbitmq-c call's status or reply is checked.
+ * the login, channel 1 in confirm mode, and the guard that bounds its writes. Every rabbitmq-c
+ * call's status or reply is checked.
  */
 #include "rmq_conn.h"
 
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <sys/time.h>
+#include <time.h>
 
 #include <amqp_framing.h>
 #include <amqp_ssl_socket.h>
@@ -45,6 +48,112 @@ rmq_close_io(int reply_code)
 		/* ACCESS_REFUSED, NOT_FOUND, NOT_ALLOWED (a virtual host), PRECONDITION_FAILED, ... */
 		return QIO_SETUP;
 	}
+}
+
+/* guard_main is the guard's thread: it waits for a write armed, and cuts one that outlasts its deadline. */
+static void *
+guard_main(void *arg)
+{
+	struct RmqGuard *g = arg;
+	struct timespec until;
+
+	pthread_mutex_lock(&g->mu);
+	while (!g->stop) {
+		if (g->fd < 0 || g->cut) {
+			pthread_cond_wait(&g->cv, &g->mu);
+		} else if (now_us() / 1000 >= g->until_ms) {
+			/*
+			 * Shut down, not closed: the descriptor stays the writer's until it closes the
+			 * connection, after it has disarmed. A failure (the broker already went away) leaves
+			 * the writer with a socket that fails by itself.
+			 */
+			(void) shutdown(g->fd, SHUT_RDWR);
+			g->cut = true;
+		} else {
+			until.tv_sec = (time_t) (g->until_ms / 1000);
+			until.tv_nsec = (long) (g->until_ms % 1000) * 1000000L;
+			(void) pthread_cond_timedwait(&g->cv, &g->mu, &until); /* ETIMEDOUT: checked above */
+		}
+	}
+	pthread_mutex_unlock(&g->mu);
+	return NULL;
+}
+
+bool
+rmq_guard_start(struct RmqGuard *g)
+{
+	pthread_condattr_t ca;
+
+	memset(g, 0, sizeof *g);
+	g->fd = -1;
+	if (pthread_condattr_init(&ca) != 0)
+		return false;
+	if (pthread_condattr_setclock(&ca, CLOCK_MONOTONIC) != 0 || pthread_cond_init(&g->cv, &ca) != 0) {
+		pthread_condattr_destroy(&ca);
+		return false;
+	}
+	pthread_condattr_destroy(&ca);
+	if (pthread_mutex_init(&g->mu, NULL) != 0) {
+		pthread_cond_destroy(&g->cv);
+		return false;
+	}
+	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+		pthread_mutex_destroy(&g->mu);
+		pthread_cond_destroy(&g->cv);
+		return false;
+	}
+	g->started = true;
+	return true;
+}
+
+void
+rmq_guard_arm(struct RmqGuard *g, int fd, long long deadline_ms)
+{
+	pthread_mutex_lock(&g->mu);
+	g->fd = fd;
+	g->until_ms = deadline_ms;
+	g->cut = false;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+}
+
+bool
+rmq_guard_disarm(struct RmqGuard *g)
+{
+	bool cut;
+
+	pthread_mutex_lock(&g->mu);
+	cut = g->cut;
+	g->fd = -1;
+	pthread_mutex_unlock(&g->mu);
+	return cut;
+}
+
+void
+rmq_guard_stop(struct RmqGuard *g)
+{
+	if (!g->started)
+		return;
+	pthread_mutex_lock(&g->mu);
+	g->stop = true;
+	pthread_cond_signal(&g->cv);
+	pthread_mutex_unlock(&g->mu);
+	pthread_join(g->thread, NULL);
+	pthread_mutex_destroy(&g->mu);
+	pthread_cond_destroy(&g->cv);
+	g->started = false;
+}
+
+void
+rmq_write_begin(struct RmqConn *c, long long deadline_ms)
+{
+	rmq_guard_arm(&c->guard, amqp_get_sockfd(c->st), deadline_ms);
+}
+
+bool
+rmq_write_end(struct RmqConn *c)
+{
+	return rmq_guard_disarm(&c->guard);
 }
 
 /* address_key is what rmq_conn_same compares: every field of a, NUL-separated; NULL out of memory. */
@@ -226,6 +335,15 @@ rmq_conn_open(const struct RmqAddress *a, long long deadline_ms, enum RmqIo *io,
 		rmq_conn_close(c);
 		return NULL;
 	}
+	/*
+	 * The guard bounds the publishes' writes. The handshake's writes go unguarded: a few hundred
+	 * bytes into a new socket's empty buffer, taken whole without waiting for the broker.
+	 */
+	if (!rmq_guard_start(&c->guard)) {
+		snprintf(err, errlen, "cannot start the connection's write guard (out of threads)");
+		rmq_conn_close(c);
+		return NULL;
+	}
 	*io = open_socket(c->st, a, deadline_ms, err, errlen);
 	if (*io == QIO_OK)
 		*io = handshake(c->st, a, deadline_ms, err, errlen);
@@ -243,6 +361,7 @@ rmq_conn_close(struct RmqConn *c)
 {
 	if (c == NULL)
 		return;
+	rmq_guard_stop(&c->guard); /* before the socket is closed: its number may be reused at once */
 	if (c->st != NULL) {
 		/*
 		 * No connection.close handshake: the connection may be broken, and a close that waits for

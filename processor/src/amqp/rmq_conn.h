@@ -9,6 +9,7 @@
 #ifndef PGRELAY_RMQ_CONN_H
 #define PGRELAY_RMQ_CONN_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -42,10 +43,29 @@ enum RmqIo {
 	QIO_REFUSED, /* the broker refused for a passing reason (resource locked, a closing channel) */
 };
 
+/*
+ * A deadline for the writes on one socket. rabbitmq-c writes a message with no deadline (its
+ * heartbeat does not bound a write either: a blocked broker still sends its heartbeats), so a
+ * broker that stops reading (a resource alarm) would hold the writer once the socket's buffers are
+ * full. The guard's own thread shuts the socket down when a write armed is still under way at its
+ * deadline: the writer's poll() wakes, its send() fails, and the connection is dropped.
+ */
+struct RmqGuard {
+	pthread_t thread;
+	pthread_mutex_t mu;
+	pthread_cond_t cv;  /* on the monotonic clock: an arm, a disarm, the stop */
+	int fd;             /* the socket of the write under way; -1: none */
+	long long until_ms; /* its deadline (now_us() / 1000 based) */
+	bool cut;           /* the deadline shut the socket down */
+	bool stop;
+	bool started;
+};
+
 struct RmqConn {
 	amqp_connection_state_t st;
 	char *key;          /* what it was opened to (rmq_conn_same) */
 	uint64_t published; /* the delivery tag of the last message published (confirm mode counts them) */
+	struct RmqGuard guard;
 };
 
 /*
@@ -55,6 +75,26 @@ struct RmqConn {
  */
 struct RmqConn *rmq_conn_open(const struct RmqAddress *a, long long deadline_ms, enum RmqIo *io, char *err,
 							  size_t errlen) MUSTCHECK;
+
+/*
+ * rmq_write_begin arms c's write deadline before a write (a publish, a close-ok): should the
+ * write still be under way at deadline_ms, its socket is shut down and the write fails.
+ * rmq_write_end disarms it after the write, and says whether the deadline cut the connection (then
+ * it is unusable: close it).
+ */
+void rmq_write_begin(struct RmqConn *c, long long deadline_ms);
+bool rmq_write_end(struct RmqConn *c);
+
+/*
+ * rmq_guard_start starts g's thread, unarmed; false when it cannot (g is then left stopped).
+ * rmq_guard_arm arms it for the write on fd that must end by deadline_ms; rmq_guard_disarm disarms
+ * it and says whether the deadline shut fd down meanwhile. rmq_guard_stop ends the thread, before
+ * fd is closed: a descriptor the guard could still shut down is never one reused elsewhere.
+ */
+bool rmq_guard_start(struct RmqGuard *g) MUSTCHECK;
+void rmq_guard_arm(struct RmqGuard *g, int fd, long long deadline_ms);
+bool rmq_guard_disarm(struct RmqGuard *g);
+void rmq_guard_stop(struct RmqGuard *g);
 
 /* rmq_conn_same says whether c was opened to a (host, port, virtual host, TLS, user, password). */
 bool rmq_conn_same(const struct RmqConn *c, const struct RmqAddress *a);

@@ -2,13 +2,74 @@
  * test_rmq_conn.c - the broker's close codes classified: what passes (a locked resource, a forced
  * close, the broker's own trouble) is retried, what the settings or the broker's set-up cause
  * (a refused login or permission, a missing exchange, a virtual host not allowed) is a
- * configuration error.
+ * configuration error. The write guard: a write that waits on a full socket, as rabbitmq-c's does
+ * (poll with no deadline), ends once the guard's deadline passes; one disarmed in time is left be.
  */
 #include <amqp.h>
 #include <amqp_framing.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <sys/socket.h>
 
+#include "clock.h"
 #include "rmq_conn.h"
 #include "unit.h"
+
+/* full_pair makes a connected socket pair whose end fd[0] is non-blocking and has a full buffer. */
+static bool
+full_pair(int fd[2])
+{
+	static const char chunk[4096];
+
+	if (socketpair(AF_UNIX, SOCK_STREAM, 0, fd) != 0)
+		return false;
+	if (fcntl(fd[0], F_SETFL, fcntl(fd[0], F_GETFL) | O_NONBLOCK) != 0)
+		return false;
+	while (send(fd[0], chunk, sizeof chunk, MSG_NOSIGNAL) > 0)
+		;
+	return errno == EAGAIN || errno == EWOULDBLOCK;
+}
+
+static void
+test_the_guard_ends_a_write_that_outlasts_its_deadline(void)
+{
+	struct RmqGuard g;
+	struct pollfd p;
+	int fd[2];
+
+	CHECK(full_pair(fd));
+	CHECK(rmq_guard_start(&g));
+	rmq_guard_arm(&g, fd[0], now_us() / 1000 + 20);
+	p.fd = fd[0];
+	p.events = POLLOUT;
+	/* the reader never reads: only the guard ends this wait (the bound is for a broken guard) */
+	CHECK(poll(&p, 1, 60000) == 1);
+	CHECK(send(fd[0], "x", 1, MSG_NOSIGNAL) < 0 && errno == EPIPE);
+	CHECK(rmq_guard_disarm(&g));
+	rmq_guard_stop(&g);
+	close(fd[0]);
+	close(fd[1]);
+}
+
+static void
+test_a_guard_disarmed_in_time_leaves_the_socket_be(void)
+{
+	struct RmqGuard g;
+	char buf[4096];
+	int fd[2];
+
+	CHECK(full_pair(fd));
+	CHECK(rmq_guard_start(&g));
+	rmq_guard_arm(&g, fd[0], now_us() / 1000 + 3600 * 1000);
+	CHECK(!rmq_guard_disarm(&g));
+	rmq_guard_stop(&g);
+	/* room made by the reader: the socket still writes */
+	CHECK(recv(fd[1], buf, sizeof buf, 0) > 0);
+	CHECK(send(fd[0], "x", 1, MSG_NOSIGNAL) == 1);
+	close(fd[0]);
+	close(fd[1]);
+}
 
 static void
 test_close_codes_are_classified(void)
@@ -33,5 +94,7 @@ int
 main(void)
 {
 	RUN(test_close_codes_are_classified);
+	RUN(test_the_guard_ends_a_write_that_outlasts_its_deadline);
+	RUN(test_a_guard_disarmed_in_time_leaves_the_socket_be);
 	return UNIT_DONE();
 }
