@@ -3,7 +3,7 @@ Processor's held transaction publishing with confirms, and a real rabbitmq-serve
 node of the session's own) read back with pika and amqp-tools: the message's properties and
 headers, the routing key fixed, from the event's key and from a payload field, an unroutable
 message, a wrong password, a missing exchange, a broker that stops and comes back, a broker that blocks publishers (a resource
-alarm), a connection the broker closed, TLS with the throwaway CA, and the release build under valgrind. A channel's
+alarm), a batch larger than the sockets' buffers that such a broker cannot take, a connection the broker closed, TLS with the throwaway CA, and the release build under valgrind. A channel's
 events go in batches: the broker's nack of some (a full queue) retries those alone, an unroutable one fails alone, and
 a connection closed while confirms are outstanding loses none."""
 import json
@@ -290,6 +290,41 @@ def test_a_broker_that_blocks_publishers_is_retried(db, rabbit, processors):
 def notify_all(db, channel, payloads):
     """The events' ids, queued in this order."""
     return [db.scalar("SELECT pgrelay.notify(%s, %s)", (channel, body)) for body in payloads]
+
+
+def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processors):
+    """A resource alarm makes the broker stop reading publishers. A batch of messages far larger
+    together than the sockets' buffers (four of 8 MB) cannot all be written: the write still ends
+    at the channel's timeout, each event a retry whose error names the timeout, and the one worker
+    goes on to the next attempt. Once the alarm clears (and the timeout is raised, for a machine
+    that stores 32 MB slowly) each event is confirmed once and on the queue whole (a copy may come
+    twice, with the same message_id)."""
+    declare(rabbit, "q_stuck")
+    register(db, "stuck", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_stuck"},
+             timeout="2 seconds", max_attempts=1000, max_payload_bytes=8 << 20)
+    payloads = {}
+    for letter in "abcd":
+        payloads[db.scalar("SELECT pgrelay.notify('stuck', repeat(%s, %s))", (letter, 8 << 20))] = letter * (8 << 20)
+    rabbit.ctl("set_vm_memory_high_watermark", "0")
+    try:
+        p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms")
+        # a second attempt of each event: the worker came back from the first
+        testlib.wait_for(lambda: {r[0] for r in log_rows(db, "stuck") if r[1] == 2} == set(payloads),
+                         "the batch attempted twice", timeout=60)
+    finally:
+        rabbit.ctl("set_vm_memory_high_watermark", "0.4")
+    first = [r for r in log_rows(db, "stuck") if r[1] == 1]
+    assert sorted(r[0] for r in first) == sorted(payloads), first
+    assert all(r[2] == "retry" and "within the timeout" in r[3] for r in first), first
+    db.sql("SELECT pgrelay.register('stuck', 'rabbitmq', timeout => '60 seconds')")
+    testlib.wait_for(lambda: {r[0] for r in log_rows(db, "stuck") if r[2] == "ok"} == set(payloads),
+                     "every event confirmed once the alarm cleared", timeout=120)
+    assert p.stop() == 0
+    ok = [r[0] for r in log_rows(db, "stuck") if r[2] == "ok"]
+    assert sorted(ok) == sorted(payloads)
+    got = rabbit.messages("q_stuck")
+    assert {m["message_id"] for m in got} == {str(i) for i in payloads}
+    assert all(m["body"] == payloads[int(m["message_id"])] for m in got)
 
 
 def test_a_batch_the_broker_nacks_in_part_retries_only_the_nacked(db, rabbit, processors):

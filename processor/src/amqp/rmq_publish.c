@@ -71,9 +71,12 @@ for_us(uint64_t tag, amqp_boolean_t multiple, uint64_t ours)
 	return tag == ours || (multiple && tag >= ours);
 }
 
-/* closed handles the broker's close of the channel or the connection: its reply in r, close-ok sent. */
+/*
+ * closed handles the broker's close of the channel or the connection: its reply in r, close-ok
+ * sent before the deadline.
+ */
 static enum RmqIo
-closed(struct RmqConn *c, const amqp_frame_t *f, struct RmqResult *r)
+closed(struct RmqConn *c, const amqp_frame_t *f, long long deadline_ms, struct RmqResult *r)
 {
 	const amqp_channel_close_t *ch;
 	const amqp_connection_close_t *cc;
@@ -86,15 +89,21 @@ closed(struct RmqConn *c, const amqp_frame_t *f, struct RmqResult *r)
 		code = ch->reply_code;
 		snprintf(r->error, sizeof r->error, "the broker closed the channel: %d %.*s", code,
 				 (int) ch->reply_text.len, (const char *) ch->reply_text.bytes);
-		/* the connection is dropped afterwards anyway: a failed close-ok changes nothing */
+		/*
+		 * The connection is dropped afterwards anyway: a failed close-ok changes nothing. Its write
+		 * is guarded too: it may queue behind messages a blocked broker has not read.
+		 */
+		rmq_write_begin(c, deadline_ms);
 		(void) amqp_send_method(c->st, f->channel, AMQP_CHANNEL_CLOSE_OK_METHOD, &chok);
 	} else {
 		cc = f->payload.method.decoded;
 		code = cc->reply_code;
 		snprintf(r->error, sizeof r->error, "the broker closed the connection: %d %.*s", code,
 				 (int) cc->reply_text.len, (const char *) cc->reply_text.bytes);
+		rmq_write_begin(c, deadline_ms);
 		(void) amqp_send_method(c->st, 0, AMQP_CONNECTION_CLOSE_OK_METHOD, &ccok);
 	}
+	(void) rmq_write_end(c); /* cut or not, the connection is closed next */
 	return rmq_close_io(code);
 }
 
@@ -158,7 +167,7 @@ await_confirm(struct RmqConn *c, uint64_t ours, long long deadline_ms, struct Rm
 		}
 		case AMQP_CHANNEL_CLOSE_METHOD:
 		case AMQP_CONNECTION_CLOSE_METHOD:
-			return closed(c, &f, r);
+			return closed(c, &f, deadline_ms, r);
 		case AMQP_CONNECTION_BLOCKED_METHOD:
 			/* a resource alarm: the broker reads nothing more until it clears, or the deadline */
 			continue;
@@ -166,6 +175,23 @@ await_confirm(struct RmqConn *c, uint64_t ours, long long deadline_ms, struct Rm
 			continue;
 		}
 	}
+}
+
+/*
+ * publish_error says in err why basic.publish failed (rc): when the write guard cut it (cut), that
+ * the message did not go out within the timeout. A broker that stops reading its publishers (a
+ * memory or disk alarm) is the usual cause; the message went out in part at most, so the broker
+ * cannot queue it.
+ */
+static void
+publish_error(int rc, bool cut, char *err, size_t errlen)
+{
+	if (cut)
+		snprintf(err, errlen,
+				 "cannot publish within the timeout: the broker took no more (are publishers "
+				 "blocked by a memory or disk alarm?)");
+	else
+		snprintf(err, errlen, "cannot publish: %s", amqp_error_string2(rc));
 }
 
 /* publish_once sends m on c and waits for its confirm; the io as await_confirm's. */
@@ -177,18 +203,25 @@ publish_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessa
 	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
 	amqp_bytes_t body = {m->payload_len, (void *) m->payload};
 	enum RmqIo io;
+	bool cut;
 	int rc;
 
 	fill_properties(m, &p, entries);
 	if (t->addr.tls)
 		ERR_clear_error();
+	rmq_write_begin(c, deadline_ms);
 	rc = amqp_basic_publish(c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
 							amqp_cstring_bytes(t->routing_key), t->mandatory, 0, &p, body);
+	cut = rmq_write_end(c);
 	if (rc != AMQP_STATUS_OK) {
-		snprintf(r->error, sizeof r->error, "cannot publish: %s", amqp_error_string2(rc));
+		publish_error(rc, cut, r->error, sizeof r->error);
 		return QIO_UNSENT;
 	}
 	c->published++;
+	if (cut) {
+		snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
+		return QIO_LOST;
+	}
 	io = await_confirm(c, c->published, deadline_ms, r);
 	if (io == QIO_OK && r->outcome == QO_SENT)
 		r->tag = c->published;
@@ -339,7 +372,7 @@ returned_one(struct Batch *b, const amqp_frame_t *f)
  * broker's close (its reply in why).
  */
 static enum RmqIo
-one_frame(struct Batch *b, const amqp_frame_t *f, struct RmqResult *why)
+one_frame(struct Batch *b, const amqp_frame_t *f, long long deadline_ms, struct RmqResult *why)
 {
 	if (f->frame_type == AMQP_FRAME_HEADER && b->returning)
 		returned_one(b, f);
@@ -368,7 +401,7 @@ one_frame(struct Batch *b, const amqp_frame_t *f, struct RmqResult *why)
 	}
 	case AMQP_CHANNEL_CLOSE_METHOD:
 	case AMQP_CONNECTION_CLOSE_METHOD:
-		return closed(b->c, f, why);
+		return closed(b->c, f, deadline_ms, why);
 	default:
 		return QIO_OK; /* connection.blocked (a resource alarm): the deadline bounds it */
 	}
@@ -398,7 +431,7 @@ await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
 					 amqp_error_string2(rc));
 			return QIO_LOST;
 		}
-		io = one_frame(b, &f, why);
+		io = one_frame(b, &f, deadline_ms, why);
 		amqp_maybe_release_buffers(b->c->st);
 		if (io != QIO_OK)
 			return io;
@@ -406,14 +439,20 @@ await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
 	return QIO_OK;
 }
 
-/* publish_all sends every message of b, each with its routing key; QIO_UNSENT when one could not go. */
+/*
+ * publish_all sends every message of b, each with its routing key, the writes ending by the
+ * deadline; QIO_UNSENT when one could not go, QIO_LOST when the deadline came as the last went.
+ */
 static enum RmqIo
-publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, struct RmqResult *why)
+publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, long long deadline_ms,
+			struct RmqResult *why)
 {
 	amqp_basic_properties_t p;
 	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
-	int rc;
+	int rc = AMQP_STATUS_OK;
+	bool cut;
 
+	rmq_write_begin(b->c, deadline_ms);
 	for (; b->sent < b->n; b->sent++) {
 		const struct RmqMessage *m = &b->m[b->sent];
 		amqp_bytes_t body = {m->payload_len, (void *) m->payload};
@@ -423,13 +462,20 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 			ERR_clear_error();
 		rc = amqp_basic_publish(b->c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
 								amqp_cstring_bytes(keys[b->sent]), t->mandatory, 0, &p, body);
-		if (rc != AMQP_STATUS_OK) {
-			snprintf(why->error, sizeof why->error, "cannot publish: %s", amqp_error_string2(rc));
-			return QIO_UNSENT;
-		}
+		if (rc != AMQP_STATUS_OK)
+			break;
 		b->c->published++;
 		b->r[b->sent].pending = true;
 		b->open++;
+	}
+	cut = rmq_write_end(b->c);
+	if (rc != AMQP_STATUS_OK) {
+		publish_error(rc, cut, why->error, sizeof why->error);
+		return QIO_UNSENT;
+	}
+	if (cut) {
+		snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
+		return QIO_LOST;
 	}
 	return QIO_OK;
 }
@@ -444,7 +490,7 @@ batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage
 {
 	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, ""};
 	struct RmqResult why = {0};
-	enum RmqIo io = publish_all(&b, t, keys, &why);
+	enum RmqIo io = publish_all(&b, t, keys, deadline_ms, &why);
 	int i;
 
 	if (io == QIO_OK)

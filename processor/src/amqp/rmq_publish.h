@@ -1,8 +1,10 @@
 /*
  * rmq_publish.h - an event published to a RabbitMQ exchange as one persistent message, and
  * confirmed: the attempt ends when the broker has acked it (publisher confirms), nacked it,
- * returned it as unroutable (mandatory), refused it, or when the deadline passes. A batch of
- * events goes the same way, every message sent before the confirms are read (rmq_publish_many).
+ * returned it as unroutable (mandatory), refused it, or when the deadline passes: while the
+ * messages are written too (the connection's guard cuts a write a blocked broker holds up), and
+ * the connection is then dropped. A batch of events goes the same way, every message sent before
+ * the confirms are read (rmq_publish_many).
  *
  * A worker keeps one RmqSession (its connection, reused while the next event goes to the same
  * broker as the same user). Never logs, never exits.
