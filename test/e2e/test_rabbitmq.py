@@ -292,16 +292,20 @@ def notify_all(db, channel, payloads):
     return [db.scalar("SELECT pgrelay.notify(%s, %s)", (channel, body)) for body in payloads]
 
 
-def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processors):
+@pytest.mark.parametrize("tls", [False, True], ids=["tcp", "tls"])
+def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processors, certs, tls):
     """A resource alarm makes the broker stop reading publishers. A batch of messages far larger
     together than the sockets' buffers (four of 8 MB) cannot all be written: the write still ends
     at the channel's timeout, each event a retry whose error names the timeout, and the one worker
-    goes on to the next attempt. Once the alarm clears (and the timeout is raised, for a machine
-    that stores 32 MB slowly) each event is confirmed once and on the queue whole (a copy may come
-    twice, with the same message_id)."""
-    declare(rabbit, "q_stuck")
-    register(db, "stuck", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_stuck"},
-             timeout="2 seconds", max_attempts=1000, max_payload_bytes=8 << 20)
+    goes on to the next attempt; over TCP and over TLS. Once the alarm clears (and the timeout is
+    raised, for a machine that stores 32 MB slowly) each event is confirmed once and on the queue
+    whole (a copy may come twice, with the same message_id)."""
+    queue = "q_stuck_tls" if tls else "q_stuck"
+    declare(rabbit, queue)
+    where = ({"host": "localhost", "port": rabbit.tls_port, "tls": True, "ca_file": str(certs / "ca.pem")} if tls
+             else {"host": "127.0.0.1", "port": rabbit.port})
+    register(db, "stuck", dict(where, routing_key=queue), timeout="2 seconds", max_attempts=1000,
+             max_payload_bytes=8 << 20)
     payloads = {}
     for letter in "abcd":
         payloads[db.scalar("SELECT pgrelay.notify('stuck', repeat(%s, %s))", (letter, 8 << 20))] = letter * (8 << 20)
@@ -322,7 +326,7 @@ def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processo
     assert p.stop() == 0
     ok = [r[0] for r in log_rows(db, "stuck") if r[2] == "ok"]
     assert sorted(ok) == sorted(payloads)
-    got = rabbit.messages("q_stuck")
+    got = rabbit.messages(queue)
     assert {m["message_id"] for m in got} == {str(i) for i in payloads}
     assert all(m["body"] == payloads[int(m["message_id"])] for m in got)
 
