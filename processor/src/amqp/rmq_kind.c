@@ -10,7 +10,9 @@
  * _destination_claim and _finish_held. The claimed rows stay locked until the broker's confirms,
  * so no other worker takes them; a crash between the confirms and COMMIT, or a connection lost
  * before a confirm, leaves an event for a later attempt that publishes it again: at least once,
- * and the consumer drops the second copy by its message_id (the event's id).
+ * and the consumer drops the second copy by its message_id (the event's id). Here: the channel's
+ * target, each routing key, the publish (alone or a batch) and its verdict; the rest is every
+ * destination event's (dest_event.c).
  */
 #include "rmq_kind.h"
 
@@ -19,18 +21,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "dest_row.h"
-#include "pgconn.h"
+#include "dest_event.h"
 #include "rmq_publish.h"
-#include "secrets.h"
-
-/* A rabbitmq event's state, from the claim to the commit. */
-struct RmqEvent {
-	struct Attempt *a;
-	struct DestRow r; /* the claimed row */
-	char error[1024];
-	char *detail; /* the log row's detail (JSON), NULL until made */
-};
 
 /*
  * Each worker thread keeps its connection between events: the next event to the same broker
@@ -38,144 +30,76 @@ struct RmqEvent {
  */
 static _Thread_local struct RmqSession session;
 
-void *
-rmq_kind_open(struct Attempt *a)
-{
-	struct RmqEvent *e = calloc(1, sizeof *e);
-
-	if (e != NULL)
-		e->a = a;
-	return e;
-}
-
-void
-rmq_kind_close(void *st)
-{
-	struct RmqEvent *e = st;
-
-	if (e == NULL)
-		return;
-	dest_row_free(&e->r);
-	free(e->detail);
-	free(e);
-}
-
 void
 rmq_kind_thread_end(void)
 {
 	rmq_session_close(&session);
 }
 
-enum HeldClaim
-rmq_kind_read_row(void *st, const PGresult *res, int row)
-{
-	struct RmqEvent *e = st;
-
-	return dest_row_read(&e->r, &e->a->attempt, res, row);
-}
-
-enum HeldClaim
-rmq_kind_read(void *st, PGresult *res, bool trusted, const char *fetch_error)
-{
-	struct RmqEvent *e = st;
-
-	(void) trusted; /* the claim names nothing of another schema, and fetches nothing */
-	(void) fetch_error;
-	return dest_row_read_one(&e->r, &e->a->attempt, res);
-}
-
-/* nothing_sent is the verdict of an attempt that published nothing: result, with error. */
-static void
-nothing_sent(struct RmqEvent *e, struct Verdict *v, enum AttemptResult result, const char *error)
-{
-	if (error != e->error)
-		snprintf(e->error, sizeof e->error, "%s", error);
-	v->result = result;
-	v->error = e->error;
-}
-
-/* text_of is the string member key of doc, or NULL. */
-static const char *
-text_of(json_t *doc, const char *key)
-{
-	return json_string_value(json_object_get(doc, key));
-}
-
 /*
  * routing_key_of is the event's routing key by the settings: fixed, the event's key, or a field
- * of its JSON payload (a string or a number; payload is the parsed document, NULL when it is no
- * JSON). NULL with the reason in e->error when the event has none: no retry gives it one.
+ * of its JSON payload (a string or a number, made in number; payload is the parsed document, NULL
+ * when it is no JSON). NULL, e's verdict given in v, when the event has none: no retry gives it
+ * one.
  */
 static const char *
-routing_key_of(struct RmqEvent *e, json_t *doc, json_t *payload, char *buf, size_t buflen)
+routing_key_of(struct DestEvent *e, json_t *doc, json_t *payload, char *number, size_t numlen,
+			   struct Verdict *v)
 {
-	const char *from = text_of(doc, "routing_key_from");
-	const char *field = text_of(doc, "routing_key_field");
-	json_t *v;
+	const char *from = dest_event_text(doc, "routing_key_from");
+	const char *field = dest_event_text(doc, "routing_key_field");
+	char err[512];
+	json_t *j;
 
 	if (from == NULL || strcmp(from, "fixed") == 0)
-		return text_of(doc, "routing_key");
+		return dest_event_text(doc, "routing_key");
 	if (strcmp(from, "key") == 0) {
-		if (e->r.key == NULL || strlen(e->r.key) > 255)
-			snprintf(e->error, sizeof e->error, "the event has no key of 1 to 255 bytes to route by");
-		return e->r.key != NULL && strlen(e->r.key) <= 255 ? e->r.key : NULL;
+		if (e->r.key != NULL && strlen(e->r.key) <= 255)
+			return e->r.key;
+		dest_event_nothing_sent(e, v, AR_PERMANENT, "the event has no key of 1 to 255 bytes to route by");
+		return NULL;
 	}
-	v = json_is_object(payload) && field != NULL ? json_object_get(payload, field) : NULL;
-	if (json_is_string(v) && json_string_length(v) > 0 && json_string_length(v) <= 255 &&
-		strlen(json_string_value(v)) == json_string_length(v))
-		return json_string_value(v);
-	if (json_is_integer(v)) {
-		snprintf(buf, buflen, "%" JSON_INTEGER_FORMAT, json_integer_value(v));
-		return buf;
+	j = json_is_object(payload) && field != NULL ? json_object_get(payload, field) : NULL;
+	if (json_is_string(j) && json_string_length(j) > 0 && json_string_length(j) <= 255 &&
+		strlen(json_string_value(j)) == json_string_length(j))
+		return json_string_value(j);
+	if (json_is_integer(j)) {
+		snprintf(number, numlen, "%" JSON_INTEGER_FORMAT, json_integer_value(j));
+		return number;
 	}
-	snprintf(e->error, sizeof e->error,
+	snprintf(err, sizeof err,
 			 "the payload has no field \"%.200s\" (a string of 1 to 255 bytes or a "
 			 "whole number) to route by",
 			 field != NULL ? field : "");
+	dest_event_nothing_sent(e, v, AR_PERMANENT, err);
 	return NULL;
 }
 
-/*
- * target_of fills t from the settings document (register() checked and completed it), the
- * password resolved for this channel only. False with the reason in e->error; *config: it is the
- * set-up's (a secret that cannot be read).
- */
-static bool
-target_of(struct RmqEvent *e, json_t *doc, struct RmqTarget *t, bool *config)
+/* target_of fills t from the channel's settings but for the routing key (DestSteps.target). */
+static const char **
+target_of(struct DestEvent *e, json_t *doc, void *target)
 {
-	const char *ref = text_of(doc, "password");
-	struct SecretOwner o = {SO_CHANNEL, e->r.channel, e->a->ws->secrets_dir, e->a->ws->secret_env};
+	struct RmqTarget *t = target;
 
-	*config = false;
-	t->addr.host = text_of(doc, "host");
+	t->addr.host = dest_event_text(doc, "host");
 	t->addr.port = (int) json_integer_value(json_object_get(doc, "port"));
-	t->addr.vhost = text_of(doc, "vhost");
+	t->addr.vhost = dest_event_text(doc, "vhost");
 	t->addr.tls = json_is_true(json_object_get(doc, "tls"));
-	t->addr.ca_file = text_of(doc, "ca_file");
+	t->addr.ca_file = dest_event_text(doc, "ca_file");
 	t->addr.tls_verify = !json_is_false(json_object_get(doc, "tls_verify"));
-	t->addr.user = text_of(doc, "user");
-	t->exchange = text_of(doc, "exchange");
+	t->addr.user = dest_event_text(doc, "user");
+	t->exchange = dest_event_text(doc, "exchange");
 	t->mandatory = !json_is_false(json_object_get(doc, "mandatory"));
-	t->timeout_ms = e->r.timeout_ms > 0 ? e->r.timeout_ms : 30000;
-	if (e->a->ws->max_delivery_time_ms > 0 && e->a->ws->max_delivery_time_ms < t->timeout_ms)
-		t->timeout_ms = e->a->ws->max_delivery_time_ms;
+	t->timeout_ms = dest_event_timeout_ms(e, NULL);
 	if (t->addr.host == NULL || t->addr.vhost == NULL || t->addr.user == NULL || t->exchange == NULL ||
-		t->addr.port <= 0) {
-		snprintf(e->error, sizeof e->error, "the channel's rabbitmq settings are incomplete");
-		return false;
-	}
-	dest_row_forget_password(&e->r);
-	if (ref != NULL && !secrets_resolve(ref, &o, &e->r.password, e->error, sizeof e->error)) {
-		*config = true;
-		return false;
-	}
-	t->addr.password = e->r.password;
-	return true;
+		t->addr.port <= 0)
+		return NULL;
+	return &t->addr.password;
 }
 
 /* message_of is e's message (json: the payload is JSON, sent as application/json). */
 static struct RmqMessage
-message_of(const struct RmqEvent *e, bool json)
+message_of(const struct DestEvent *e, bool json)
 {
 	return (struct RmqMessage){.event_id = e->r.event_id,
 							   .channel = e->r.channel,
@@ -191,81 +115,57 @@ message_of(const struct RmqEvent *e, bool json)
 
 /* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
 static void
-verdict_of(struct RmqEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
+verdict_of(struct DestEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
 {
 	json_t *d = json_pack("{s:s, s:s, s:s, s:i}", "exchange", t->exchange, "routing_key", t->routing_key,
 						  "host", t->addr.host, "port", t->addr.port);
-	char *text;
 
 	if (d != NULL && r->outcome == QO_SENT)
 		json_object_set_new(d, "confirmed", json_true());
 	else if (d != NULL && r->unknown)
 		json_object_set_new(d, "unknown", json_true());
-	/* on the heap: the exchange and the routing key alone may be 255 bytes each */
-	text = d != NULL ? json_dumps(d, JSON_COMPACT) : NULL;
-	json_decref(d);
-	free(e->detail);
-	e->detail = text;
-	v->detail = text; /* NULL (out of memory): the log row goes without its detail */
+	dest_event_detail(e, v, d);
 	switch (r->outcome) {
 	case QO_SENT:
 		v->result = AR_OK;
 		break;
 	case QO_CONFIG:
-		/* retried, so that the event goes once the settings or the broker are fixed */
-		attempt_config_error(
-			e->a->rep, CE_DESTINATION, SECRETS_SQLSTATE,
+		dest_event_misconfigured(
+			e, v, r->error,
 			"fix the channel's settings (pgrelay.register(channel, settings => ...)) or "
 			"the broker's users, permissions, virtual hosts and exchanges, as the error says");
-		nothing_sent(e, v, AR_TRANSIENT, r->error);
 		break;
 	case QO_UNROUTABLE:
-		nothing_sent(e, v, AR_PERMANENT, r->error);
+		dest_event_nothing_sent(e, v, AR_PERMANENT, r->error);
 		break;
 	case QO_RETRY:
-		nothing_sent(e, v, AR_TRANSIENT, r->error);
+		dest_event_nothing_sent(e, v, AR_TRANSIENT, r->error);
 		break;
 	}
 }
 
-void
-rmq_kind_deliver(void *st, struct Verdict *v)
+/* publish_one publishes e alone to target with its routing key (DestSteps.one). */
+static void
+publish_one(struct DestEvent *e, json_t *doc, const void *target, struct Verdict *v)
 {
-	struct RmqEvent *e = st;
-	struct RmqTarget t = {0};
+	struct RmqTarget t = *(const struct RmqTarget *) target;
+	json_t *payload = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
 	struct RmqMessage m;
 	struct RmqResult r;
 	char number[32];
-	json_t *doc, *payload;
-	bool config;
 
-	if (e->r.settings == NULL || (doc = json_loads(e->r.settings, 0, NULL)) == NULL) {
-		nothing_sent(e, v, AR_PERMANENT, "the channel has no rabbitmq settings");
-		return;
-	}
-	if (!target_of(e, doc, &t, &config)) {
-		if (config)
-			attempt_config_error(e->a->rep, CE_SECRET, SECRETS_SQLSTATE, secrets_hint(e->error));
-		nothing_sent(e, v, config ? AR_TRANSIENT : AR_PERMANENT, e->error);
-		json_decref(doc);
-		return;
-	}
-	payload = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
-	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number);
-	if (t.routing_key == NULL) {
-		nothing_sent(e, v, AR_PERMANENT, e->error);
-	} else {
+	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number, v);
+	if (t.routing_key != NULL) {
 		m = message_of(e, payload != NULL);
 		rmq_publish(&session, &t, &m, &r);
 		verdict_of(e, &t, &r, v);
 	}
 	json_decref(payload);
-	json_decref(doc);
 }
 
 /* A batch being published: each event's message, routing key and result, in the order given. */
 struct RmqBatch {
-	struct RmqEvent **events; /* those with a routing key, published */
+	struct DestEvent **events; /* those with a routing key, published */
 	struct RmqMessage *msgs;
 	const char **keys;
 	char (*numbers)[32]; /* a routing key from a number field */
@@ -290,12 +190,12 @@ batch_free(struct RmqBatch *b, int n)
 }
 
 /*
- * publish_all publishes the events of sts[0..n), of one channel, to the target of the first on
- * the kept connection in one batch (rmq_publish_many), and gives each its verdict; an event
- * without a routing key fails alone, unpublished. False, nothing sent, when memory ran out.
+ * publish_all publishes the events of sts[0..n), of one channel, to t on the kept connection in
+ * one batch (rmq_publish_many), and gives each its verdict; an event without a routing key fails
+ * alone, unpublished (DestSteps.many).
  */
 static bool
-publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, struct Verdict *vs)
+publish_all(void *const *sts, int n, json_t *doc, const void *target, struct Verdict *vs)
 {
 	struct RmqBatch b = {calloc((size_t) n, sizeof *b.events),
 						 calloc((size_t) n, sizeof *b.msgs),
@@ -305,6 +205,7 @@ publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, str
 						 calloc((size_t) n, sizeof *b.rs),
 						 0};
 	struct Verdict **mine = calloc((size_t) n, sizeof *mine);
+	const struct RmqTarget *t = target;
 	struct RmqTarget each = *t;
 	int i;
 
@@ -315,15 +216,13 @@ publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, str
 		return false;
 	}
 	for (i = 0; i < n; i++) {
-		struct RmqEvent *e = sts[i];
+		struct DestEvent *e = sts[i];
 		const char *key;
 
 		b.payloads[i] = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
-		key = routing_key_of(e, doc, b.payloads[i], b.numbers[i], sizeof b.numbers[i]);
-		if (key == NULL) {
-			nothing_sent(e, &vs[i], AR_PERMANENT, e->error);
+		key = routing_key_of(e, doc, b.payloads[i], b.numbers[i], sizeof b.numbers[i], &vs[i]);
+		if (key == NULL)
 			continue;
-		}
 		b.msgs[b.n] = message_of(e, b.payloads[i] != NULL);
 		b.keys[b.n] = key;
 		b.events[b.n] = e;
@@ -340,20 +239,11 @@ publish_all(void *const *sts, int n, json_t *doc, const struct RmqTarget *t, str
 	return true;
 }
 
-void
-rmq_kind_deliver_many(void *const *sts, int n, struct Verdict *vs)
-{
-	struct RmqEvent *first = sts[0];
-	struct RmqTarget t = {0};
-	json_t *doc = first->r.settings != NULL ? json_loads(first->r.settings, 0, NULL) : NULL;
-	bool config, sent = false;
-	int i;
+static const struct DestSteps rabbitmq = {"rabbitmq", sizeof(struct RmqTarget), target_of, publish_one,
+										  publish_all};
 
-	/* the events are of one channel: its settings, and its secret, are read once */
-	if (doc != NULL && target_of(first, doc, &t, &config))
-		sent = publish_all(sts, n, doc, &t, vs);
-	json_decref(doc);
-	/* settings that do not make a target, or no memory for the batch: each event as alone */
-	for (i = 0; !sent && i < n; i++)
-		rmq_kind_deliver(sts[i], &vs[i]);
+void *
+rmq_kind_open(struct Attempt *a)
+{
+	return dest_event_open(a, &rabbitmq);
 }

@@ -22,7 +22,7 @@ struct DestRow {
 	char *event_type;        /* the publication's event type; NULL without one */
 	char *settings;          /* the channel's settings (JSON), NULL when it has none */
 	long timeout_ms;
-	char *password; /* resolved by the kind, wiped by dest_row_free */
+	char *password; /* resolved for the channel (dest_event.c), wiped by dest_row_free */
 };
 
 /* dest_row_read reads row of a claim's result into r, and the attempt it starts into *attempt. */

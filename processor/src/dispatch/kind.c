@@ -5,6 +5,7 @@
 
 #include <string.h>
 
+#include "dest_event.h"
 #include "kafka_kind.h"
 #include "notify.h"
 #include "redis_kind.h"
@@ -19,15 +20,16 @@ static const struct DestKind kinds[] = {
 	 notify_read, notify_deliver, notify_record, STMT_COUNT, NULL, NULL},
 	{"webhook", W_WEBHOOK, true, STMT_COUNT, STMT_WEBHOOK_CLAIM, STMT_COUNT, webhook_open, webhook_close,
 	 webhook_read, webhook_deliver, NULL, STMT_COUNT, NULL, NULL},
+	/* the destination kinds: the steps of a destination event (dest_event.h), each its own target and send */
 	{"redis", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, redis_kind_open,
-	 redis_kind_close, redis_kind_read, redis_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
-	 redis_kind_read_row, redis_kind_deliver_many},
+	 dest_event_close, dest_event_read, dest_event_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
+	 dest_event_read_row, dest_event_deliver_many},
 	{"kafka", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, kafka_kind_open,
-	 kafka_kind_close, kafka_kind_read, kafka_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
-	 kafka_kind_read_row, kafka_kind_deliver_many},
+	 dest_event_close, dest_event_read, dest_event_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
+	 dest_event_read_row, dest_event_deliver_many},
 	{"rabbitmq", W_DESTINATION, true, STMT_COUNT, STMT_DESTINATION_CLAIM, STMT_COUNT, rmq_kind_open,
-	 rmq_kind_close, rmq_kind_read, rmq_kind_deliver, NULL, STMT_DESTINATION_CLAIM_MANY, rmq_kind_read_row,
-	 rmq_kind_deliver_many},
+	 dest_event_close, dest_event_read, dest_event_deliver, NULL, STMT_DESTINATION_CLAIM_MANY,
+	 dest_event_read_row, dest_event_deliver_many},
 };
 
 const struct DestKind *
