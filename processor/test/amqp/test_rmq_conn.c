@@ -160,6 +160,22 @@ test_a_guard_stopped_while_armed_leaves_the_socket_be(void)
 }
 
 static void
+test_a_guard_reserves_a_small_stack(void)
+{
+	struct RmqGuard g;
+	pthread_attr_t at;
+	size_t size = 0;
+
+	CHECK(rmq_guard_start(&g));
+	CHECK(pthread_getattr_np(g.thread, &at) == 0);
+	CHECK(pthread_attr_getstacksize(&at, &size) == 0);
+	/* RMQ_GUARD_STACK, not the default 8 MiB (ThreadSanitizer adds some of its own) */
+	CHECK(size >= RMQ_GUARD_STACK && size < (size_t) 1 << 20);
+	pthread_attr_destroy(&at);
+	rmq_guard_stop(&g);
+}
+
+static void
 test_close_codes_are_classified(void)
 {
 	static const struct {
@@ -187,5 +203,6 @@ main(void)
 	RUN(test_a_guard_that_cut_is_armed_afresh);
 	RUN(test_a_disarm_racing_the_deadline_says_what_happened);
 	RUN(test_a_guard_stopped_while_armed_leaves_the_socket_be);
+	RUN(test_a_guard_reserves_a_small_stack);
 	return UNIT_DONE();
 }
