@@ -3,7 +3,9 @@
  * close, the broker's own trouble) is retried, what the settings or the broker's set-up cause
  * (a refused login or permission, a missing exchange, a virtual host not allowed) is a
  * configuration error. The write guard: a write that waits on a full socket, as rabbitmq-c's does
- * (poll with no deadline), ends once the guard's deadline passes; one disarmed in time is left be.
+ * (poll with no deadline), ends once the guard's deadline passes; one disarmed in time is left be,
+ * also after a cut and by a guard stopped while armed; a disarm racing the deadline says truly
+ * whether the socket was shut down; the guard's thread reserves a small stack.
  */
 #include <amqp.h>
 #include <amqp_framing.h>
