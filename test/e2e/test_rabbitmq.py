@@ -297,16 +297,18 @@ def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processo
     """A resource alarm makes the broker stop reading publishers. A batch of messages far larger
     together than the sockets' buffers (four of 8 MB) cannot all be written: the write still ends
     at the channel's timeout, each event a retry whose error names the timeout, and the one worker
-    goes on to the next attempt; over TCP and over TLS. Once the alarm clears (and the timeout is
-    raised, for a machine that stores 32 MB slowly) each event is confirmed once and on the queue
-    whole (a copy may come twice, with the same message_id)."""
+    goes on to the next attempt; over TCP and over TLS. A small message ahead of them in the batch
+    went out whole: its error says no confirm came, and it is marked unknown. Once the alarm clears
+    (and the timeout is raised, for a machine that stores 32 MB slowly) each event is confirmed
+    once and on the queue whole (a copy may come twice, with the same message_id)."""
     queue = "q_stuck_tls" if tls else "q_stuck"
     declare(rabbit, queue)
     where = ({"host": "localhost", "port": rabbit.tls_port, "tls": True, "ca_file": str(certs / "ca.pem")} if tls
              else {"host": "127.0.0.1", "port": rabbit.port})
     register(db, "stuck", dict(where, routing_key=queue), timeout="2 seconds", max_attempts=1000,
              max_payload_bytes=8 << 20)
-    payloads = {}
+    small = db.scalar("SELECT pgrelay.notify('stuck', 'small')")
+    payloads = {small: "small"}
     for letter in "abcd":
         payloads[db.scalar("SELECT pgrelay.notify('stuck', repeat(%s, %s))", (letter, 8 << 20))] = letter * (8 << 20)
     rabbit.ctl("set_vm_memory_high_watermark", "0")
@@ -320,6 +322,8 @@ def test_a_blocked_broker_ends_a_large_batch_at_the_timeout(db, rabbit, processo
     first = [r for r in log_rows(db, "stuck") if r[1] == 1]
     assert sorted(r[0] for r in first) == sorted(payloads), first
     assert all(r[2] == "retry" and "within the timeout" in r[3] for r in first), first
+    [went] = [r for r in first if r[0] == small]
+    assert went[3] == "no confirm from the broker within the timeout" and went[4]["unknown"] is True, went
     db.sql("SELECT pgrelay.register('stuck', 'rabbitmq', timeout => '60 seconds')")
     testlib.wait_for(lambda: {r[0] for r in log_rows(db, "stuck") if r[2] == "ok"} == set(payloads),
                      "every event confirmed once the alarm cleared", timeout=120)

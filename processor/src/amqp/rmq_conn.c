@@ -79,6 +79,25 @@ guard_main(void *arg)
 	return NULL;
 }
 
+/*
+ * start_thread starts g's thread on a stack of RMQ_GUARD_STACK: it only waits, reads the clock and
+ * shuts a socket down. The default (8 MiB, as a worker's own) would double what each worker
+ * reserves, which counts against a strict overcommit limit (vm.overcommit_memory=2).
+ */
+static bool
+start_thread(struct RmqGuard *g)
+{
+	pthread_attr_t at;
+	bool ok;
+
+	if (pthread_attr_init(&at) != 0)
+		return false;
+	ok = pthread_attr_setstacksize(&at, RMQ_GUARD_STACK) == 0 &&
+		 pthread_create(&g->thread, &at, guard_main, g) == 0;
+	pthread_attr_destroy(&at);
+	return ok;
+}
+
 bool
 rmq_guard_start(struct RmqGuard *g)
 {
@@ -97,7 +116,7 @@ rmq_guard_start(struct RmqGuard *g)
 		pthread_cond_destroy(&g->cv);
 		return false;
 	}
-	if (pthread_create(&g->thread, NULL, guard_main, g) != 0) {
+	if (!start_thread(g)) {
 		pthread_mutex_destroy(&g->mu);
 		pthread_cond_destroy(&g->cv);
 		return false;

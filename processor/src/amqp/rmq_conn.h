@@ -50,6 +50,9 @@ enum RmqIo {
  * full. The guard's own thread shuts the socket down when a write armed is still under way at its
  * deadline: the writer's poll() wakes, its send() fails, and the connection is dropped.
  */
+/* The guard thread's stack, in bytes: a few frames deep, it needs little. */
+#define RMQ_GUARD_STACK (64 * 1024)
+
 struct RmqGuard {
 	pthread_t thread;
 	pthread_mutex_t mu;

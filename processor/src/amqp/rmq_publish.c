@@ -313,6 +313,7 @@ struct Batch {
 	int open;       /* how many of them have no answer yet */
 	bool returning; /* a basic.return was read: the header that follows names the message */
 	bool unmatched; /* a returned message's id named none of the batch: the next one acked is it */
+	bool cut;       /* the write guard ended the publishes at the deadline */
 	char why[256];  /* the last return's reply */
 };
 
@@ -468,7 +469,7 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 		b->r[b->sent].pending = true;
 		b->open++;
 	}
-	cut = rmq_write_end(b->c);
+	cut = b->cut = rmq_write_end(b->c);
 	if (rc != AMQP_STATUS_OK) {
 		publish_error(rc, cut, why->error, sizeof why->error);
 		return QIO_UNSENT;
@@ -483,12 +484,14 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 /*
  * batch_once publishes m[0..n) on c and awaits every answer; what was not answered for gets the
  * failure (io, its reason in why): retried, unknown when it went out. *answered: how many were.
+ * When the deadline cut the publishes, why names the message cut short; those written whole
+ * before it went out, and only their confirm is missing.
  */
 static enum RmqIo
 batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, const char *const *keys,
 		   int n, struct RmqResult *r, long long deadline_ms, int *answered)
 {
-	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, ""};
+	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, false, ""};
 	struct RmqResult why = {0};
 	enum RmqIo io = publish_all(&b, t, keys, deadline_ms, &why);
 	int i;
@@ -502,7 +505,8 @@ batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage
 		outcome_of(io, &r[i]);
 		r[i].unknown = i < b.sent && io != QIO_SETUP;
 		r[i].pending = false;
-		snprintf(r[i].error, sizeof r[i].error, "%s", why.error);
+		snprintf(r[i].error, sizeof r[i].error, "%s",
+				 b.cut && i < b.sent ? "no confirm from the broker within the timeout" : why.error);
 	}
 	return io;
 }
