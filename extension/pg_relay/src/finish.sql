@@ -848,7 +848,8 @@ BEGIN
         -- too late: undone with this subtransaction, and a timeout like any other
         RAISE EXCEPTION '%', pgrelay._timeout_error(channel, timeout) USING ERRCODE = 'PGTMO';
     END IF;
-    RETURN '{ok,NULL,NULL,NULL,NULL}';
+    -- typed: a constant of the statement's plan (an untyped literal is read by array_in on every call)
+    RETURN '{ok,NULL,NULL,NULL,NULL}'::pg_catalog.text[];
 EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
     GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
     RETURN ARRAY['error', err, '57014', NULL, NULL];
