@@ -1217,12 +1217,18 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
 /*
  * May an event of the channel start now? Not while dispatch is paused, or the channel is paused,
  * inactive or gone: what the claim checks, asked again by a batch between its events. PL/pgSQL,
- * which keeps the plan (a SQL function would be planned on every call).
+ * which keeps the plan (a SQL function would be planned on every call). SELECT INTO rather than
+ * RETURN (SELECT ...), whose query would be one more plan node over this one, run for the result
+ * (4.8k instructions a call less, of 55k: docs/design/benchmark-notes.md).
  */
+DECLARE
+    is_open boolean;
 BEGIN
-    RETURN (SELECT NOT k.paused AND COALESCE((SELECT c.active AND NOT c.paused FROM pgrelay.channels c
-                                              WHERE c.channel = _gate_open.channel), false)
-            FROM pgrelay.control k);
+    SELECT NOT k.paused AND COALESCE((SELECT c.active AND NOT c.paused FROM pgrelay.channels c
+                                      WHERE c.channel = _gate_open.channel), false)
+    INTO is_open
+    FROM pgrelay.control k;
+    RETURN is_open;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._gate_open(text) IS
