@@ -725,7 +725,7 @@ FS = "pgrelay._forget_handler_state"
 case(FS, "processor", "SELECT pgrelay._forget_handler_state()::text", (), result(""))
 case(FS, "processor", "SELECT pgrelay._forget_handler_state('all')", (), err("42883", "does not exist"))
 DT = "pgrelay._deferred_triggers"
-case(DT, "processor", "SELECT pgrelay._deferred_triggers()::text", (), result(""))
+case(DT, "processor", "SELECT pgrelay._deferred_triggers()", (), result(True))
 case(DT, "processor", "SELECT pgrelay._deferred_triggers(true)", (), err("42883", "does not exist"))
 SR = "pgrelay._settings_restore"
 case(SR, "processor", "SELECT pgrelay._settings_restore(pgrelay._settings_saved())", (), result("pg_catalog, pg_temp"))

@@ -769,19 +769,28 @@ COMMENT ON FUNCTION pgrelay._forget_handler_state() IS
     'Internal (process_one, process_batch): drops the prepared statements, cursors WITH HOLD and LISTENs a handler left in the Processor''s session';
 
 -- pgrelay._deferred_triggers()
-CREATE OR REPLACE FUNCTION pgrelay._deferred_triggers() RETURNS void
-LANGUAGE sql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
-    -- Internal (process_one, process_batch), right after a handler returned, inside its
-    -- subtransaction: checks its deferred constraints and fires its deferred triggers now, as
-    -- the owner of this function, pgrelay_nobody, which holds no right at all (privileges.sql).
-    -- Left for the commit, they would fire as the Processor's role (a trigger function runs as
-    -- the current user), so a handler could have code of its owner's run with the Processor's
-    -- rights (before PostgreSQL 18, which fires it as the role that queued it). In a SECURITY
-    -- DEFINER function a trigger cannot SET ROLE its way out either. A
-    -- failure is the handler's: its subtransaction rolls back. The transaction's constraints are
-    -- immediate from here on: a later handler of the same batch that wants deferral sets it
-    -- itself (SET CONSTRAINTS ... DEFERRED).
-    SET CONSTRAINTS ALL IMMEDIATE
+CREATE OR REPLACE FUNCTION pgrelay._deferred_triggers() RETURNS boolean
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
+/*
+ * Internal (process_one, process_batch), right after a handler returned, inside its
+ * subtransaction: checks its deferred constraints and fires its deferred triggers now, as the
+ * owner of this function, pgrelay_nobody, which holds no right at all (privileges.sql). Left for
+ * the commit, they would fire as the Processor's role (a trigger function runs as the current
+ * user), so a handler could have code of its owner's run with the Processor's rights (before
+ * PostgreSQL 18, which fires it as the role that queued it). In a SECURITY DEFINER function a
+ * trigger cannot SET ROLE its way out either. A failure is the handler's: its subtransaction rolls
+ * back. The transaction's constraints are immediate from here on: a later handler of the same
+ * batch that wants deferral sets it itself (SET CONSTRAINTS ... DEFERRED).
+ *
+ * Returns true, so that _run_handler calls it in an assignment, a plain expression (a PERFORM
+ * starts a query for the call). PL/pgSQL, which keeps its statement for the session: a SQL
+ * function is parsed again in each subtransaction, so once per handler. (The two together: 22k
+ * instructions per event less in a batch, docs/design/benchmark-notes.md.)
+ */
+BEGIN
+    SET CONSTRAINTS ALL IMMEDIATE;
+    RETURN true;
+END
 $$;
 COMMENT ON FUNCTION pgrelay._deferred_triggers() IS
     'Internal (process_one, process_batch): fires a handler''s deferred triggers when it returns, with no rights (owned by pgrelay_nobody)';
@@ -821,6 +830,7 @@ DECLARE
     state pg_catalog.text;
     detail pg_catalog.text;
     definer pg_catalog.bool;
+    fired pg_catalog.bool;
 BEGIN
     began := pg_catalog.clock_timestamp();
     IF fn IS NOT NULL THEN
@@ -832,13 +842,14 @@ BEGIN
         END IF;
     END IF;
     EXECUTE 'SELECT ' OPERATOR(pg_catalog.||) call OPERATOR(pg_catalog.||) '($1)' USING payload;
-    PERFORM pgrelay._deferred_triggers();
+    fired := pgrelay._deferred_triggers();   -- an assignment: no query started for it
     IF late_is_timeout
        AND pg_catalog.clock_timestamp() OPERATOR(pg_catalog.-) began OPERATOR(pg_catalog.>) timeout THEN
         -- too late: undone with this subtransaction, and a timeout like any other
         RAISE EXCEPTION '%', pgrelay._timeout_error(channel, timeout) USING ERRCODE = 'PGTMO';
     END IF;
-    RETURN '{ok,NULL,NULL,NULL,NULL}';
+    -- typed: a constant of the statement's plan (an untyped literal is read by array_in on every call)
+    RETURN '{ok,NULL,NULL,NULL,NULL}'::pg_catalog.text[];
 EXCEPTION WHEN SQLSTATE 'PGTMO' THEN
     GET STACKED DIAGNOSTICS err = MESSAGE_TEXT;
     RETURN ARRAY['error', err, '57014', NULL, NULL];
@@ -1206,12 +1217,18 @@ LANGUAGE plpgsql STABLE SECURITY DEFINER SET search_path = pg_catalog, pg_temp A
 /*
  * May an event of the channel start now? Not while dispatch is paused, or the channel is paused,
  * inactive or gone: what the claim checks, asked again by a batch between its events. PL/pgSQL,
- * which keeps the plan (a SQL function would be planned on every call).
+ * which keeps the plan (a SQL function would be planned on every call). SELECT INTO rather than
+ * RETURN (SELECT ...), whose query would be one more plan node over this one, run for the result
+ * (4.8k instructions a call less, of 55k: docs/design/benchmark-notes.md).
  */
+DECLARE
+    is_open boolean;
 BEGIN
-    RETURN (SELECT NOT k.paused AND COALESCE((SELECT c.active AND NOT c.paused FROM pgrelay.channels c
-                                              WHERE c.channel = _gate_open.channel), false)
-            FROM pgrelay.control k);
+    SELECT NOT k.paused AND COALESCE((SELECT c.active AND NOT c.paused FROM pgrelay.channels c
+                                      WHERE c.channel = _gate_open.channel), false)
+    INTO is_open
+    FROM pgrelay.control k;
+    RETURN is_open;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._gate_open(text) IS
