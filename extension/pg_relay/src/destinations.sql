@@ -401,9 +401,9 @@ COMMENT ON FUNCTION pgrelay._destination_save(pgrelay.channels, pgrelay.channels
 CREATE OR REPLACE FUNCTION pgrelay._not_a_destination(channel text, action_type text) RETURNS text
 LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp AS $$
 /*
- * Internal (_destination_claim_many): raises the error of a claimed event that is not one of a
- * destination channel. Called from the claim's statement for such a row only (volatile: never
- * run ahead by the planner); returns nothing.
+ * Internal (_destination_claim, _destination_claim_many): raises the error of a claimed event
+ * that is not one of a destination channel. Called for such a row only (volatile: never run
+ * ahead by the planner in the claim's statement); returns nothing.
  */
 BEGIN
     RAISE EXCEPTION 'an event of channel "%" is a "%" event, not one of a destination', channel, action_type
@@ -425,8 +425,8 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 /*
  * The first step of the Processor's held transaction for destination events (a broker's kind
- * delivers a batch of them together, then _finish_held_many finishes them together; a single
- * event is a batch of one: _destination_claim): claims the rows that can be claimed now, locked
+ * delivers a batch of them together, then _finish_held_many finishes them together; one event
+ * alone: _destination_claim): claims the rows that can be claimed now, locked
  * until the caller's transaction ends, and returns them in the order of ids (an id listed twice:
  * its first place), each with its queue_id, what its message carries and its channel's settings
  * (secret references as given: the Processor resolves them) and timeout. An event that could not
@@ -511,17 +511,34 @@ RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, act
                publication_id bigint, event_type text)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp AS $$
 /*
- * The first step of the Processor's held transaction for one destination event: the claim of a
- * batch of one (_destination_claim_many: the same checks and columns, without queue_id). No row
- * means skipped; replayed: the row's attempt was recorded already and the claim finished it,
- * nothing is sent (settings, key, publication_id and event_type NULL).
+ * The first step of the Processor's held transaction for one destination event: claims the row
+ * (_claim_event, the checks of every claim: no row means skipped) and returns what its message
+ * carries with the channel's settings (secret references as given: the Processor resolves them)
+ * and timeout. settings is NULL when the channel has none. replayed: the row's attempt was
+ * recorded already and the claim finished it; nothing is sent. key, publication_id and
+ * event_type come from the queue row the claim locked (NULL for a notify() without a key; NULL
+ * all three, and settings, when replayed). A batch of them is _destination_claim_many, one
+ * statement; one event alone costs less this way (a single row needs no set-based plan).
  */
 #variable_conflict use_column
+DECLARE
+    c pgrelay._claim;
 BEGIN
+    c := pgrelay._claim_event(_destination_claim.id);
+    IF c.queue_id IS NULL THEN
+        RETURN;
+    END IF;
+    IF NOT c.action_type = ANY (pgrelay._destination_kinds()) THEN
+        PERFORM pgrelay._not_a_destination(c.channel, c.action_type);
+    END IF;
+    -- a replayed row is deleted already: no queue row, NULL key, publication_id and event_type
     RETURN QUERY
-    SELECT c.payload, c.attempt, c.event_id, c.channel, c.action_type, c.key, c.queued_at, c.settings,
-           c.timeout_ms, c.replayed, c.publication_id, c.event_type
-    FROM pgrelay._destination_claim_many(ARRAY[_destination_claim.id]) c;
+    SELECT c.payload, c.attempt, c.event_id, c.channel, c.action_type, x.key, c.queued_at,
+           CASE WHEN c.replayed_log IS NULL
+                THEN (SELECT d.settings FROM pgrelay.destinations d WHERE d.channel = c.channel) END,
+           c.timeout_ms, c.replayed_log IS NOT NULL, x.publication_id, x.event_type
+    FROM (SELECT) o
+    LEFT JOIN pgrelay.queue x ON x.id = c.queue_id;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._destination_claim(bigint) IS
