@@ -1087,17 +1087,17 @@ DECLARE
     last bigint;     -- the highest value of the id clock drawn
     settled boolean; -- every attempt finishes its event (no retry, no failure to record)
 BEGIN
-    -- parallel arrays: one element of each per id (a short one would read as NULLs)
-    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
-                                                     pg_catalog.cardinality(sqlstates), pg_catalog.cardinality(started),
-                                                     pg_catalog.cardinality(finished),
-                                                     COALESCE(pg_catalog.cardinality(details), pg_catalog.cardinality(ids))]) k(n)
-               WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
+    -- parallel arrays: one element of each per id (a short one would read as NULLs). The checks
+    -- are simple expressions, which PL/pgSQL evaluates without starting a statement.
+    n := COALESCE(pg_catalog.cardinality(ids), 0);
+    IF COALESCE(pg_catalog.cardinality(results), 0) <> n OR COALESCE(pg_catalog.cardinality(errors), 0) <> n
+       OR COALESCE(pg_catalog.cardinality(sqlstates), 0) <> n OR COALESCE(pg_catalog.cardinality(started), 0) <> n
+       OR COALESCE(pg_catalog.cardinality(finished), 0) <> n OR COALESCE(pg_catalog.cardinality(details), n) <> n THEN
         RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)
-               WHERE x IS NULL OR x NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error')) THEN
+    -- every result one of these (<@ holds no NULL element: a NULL result is refused too)
+    IF NOT results <@ '{ok,partial,transient,timeout,permanent,cancelled,error}'::text[] THEN
         RAISE EXCEPTION 'invalid result in %', results
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
