@@ -371,6 +371,38 @@ def say(msg):
 
 # ---- instructions per statement, counted by callgrind (also test/guard/test_instructions.py) -----
 
+# The held batch (INSTR_STATEMENTS' held): a redis channel's events, claimed and finished as a
+# Processor's redis worker does (processor/src/dispatch/held.c: BEGIN; _destination_claim_many;
+# every event appended; _finish_held_many, every attempt ok with the entry's id as its detail;
+# COMMIT), the arrays as literals, as the Processor sends them. Each statement's rows are counted,
+# as process_batch's are: the single-user server's debug print of every column would cost more than
+# the functions' own work on them.
+INSTR_HELD_SETUP_SQL = """\
+SELECT channel FROM pgrelay.register('bench_redis', 'redis', settings => '{"host": "127.0.0.1", "maxlen": 100000}');
+"""
+INSTR_HELD_PREPARE = (
+    "PREPARE c(bigint[]) AS SELECT count(*) FROM pgrelay._destination_claim_many($1);\n\n"
+    "PREPARE f(bigint[], text[], text[], text[], timestamptz[], jsonb[]) AS SELECT count(*)"
+    " FROM pgrelay._finish_held_many($1, $2, $3, $4, $5, $6)")
+INSTR_HELD_EXECUTE = (
+    "BEGIN;\n\nEXECUTE c('{%s}');\n\nEXECUTE f('{%s}', '{" + ",".join(["ok"] * DEFAULT_BATCH) + "}', '{"
+    + ",".join(["NULL"] * DEFAULT_BATCH) + "}', '{" + ",".join(["NULL"] * DEFAULT_BATCH) + "}', '{"
+    + ",".join(['"2026-01-01 00:00:00+00"'] * DEFAULT_BATCH) + "}', '{"
+    + ",".join(['"{\\"entry_id\\": \\"1700000000000-%d\\"}"' % i for i in range(DEFAULT_BATCH)])
+    + "}');\n\nCOMMIT")
+# ... and its floor: the same writes in one plain statement (the batch's queue rows deleted, a log
+# row each), with no claim, no checks and no settings.
+HELD_FLOOR_SQL = """\
+WITH d AS (
+  DELETE FROM pgrelay.queue q WHERE q.id = ANY ($1) RETURNING q.*
+)
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome, detail,
+                         node_id, queued_at, started_at, finished_at)
+SELECT d.id, d.event_id, d.channel, d.action_type, d.payload, d.attempt, 'ok', '{"entry_id": "1700000000000-0"}',
+       0, d.queued_at, clock_timestamp(), clock_timestamp()
+FROM d;
+"""
+
 INSTR_STATEMENTS = (
     # name, PREPARE, EXECUTE (format with the i-th queued id), what the run must leave behind
     ("select1", "PREPARE p AS SELECT 1", "EXECUTE p", None),
@@ -382,6 +414,12 @@ INSTR_STATEMENTS = (
     ("limit", "PREPARE p AS " + " ".join(LIMIT_SQL.split()).rstrip(";"), "EXECUTE p", "batch"),
     ("process_batch", "PREPARE p(bigint[]) AS SELECT count(*) FROM pgrelay.process_batch($1)", "EXECUTE p('{%s}')",
      "batch"),
+    # a broker kind's batch of DEFAULT_BATCH events of a redis channel (INSTR_HELD_SETUP_SQL; nothing is
+    # sent): the Processor's claim and finish in one transaction, and a statement doing the same
+    # writes in plain SQL (the queue rows deleted, their log rows written); reported per event
+    ("held", INSTR_HELD_PREPARE, INSTR_HELD_EXECUTE, "held"),
+    ("held_floor", "PREPARE p(bigint[]) AS " + " ".join(HELD_FLOOR_SQL.split()).rstrip(";"), "EXECUTE p('{%s}')",
+     "held"),
     # a publication to 5 subscribers, and notify_many() of as many rows (TOPIC_SETUP_SQL)
     ("publish5", "PREPARE p AS " + TOPIC_SQL["publish5"].strip().rstrip(";"), "EXECUTE p", None),
     ("notify_many5", "PREPARE p AS " + TOPIC_SQL["notify_many5"].strip().rstrip(";"), "EXECUTE p", None),
@@ -398,8 +436,8 @@ def _instructions_run(work, base, name, prepare, execute, n, ids):
     run = os.path.join(work, "instr-run")
     shutil.rmtree(run, ignore_errors=True)
     subprocess.run(["cp", "-a", base, run], check=True)
-    if "%s" in execute:    # a batch: the i-th DEFAULT_BATCH ids
-        lines = [prepare] + [execute % ",".join(str(x) for x in ids[i * DEFAULT_BATCH:(i + 1) * DEFAULT_BATCH])
+    if "%s" in execute:    # a batch: the i-th DEFAULT_BATCH ids (each %s of execute)
+        lines = [prepare] + [execute.replace("%s", ",".join(str(x) for x in ids[i * DEFAULT_BATCH:(i + 1) * DEFAULT_BATCH]))
                              for i in range(n)]
     else:
         lines = [prepare] + [execute % ids[i] if "%d" in execute else execute for i in range(n)]
@@ -432,9 +470,13 @@ def instructions(work, names=None, runs=INSTR_RUNS, batch_runs=INSTR_BATCH_RUNS)
             c.execute(SETUP_SQL)
             c.execute(PLAIN_TABLE_SQL)
             c.execute(TOPIC_SETUP_SQL)
+            c.execute(INSTR_HELD_SETUP_SQL)
             ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench', 'event ' || g)"
                                             " FROM generate_series(1, %s) g",
                                             (max(runs[1], batch_runs[1] * DEFAULT_BATCH),)).fetchall()]
+            held_ids = [i for (i,) in c.execute("SELECT pgrelay.notify('bench_redis', 'event ' || g)"
+                                                 " FROM generate_series(1, %s) g",
+                                                 (batch_runs[1] * DEFAULT_BATCH,)).fetchall()]
             c.execute("VACUUM ANALYZE")
     finally:
         _pgcluster("stop", base)
@@ -442,9 +484,10 @@ def instructions(work, names=None, runs=INSTR_RUNS, batch_runs=INSTR_BATCH_RUNS)
     for name, prepare, execute, check in INSTR_STATEMENTS:
         if names is not None and name not in names:
             continue
-        n, events = (batch_runs, DEFAULT_BATCH) if check == "batch" else (runs, 1)
-        (t0, log0), (t1, log1) = [_instructions_run(work, base, name, prepare, execute, k, ids) for k in n]
-        if check in ("log", "batch") and (log0, log1) != (n[0] * events, n[1] * events):
+        n, events = (batch_runs, DEFAULT_BATCH) if check in ("batch", "held") else (runs, 1)
+        (t0, log0), (t1, log1) = [_instructions_run(work, base, name, prepare, execute, k,
+                                                    held_ids if check == "held" else ids) for k in n]
+        if check in ("log", "batch", "held") and (log0, log1) != (n[0] * events, n[1] * events):
             raise RuntimeError("%s logged %d and %d events, not %d and %d"
                                % (name, log0, log1, n[0] * events, n[1] * events))
         per[name] = (t1 - t0) / float((n[1] - n[0]) * events)
@@ -1960,7 +2003,8 @@ class Bench:
             " one transaction each" % INSTR_RUNS)
         per = instructions(self.work)
         for name, _, _, check in INSTR_STATEMENTS:
-            say("  %s: %.0f instructions per %s" % (name, per[name], "event" if check == "batch" else "statement"))
+            say("  %s: %.0f instructions per %s" % (name, per[name], "event" if check in ("batch", "held")
+                                                           else "statement"))
         self.results["instructions"] = per
 
     # ---- the table --------------------------------------------------------------------------
@@ -2240,6 +2284,10 @@ class Bench:
                 row("12  instructions per event, batches of %d" % DEFAULT_BATCH, k("process_batch"),
                     "batched limit's statement: %s per event" % k("limit"),
                     "%.0f%%" % (100.0 * ins["limit"] / ins["process_batch"]))
+            if "held" in ins:
+                row("12  instructions per event, a broker kind's batch of %d" % DEFAULT_BATCH, k("held"),
+                    "its writes in one plain statement: %s per event" % k("held_floor"),
+                    "%.0f%%" % (100.0 * ins["held_floor"] / ins["held"]))
             if "publish5" in ins:
                 row("12  instructions per publish(), 5 subscribers", k("publish5"),
                     "notify_many() of 5: " + k("notify_many5"), "%.0f%%" % (100.0 * ins["notify_many5"] / ins["publish5"]))

@@ -144,6 +144,41 @@ SELECT count(*) FROM pgrelay._finish_held_many('{}', '{}', '{}', '{}', '{}', '{}
 RESET SESSION AUTHORIZATION;
 SELECT count(*) AS queued FROM pgrelay.queue WHERE id = :one;
 DELETE FROM pgrelay.failed_events WHERE channel = 'r_orders';
+-- the batch's claim keeps the checks of one event's: a paused channel's events are skipped (still
+-- queued), and so are those the dispatch rule offers another node; an id listed twice is claimed
+-- once; a replayed row (its attempt is logged already) comes back replayed, without its settings
+-- and key, finished by the claim; a claimed event of a channel that is not a destination is an
+-- error
+SELECT pgrelay.notify('r_orders', 'p1', key => 'k-1') AS p1 \gset
+SELECT pgrelay.notify('r_orders', 'p2', key => 'k-2') AS p2 \gset
+SELECT pgrelay.pause('r_orders');
+BEGIN;
+SELECT count(*) AS claimed_paused FROM pgrelay._destination_claim_many(ARRAY[:p1, :p2]);
+ROLLBACK;
+SELECT pgrelay.resume('r_orders');
+BEGIN;
+SET LOCAL pg_relay.mode = 'multi-node';
+SET LOCAL pg_relay.node_id = 5;
+SELECT count(*) AS claimed_elsewhere FROM pgrelay._destination_claim_many(ARRAY[:p1, :p2]);
+ROLLBACK;
+BEGIN;
+SELECT payload, key, replayed FROM pgrelay._destination_claim_many(ARRAY[:p2, :p1, :p2]);
+ROLLBACK;
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome, node_id, queued_at,
+                         started_at, finished_at)
+SELECT id, event_id, channel, action_type, payload, attempt, 'ok', 0, queued_at, now(), now()
+FROM pgrelay.queue WHERE id = :p1;
+BEGIN;
+SELECT payload, replayed, settings IS NULL AS no_settings, key IS NULL AS no_key
+FROM pgrelay._destination_claim_many(ARRAY[:p1, :p2]);
+COMMIT;
+SELECT payload FROM pgrelay.queue WHERE id IN (:p1, :p2);
+SELECT pgrelay.notify('r_sql', 'not a destination') AS s1 \gset
+BEGIN;
+SELECT count(*) FROM pgrelay._destination_claim_many(ARRAY[:p2, :s1]);
+ROLLBACK;
+DELETE FROM pgrelay.queue WHERE id IN (:p2, :s1);
+DELETE FROM pgrelay.log WHERE queue_id = :p1;
 -- a kafka channel: its settings completed with the defaults (topic: the channel's name, key: the
 -- event's); TLS, SASL with the password as a reference, the key a field of the payload
 SET SESSION AUTHORIZATION regress_dest_admin;

@@ -247,11 +247,13 @@ BEGIN
         RETURN NULL;   -- no rows (an empty batch; a cancel that found none)
     END IF;
     IF write_log THEN
+        -- this node's id read once, not for every row (_node_id() is inlined into the statement)
+        node := pgrelay._node_id();
         INSERT INTO pgrelay.log (id, queue_id, event_id, channel, action_type, payload, attempt, outcome,
                                  error, sqlstate, detail, node_id, queued_at, started_at, finished_at, retry_at,
                                  publication_id, event_type)
         SELECT l.id, l.queue_id, l.event_id, l.channel, l.action_type, l.payload, l.attempt, l.outcome,
-               l.error, l.sqlstate, l.detail, pgrelay._node_id(), l.queued_at, l.started_at, l.finished_at,
+               l.error, l.sqlstate, l.detail, node, l.queued_at, l.started_at, l.finished_at,
                l.retry_at, l.publication_id, l.event_type
         FROM pg_catalog.unnest(ls) l;
     END IF;
@@ -1084,7 +1086,7 @@ SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off 
  * attempts' results (the arrays are parallel, one element per event; details may be NULL for
  * none at all), then the log rows are written and the retry rows queued or the failures
  * recorded (_finish_rows). A row that is not there any more is an error (the caller claimed every
- * one of them in this transaction).
+ * one of them in this transaction). One row per id, in the order of ids.
  */
 #variable_conflict use_column
 DECLARE
@@ -1094,18 +1096,19 @@ DECLARE
     retry_ids bigint[];
     node integer;
     last bigint;     -- the highest value of the id clock drawn
+    settled boolean; -- every attempt finishes its event (no retry, no failure to record)
 BEGIN
-    -- parallel arrays: one element of each per id (a short one would read as NULLs)
-    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(ARRAY[pg_catalog.cardinality(results), pg_catalog.cardinality(errors),
-                                                     pg_catalog.cardinality(sqlstates), pg_catalog.cardinality(started),
-                                                     pg_catalog.cardinality(finished),
-                                                     COALESCE(pg_catalog.cardinality(details), pg_catalog.cardinality(ids))]) k(n)
-               WHERE COALESCE(k.n, 0) <> COALESCE(pg_catalog.cardinality(ids), 0)) THEN
+    -- parallel arrays: one element of each per id (a short one would read as NULLs). The checks
+    -- are simple expressions, which PL/pgSQL evaluates without starting a statement.
+    n := COALESCE(pg_catalog.cardinality(ids), 0);
+    IF COALESCE(pg_catalog.cardinality(results), 0) <> n OR COALESCE(pg_catalog.cardinality(errors), 0) <> n
+       OR COALESCE(pg_catalog.cardinality(sqlstates), 0) <> n OR COALESCE(pg_catalog.cardinality(started), 0) <> n
+       OR COALESCE(pg_catalog.cardinality(finished), 0) <> n OR COALESCE(pg_catalog.cardinality(details), n) <> n THEN
         RAISE EXCEPTION 'a batch needs one result, error, sqlstate, start and finish per id'
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
-    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(results) r(x)
-               WHERE x IS NULL OR x NOT IN ('ok', 'partial', 'transient', 'timeout', 'permanent', 'cancelled', 'error')) THEN
+    -- every result one of these (<@ holds no NULL element: a NULL result is refused too)
+    IF NOT results <@ '{ok,partial,transient,timeout,permanent,cancelled,error}'::text[] THEN
         RAISE EXCEPTION 'invalid result in %', results
             USING ERRCODE = 'invalid_parameter_value',
                   HINT = 'Use ok, partial, transient, timeout, permanent, cancelled or error.';
@@ -1131,18 +1134,22 @@ BEGIN
         WHERE x.id = ANY (_finish_attempts.ids) AND c.channel = x.channel
         RETURNING x AS q, x.id, x.attempt, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
     )
-    SELECT pg_catalog.array_agg(d.q),
-           pg_catalog.array_agg(pgrelay._log_row(d.q, ((r.v >> 12) << 22) | (node::bigint << 12) | (r.v & 4095),
-                                                 e.outcome, r.error, r.sqlstate, r.detail, r.started_at, r.finished_at,
-                                                 CASE WHEN e.outcome IN ('retry', 'timeout')
-                                                      THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
-                                                                                            d.backoff_max) END)),
-           pg_catalog.max(r.v)
-    INTO qs, ls, last
-    FROM d
-    JOIN r ON r.id = d.id
-    CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
-                                                 d.retry_policy) AS outcome) e;
+    -- In the order of ids (the rows sorted once, then aggregated in that order), so that the
+    -- result needs no search of ids; settled: every outcome needs its log row only (ok, partial,
+    -- cancelled), nearly every batch, whose rows _finish_rows then does not look at again.
+    SELECT pg_catalog.array_agg(s.q), pg_catalog.array_agg(s.l), pg_catalog.max(s.v), pg_catalog.bool_and(s.settled)
+    INTO qs, ls, last, settled
+    FROM (SELECT d.q, r.v, e.outcome IN ('ok', 'partial', 'cancelled') AS settled,
+                 pgrelay._log_row(d.q, ((r.v >> 12) << 22) | (node::bigint << 12) | (r.v & 4095),
+                                  e.outcome, r.error, r.sqlstate, r.detail, r.started_at, r.finished_at,
+                                  CASE WHEN e.outcome IN ('retry', 'timeout')
+                                       THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
+                                                                             d.backoff_max) END) AS l
+          FROM d
+          JOIN r ON r.id = d.id
+          CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
+                                                       d.retry_policy) AS outcome) e
+          ORDER BY r.ord) s;
     n := COALESCE(pg_catalog.cardinality(ls), 0);
     IF n <> COALESCE(pg_catalog.cardinality(ids), 0) THEN
         RAISE EXCEPTION 'only % of the % claimed queue rows of the batch are there', n, pg_catalog.cardinality(ids)
@@ -1152,7 +1159,7 @@ BEGIN
     IF last >= 9007199254740992 THEN
         RAISE EXCEPTION 'pg_relay id space exhausted' USING ERRCODE = 'numeric_value_out_of_range';
     END IF;
-    retry_ids := pgrelay._finish_rows(qs, ls, true, true);
+    retry_ids := pgrelay._finish_rows(qs, ls, true, NOT settled);
     RETURN QUERY
     SELECT l.queue_id, l.outcome, l.id, retry_ids[l.ordinality::integer], l.retry_at
     FROM pg_catalog.unnest(ls) WITH ORDINALITY l
@@ -1195,17 +1202,20 @@ LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
 #variable_conflict use_column
 DECLARE
     now_ts timestamptz := clock_timestamp();
+    -- the starts, a NULL one now: simple expressions, no statement
+    starts timestamptz[] := pg_catalog.array_replace(started, NULL, now_ts);
 BEGIN
-    IF EXISTS (SELECT 1 FROM pg_catalog.unnest(started) s(t) WHERE NOT pg_catalog.isfinite(COALESCE(s.t, now_ts))) THEN
+    IF 'infinity'::timestamptz = ANY (starts) OR '-infinity'::timestamptz = ANY (starts) THEN
         RAISE EXCEPTION 'started must hold finite times, not %', started
             USING ERRCODE = 'invalid_parameter_value';
     END IF;
+    -- _finish_attempts returns its rows in the order of ids: kept by their ordinality
     RETURN QUERY
-    SELECT f.* FROM pgrelay._finish_attempts(
-        ids, results, errors, sqlstates,
-        ARRAY(SELECT COALESCE(s.t, now_ts) FROM pg_catalog.unnest(started) WITH ORDINALITY s(t, o) ORDER BY s.o),
-        pg_catalog.array_fill(now_ts, ARRAY[COALESCE(pg_catalog.cardinality(ids), 0)]), details) f
-    ORDER BY pg_catalog.array_position(ids, f.queue_id);
+    SELECT f.queue_id, f.outcome, f.log_id, f.retry_id, f.retry_at FROM pgrelay._finish_attempts(
+        ids, results, errors, sqlstates, starts,
+        pg_catalog.array_fill(now_ts, ARRAY[COALESCE(pg_catalog.cardinality(ids), 0)]), details)
+        WITH ORDINALITY f(queue_id, outcome, log_id, retry_id, retry_at, o)
+    ORDER BY f.o;
 END
 $$;
 COMMENT ON FUNCTION pgrelay._finish_held_many(bigint[], text[], text[], text[], timestamptz[], jsonb[]) IS
