@@ -1,15 +1,22 @@
 """A guard against plan regressions: the server's instructions per event of process_one(),
 process_batch() and notify(), counted by callgrind in a single-user server (bench/bench.py,
 `instructions()`: the same count on every run of a build, whatever the machine does, so this is no
-timing test), held against the statement that does the same writes in plain SQL. A plan that reads
+timing test; one exception below), held against the statement that does the same writes in plain
+SQL. A plan that reads
 a catalog or a table whole, or a per-event call that should be per batch, multiplies them; no drain
 test would notice (one release shipped at 133M instructions per event).
 
 The multiples are the current figures with room (docs/design/benchmark-notes.md has the figures of
 the release): process_one() <= 3.5 times the floor statement (one event per transaction), a batch
-of 50 <= 5 times the batched limit's statement per event, a broker kind's batch of 50 (its claim and
+of 50 <= 5.5 times the batched limit's statement per event, a broker kind's batch of 50 (its claim and
 its finish in one transaction) <= 3.5 times the statement that makes its writes in plain SQL, per
-event, notify() <= 3 times a plain insert into a table with the queue's indexes."""
+event, notify() <= 3 times a plain insert into a table with the queue's indexes.
+
+The exception: a batch asks its gate again whenever 10 ms of wall time have passed since it last
+asked (the promise that no event starts more than 10 ms after pause()). Under callgrind a handler
+takes about that long, so how many events the gate is asked before depends on the machine's load:
+about 4.5 times on an idle machine, 4.9 when it is asked before every event, the most it can be.
+The 5.5 keeps room above that most, so load alone never fails the guard."""
 import os
 import shutil
 import sys
@@ -21,7 +28,7 @@ import testlib
 sys.path.insert(0, os.path.join(testlib.ROOT, "bench"))
 import bench  # noqa: E402
 
-GUARDS = (("process_one", "floor", 3.5), ("process_batch", "limit", 5.0), ("held", "held_floor", 3.5),
+GUARDS = (("process_one", "floor", 3.5), ("process_batch", "limit", 5.5), ("held", "held_floor", 3.5),
           ("notify", "plain", 3.0))
 
 
