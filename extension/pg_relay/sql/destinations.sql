@@ -179,6 +179,80 @@ SELECT count(*) FROM pgrelay._destination_claim_many(ARRAY[:p2, :s1]);
 ROLLBACK;
 DELETE FROM pgrelay.queue WHERE id IN (:p2, :s1);
 DELETE FROM pgrelay.log WHERE queue_id = :p1;
+-- the batch's claim returns, event by event, what one event's claim returns (_destination_claim,
+-- whose checks are _claim_event's), whatever stops an event: not yet due, its channel inactive,
+-- dispatch paused, the dispatch rule (multi-node and leader modes, a restricted row, a replayed row
+-- of another node: skipped and kept), a replayed row (finished: deleted), the events of a channel
+-- that runs one at a time (all of them, in one transaction), ids of two dimensions or NULL ones.
+-- Each claim runs in a subtransaction that is undone; the result: its rows in order
+-- (payload:replayed:key:no settings:timeout_ms:attempt), then the events still queued.
+CREATE FUNCTION pg_temp.claimed(ids bigint[], many boolean) RETURNS text LANGUAGE plpgsql AS $f$
+DECLARE
+    r text;
+    q text;
+BEGIN
+    IF many THEN
+        SELECT string_agg(concat_ws(':', d.payload, d.replayed, COALESCE(d.key, '-'), d.settings IS NULL,
+                                    d.timeout_ms, d.attempt), ' ') INTO r
+        FROM pgrelay._destination_claim_many(ids) d;
+    ELSE
+        SELECT string_agg(concat_ws(':', d.payload, d.replayed, COALESCE(d.key, '-'), d.settings IS NULL,
+                                    d.timeout_ms, d.attempt), ' ' ORDER BY u.o) INTO r
+        FROM unnest(ids) WITH ORDINALITY u(id, o), LATERAL pgrelay._destination_claim(u.id) d;
+    END IF;
+    SELECT string_agg(x.payload, ',' ORDER BY x.payload) INTO q FROM pgrelay.queue x WHERE x.id = ANY (ids);
+    RAISE EXCEPTION 'undone' USING DETAIL = COALESCE(r, '(none)') || ' | queued: ' || COALESCE(q, '');
+EXCEPTION WHEN OTHERS THEN
+    GET STACKED DIAGNOSTICS r = PG_EXCEPTION_DETAIL, q = MESSAGE_TEXT;
+    RETURN CASE WHEN q = 'undone' THEN r ELSE q END;
+END
+$f$;
+SELECT count(*) FROM pgrelay.register('r_serial', 'redis', settings => '{"host": "h"}', concurrency_mode => 'channel');
+SELECT count(*) FROM pgrelay.register('r_idle', 'kafka', settings => '{"brokers": "k:9092"}');
+SELECT count(*) FROM pgrelay.register('r_rmq', 'rabbitmq', settings => '{"host": "h"}', timeout => '7 seconds');
+CREATE TEMP TABLE claim_cases (tag text PRIMARY KEY, id bigint);
+INSERT INTO claim_cases VALUES
+    ('a', pgrelay.notify('r_orders', 'a', key => 'ka')),   -- due
+    ('b', pgrelay.notify('r_orders', 'b')),                -- not yet due
+    ('c', pgrelay.notify('r_idle', 'c')),                  -- channel inactive
+    ('d1', pgrelay.notify('r_serial', 'd1')),              -- one at a time
+    ('d2', pgrelay.notify('r_serial', 'd2')),
+    ('e', pgrelay.notify('r_orders', 'e')),                -- node 7's, restricted to it
+    ('f', pgrelay.notify('r_rmq', 'f', key => 'kf')),      -- replayed
+    ('g', pgrelay.notify('r_orders', 'g')),                -- node 7's, replayed
+    ('h', pgrelay.notify('r_orders', 'h'));                -- its third attempt
+SELECT count(*) FROM pgrelay.register('r_idle', active => false);
+UPDATE pgrelay.queue SET run_at = now() + interval '1 hour' WHERE id = (SELECT id FROM claim_cases WHERE tag = 'b');
+UPDATE pgrelay.queue SET owner_node = 7, node_restricted = true WHERE id = (SELECT id FROM claim_cases WHERE tag = 'e');
+UPDATE pgrelay.queue SET owner_node = 7 WHERE id = (SELECT id FROM claim_cases WHERE tag = 'g');
+UPDATE pgrelay.queue SET attempt = 3 WHERE id = (SELECT id FROM claim_cases WHERE tag = 'h');
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome, node_id, queued_at,
+                         started_at, finished_at)
+SELECT id, event_id, channel, action_type, payload, attempt, 'ok', 0, queued_at, now(), now()
+FROM pgrelay.queue WHERE id IN (SELECT id FROM claim_cases WHERE tag IN ('f', 'g'));
+SELECT ARRAY(SELECT id FROM claim_cases ORDER BY tag DESC) AS cases \gset
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS single;
+BEGIN;
+SET LOCAL pg_relay.mode = 'multi-node';
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS multi_node_0;
+SET LOCAL pg_relay.node_id = 7;
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS multi_node_7;
+SET LOCAL pg_relay.mode = 'leader';
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS follower_7;
+SET LOCAL pg_relay.is_leader = 'on';
+SET LOCAL pg_relay.node_id = 0;
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS leader_0;
+ROLLBACK;
+SELECT pgrelay.pause();
+SELECT pg_temp.claimed(:'cases', true) = pg_temp.claimed(:'cases', false) AS same, pg_temp.claimed(:'cases', true) AS paused;
+SELECT pgrelay.resume();
+SELECT ARRAY[ARRAY[(SELECT id FROM claim_cases WHERE tag = 'a'), NULL], ARRAY[NULL, (SELECT id FROM claim_cases WHERE tag = 'd1')]]
+       AS square \gset
+SELECT pg_temp.claimed(:'square', true) = pg_temp.claimed(:'square', false) AS same, pg_temp.claimed(:'square', true) AS square;
+DELETE FROM pgrelay.log WHERE queue_id IN (SELECT id FROM claim_cases);
+DELETE FROM pgrelay.queue WHERE id IN (SELECT id FROM claim_cases);
+SELECT pgrelay.unregister(c) FROM unnest('{r_serial,r_idle,r_rmq}'::text[]) c;
+DROP TABLE claim_cases;
 -- a kafka channel: its settings completed with the defaults (topic: the channel's name, key: the
 -- event's); TLS, SASL with the password as a reference, the key a field of the payload
 SET SESSION AUTHORIZATION regress_dest_admin;
