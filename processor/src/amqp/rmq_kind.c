@@ -6,13 +6,13 @@
  *   to the exchange outside the database, then the broker's confirms read, under the channel's
  *   timeout for the whole batch (rmq_publish.c); _finish_held_many; COMMIT.
  *
- * One event alone (a batch that failed is run one event per transaction) goes the same way with
+ * One event alone (a batch that failed is run one event per transaction) is a batch of one, with
  * _destination_claim and _finish_held. The claimed rows stay locked until the broker's confirms,
  * so no other worker takes them; a crash between the confirms and COMMIT, or a connection lost
  * before a confirm, leaves an event for a later attempt that publishes it again: at least once,
  * and the consumer drops the second copy by its message_id (the event's id). Here: the channel's
- * target, each routing key, the publish (alone or a batch) and its verdict; the rest is every
- * destination event's (dest_event.c).
+ * target, each routing key, the publish and each verdict; the rest is every destination event's
+ * (dest_event.c).
  */
 #include "rmq_kind.h"
 
@@ -144,25 +144,6 @@ verdict_of(struct DestEvent *e, const struct RmqTarget *t, const struct RmqResul
 	}
 }
 
-/* publish_one publishes e alone to target with its routing key (DestSteps.one). */
-static void
-publish_one(struct DestEvent *e, json_t *doc, const void *target, struct Verdict *v)
-{
-	struct RmqTarget t = *(const struct RmqTarget *) target;
-	json_t *payload = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
-	struct RmqMessage m;
-	struct RmqResult r;
-	char number[32];
-
-	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number, v);
-	if (t.routing_key != NULL) {
-		m = message_of(e, payload != NULL);
-		rmq_publish(&session, &t, &m, &r);
-		verdict_of(e, &t, &r, v);
-	}
-	json_decref(payload);
-}
-
 /* A batch being published: each event's message, routing key and result, in the order given. */
 struct RmqBatch {
 	struct DestEvent **events; /* those with a routing key, published */
@@ -192,7 +173,7 @@ batch_free(struct RmqBatch *b, int n)
 /*
  * publish_all publishes the events of sts[0..n), of one channel, to t on the kept connection in
  * one batch (rmq_publish_many), and gives each its verdict; an event without a routing key fails
- * alone, unpublished (DestSteps.many).
+ * alone, unpublished (DestSteps.many, and one event alone: a batch of one).
  */
 static bool
 publish_all(void *const *sts, int n, json_t *doc, const void *target, struct Verdict *vs)
@@ -239,8 +220,7 @@ publish_all(void *const *sts, int n, json_t *doc, const void *target, struct Ver
 	return true;
 }
 
-static const struct DestSteps rabbitmq = {"rabbitmq", sizeof(struct RmqTarget), target_of, publish_one,
-										  publish_all};
+static const struct DestSteps rabbitmq = {"rabbitmq", sizeof(struct RmqTarget), target_of, NULL, publish_all};
 
 void *
 rmq_kind_open(struct Attempt *a)
