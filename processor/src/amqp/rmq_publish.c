@@ -294,13 +294,12 @@ await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
 }
 
 /*
- * publish_all sends every message of b, each with its routing key, the writes ending by the
+ * publish_all sends every message of b, each by its routing key, the writes ending by the
  * deadline; QIO_UNSENT when one could not go (why says why), QIO_LOST when the deadline came as
  * the last went (each went out whole: batch_once tells them that no confirm came).
  */
 static enum RmqIo
-publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, long long deadline_ms,
-			struct RmqResult *why)
+publish_all(struct Batch *b, const struct RmqTarget *t, long long deadline_ms, struct RmqResult *why)
 {
 	amqp_basic_properties_t p;
 	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
@@ -316,7 +315,7 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 		if (t->addr.tls)
 			ERR_clear_error();
 		rc = amqp_basic_publish(b->c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
-								amqp_cstring_bytes(keys[b->sent]), t->mandatory, 0, &p, body);
+								amqp_cstring_bytes(m->routing_key), t->mandatory, 0, &p, body);
 		if (rc != AMQP_STATUS_OK)
 			break;
 		b->c->published++;
@@ -338,12 +337,12 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
  * before it went out, and only their confirm is missing.
  */
 static enum RmqIo
-batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, const char *const *keys,
-		   int n, struct RmqResult *r, long long deadline_ms, int *answered)
+batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+		   struct RmqResult *r, long long deadline_ms, int *answered)
 {
 	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, false, ""};
 	struct RmqResult why = {0};
-	enum RmqIo io = publish_all(&b, t, keys, deadline_ms, &why);
+	enum RmqIo io = publish_all(&b, t, deadline_ms, &why);
 	int i;
 
 	if (io == QIO_OK)
@@ -374,8 +373,8 @@ fail_all(struct RmqResult *r, int n, enum RmqIo io, const char *error)
 }
 
 void
-rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
-				 const char *const *keys, int n, struct RmqResult *r)
+rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+				 struct RmqResult *r)
 {
 	char err[sizeof r->error];
 	enum RmqIo io;
@@ -394,7 +393,7 @@ rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct R
 				return;
 			}
 		}
-		io = batch_once(s->conn, t, m, keys, n, r, s->deadline_ms, &answered);
+		io = batch_once(s->conn, t, m, n, r, s->deadline_ms, &answered);
 		if (io == QIO_OK)
 			return; /* every message answered for: the connection is clean for the next batch */
 		rmq_session_close(s);

@@ -17,13 +17,12 @@
 
 #include "rmq_conn.h"
 
-/* A channel's destination, its secrets resolved, and the event's routing key. */
+/* A channel's destination, its secrets resolved. */
 struct RmqTarget {
 	struct RmqAddress addr;
-	const char *exchange;    /* "": the default exchange */
-	const char *routing_key; /* this event's */
-	bool mandatory;          /* an unroutable message comes back and fails */
-	long timeout_ms;         /* the whole attempt: connect, login, publish, confirm */
+	const char *exchange; /* "": the default exchange */
+	bool mandatory;       /* an unroutable message comes back and fails */
+	long timeout_ms;      /* the whole attempt: connect, login, publish, confirm */
 };
 
 /* One event as its message carries it. */
@@ -31,6 +30,7 @@ struct RmqTarget {
 #define RMQ_HEADERS_MAX 6
 
 struct RmqMessage {
+	const char *routing_key;    /* what the exchange routes it by */
 	const char *event_id;       /* message_id */
 	const char *channel;        /* header channel */
 	int attempt;                /* header attempt */
@@ -66,7 +66,7 @@ struct RmqSession {
 };
 
 /*
- * rmq_publish_many publishes m[0..n) to t (each with its own routing key, keys[i]) through s on one
+ * rmq_publish_many publishes m[0..n) to t (each by its own routing key) through s on one
  * connection (kept, or replaced when it is not t's or the broker closed it), pipelined: every
  * message sent, then the connection read until the broker has answered for every delivery tag (an
  * ack or a nack, one or many at once) or t's timeout, for the whole batch, has passed. Each message
@@ -76,8 +76,8 @@ struct RmqSession {
  * queued: its message_id lets the consumer drop a copy).
  * The message ids of a batch must differ.
  */
-void rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
-					  const char *const *keys, int n, struct RmqResult *r);
+void rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+					  struct RmqResult *r);
 
 /* rmq_session_close closes s's connection, if any. */
 void rmq_session_close(struct RmqSession *s);
