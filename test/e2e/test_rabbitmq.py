@@ -5,7 +5,8 @@ headers, the routing key fixed, from the event's key and from a payload field, a
 message, a wrong password, a missing exchange, a broker that stops and comes back, a broker that blocks publishers (a resource
 alarm), a batch larger than the sockets' buffers that such a broker cannot take, a connection the broker closed, TLS with the throwaway CA, and the release build under valgrind. A channel's
 events go in batches: the broker's nack of some (a full queue) retries those alone, an unroutable one fails alone, and
-a connection closed while confirms are outstanding loses none."""
+a connection closed while confirms are outstanding loses none. A stop while the broker blocks leaves
+the event for the next run."""
 import json
 import os
 import shutil
@@ -417,3 +418,28 @@ def test_a_connection_closed_while_confirms_are_outstanding_loses_nothing(db, ra
     got = [int(m["message_id"]) for m in rabbit.messages("q_cut")]
     assert set(got) == set(ids) and len(got) >= len(ids)
     assert not [r for r in log_rows(db, "cut") if r[2] not in ("ok", "retry")]
+
+
+def test_a_stop_while_the_broker_blocks_leaves_the_event_for_the_next_run(db, rabbit, processors):
+    """A stop while the broker blocks the publisher (a memory alarm) and the channel's timeout is
+    far off: the cancel at --shutdown-timeout does not reach the wait for the broker, so the
+    Processor exits without that attempt; its transaction rolls back, no log row, and the next run
+    delivers the event at its first attempt (a copy may come twice, with the same message_id)."""
+    declare(rabbit, "q_stop")
+    register(db, "stop", {"host": "127.0.0.1", "port": rabbit.port, "routing_key": "q_stop"},
+             timeout="60 seconds", max_attempts=1000)
+    rabbit.ctl("set_vm_memory_high_watermark", "0")
+    try:
+        eid = db.scalar("SELECT pgrelay.notify('stop', 'x')")
+        p = processors("-d", db.dsn, "--workers=1", "--poll-interval=50ms", "--shutdown-timeout=1s")
+        testlib.wait_for(lambda: "blocked" in connection_states(rabbit), "the message published, unconfirmed",
+                         timeout=60, interval=0.2)
+        assert p.stop() == 0
+        assert "unfinished=1" in p.lines("stopped")[0], p.log()
+        assert log_rows(db, "stop") == []
+    finally:
+        rabbit.ctl("set_vm_memory_high_watermark", "0.4")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert [r[1:3] for r in log_rows(db, "stop")] == [(1, "ok")]
+    assert {m["message_id"] for m in rabbit.messages("q_stop")} == {str(eid)}

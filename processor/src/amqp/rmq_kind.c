@@ -6,13 +6,13 @@
  *   to the exchange outside the database, then the broker's confirms read, under the channel's
  *   timeout for the whole batch (rmq_publish.c); _finish_held_many; COMMIT.
  *
- * One event alone (a batch that failed is run one event per transaction) goes the same way with
+ * One event alone (a batch that failed is run one event per transaction) is a batch of one, with
  * _destination_claim and _finish_held. The claimed rows stay locked until the broker's confirms,
  * so no other worker takes them; a crash between the confirms and COMMIT, or a connection lost
  * before a confirm, leaves an event for a later attempt that publishes it again: at least once,
  * and the consumer drops the second copy by its message_id (the event's id). Here: the channel's
- * target, each routing key, the publish (alone or a batch) and its verdict; the rest is every
- * destination event's (dest_event.c).
+ * target, each routing key, the publish and each verdict; the rest is every destination event's
+ * (dest_event.c).
  */
 #include "rmq_kind.h"
 
@@ -97,11 +97,12 @@ target_of(struct DestEvent *e, json_t *doc, void *target)
 	return &t->addr.password;
 }
 
-/* message_of is e's message (json: the payload is JSON, sent as application/json). */
+/* message_of is e's message by routing key (json: the payload is JSON, sent as application/json). */
 static struct RmqMessage
-message_of(const struct DestEvent *e, bool json)
+message_of(const struct DestEvent *e, const char *routing_key, bool json)
 {
-	return (struct RmqMessage){.event_id = e->r.event_id,
+	return (struct RmqMessage){.routing_key = routing_key,
+							   .event_id = e->r.event_id,
 							   .channel = e->r.channel,
 							   .attempt = e->a->attempt,
 							   .queued_at = e->r.queued_at,
@@ -113,11 +114,12 @@ message_of(const struct DestEvent *e, bool json)
 							   .json = json};
 }
 
-/* verdict_of turns the publish's result into the attempt's verdict and its log detail. */
+/* verdict_of turns the result of publishing m into the attempt's verdict and its log detail. */
 static void
-verdict_of(struct DestEvent *e, const struct RmqTarget *t, const struct RmqResult *r, struct Verdict *v)
+verdict_of(struct DestEvent *e, const struct RmqTarget *t, const struct RmqMessage *m,
+		   const struct RmqResult *r, struct Verdict *v)
 {
-	json_t *d = json_pack("{s:s, s:s, s:s, s:i}", "exchange", t->exchange, "routing_key", t->routing_key,
+	json_t *d = json_pack("{s:s, s:s, s:s, s:i}", "exchange", t->exchange, "routing_key", m->routing_key,
 						  "host", t->addr.host, "port", t->addr.port);
 
 	if (d != NULL && r->outcome == QO_SENT)
@@ -144,30 +146,10 @@ verdict_of(struct DestEvent *e, const struct RmqTarget *t, const struct RmqResul
 	}
 }
 
-/* publish_one publishes e alone to target with its routing key (DestSteps.one). */
-static void
-publish_one(struct DestEvent *e, json_t *doc, const void *target, struct Verdict *v)
-{
-	struct RmqTarget t = *(const struct RmqTarget *) target;
-	json_t *payload = json_loadb(e->r.payload, strlen(e->r.payload), JSON_DECODE_ANY, NULL);
-	struct RmqMessage m;
-	struct RmqResult r;
-	char number[32];
-
-	t.routing_key = routing_key_of(e, doc, payload, number, sizeof number, v);
-	if (t.routing_key != NULL) {
-		m = message_of(e, payload != NULL);
-		rmq_publish(&session, &t, &m, &r);
-		verdict_of(e, &t, &r, v);
-	}
-	json_decref(payload);
-}
-
-/* A batch being published: each event's message, routing key and result, in the order given. */
+/* A batch being published: each event's message and result, in the order given. */
 struct RmqBatch {
 	struct DestEvent **events; /* those with a routing key, published */
 	struct RmqMessage *msgs;
-	const char **keys;
 	char (*numbers)[32]; /* a routing key from a number field */
 	json_t **payloads;   /* each event's parsed payload, NULL when none */
 	struct RmqResult *rs;
@@ -183,7 +165,6 @@ batch_free(struct RmqBatch *b, int n)
 		json_decref(b->payloads[i]);
 	free(b->events);
 	free(b->msgs);
-	free(b->keys);
 	free(b->numbers);
 	free(b->payloads);
 	free(b->rs);
@@ -192,25 +173,20 @@ batch_free(struct RmqBatch *b, int n)
 /*
  * publish_all publishes the events of sts[0..n), of one channel, to t on the kept connection in
  * one batch (rmq_publish_many), and gives each its verdict; an event without a routing key fails
- * alone, unpublished (DestSteps.many).
+ * alone, unpublished (DestSteps.many, and one event alone: a batch of one).
  */
 static bool
 publish_all(void *const *sts, int n, json_t *doc, const void *target, struct Verdict *vs)
 {
-	struct RmqBatch b = {calloc((size_t) n, sizeof *b.events),
-						 calloc((size_t) n, sizeof *b.msgs),
-						 calloc((size_t) n, sizeof *b.keys),
-						 calloc((size_t) n, sizeof *b.numbers),
-						 calloc((size_t) n, sizeof *b.payloads),
-						 calloc((size_t) n, sizeof *b.rs),
-						 0};
+	struct RmqBatch b = {calloc((size_t) n, sizeof *b.events),  calloc((size_t) n, sizeof *b.msgs),
+						 calloc((size_t) n, sizeof *b.numbers), calloc((size_t) n, sizeof *b.payloads),
+						 calloc((size_t) n, sizeof *b.rs),      0};
 	struct Verdict **mine = calloc((size_t) n, sizeof *mine);
 	const struct RmqTarget *t = target;
-	struct RmqTarget each = *t;
 	int i;
 
-	if (b.events == NULL || b.msgs == NULL || b.keys == NULL || b.numbers == NULL || b.payloads == NULL ||
-		b.rs == NULL || mine == NULL) {
+	if (b.events == NULL || b.msgs == NULL || b.numbers == NULL || b.payloads == NULL || b.rs == NULL ||
+		mine == NULL) {
 		batch_free(&b, n);
 		free(mine);
 		return false;
@@ -223,24 +199,20 @@ publish_all(void *const *sts, int n, json_t *doc, const void *target, struct Ver
 		key = routing_key_of(e, doc, b.payloads[i], b.numbers[i], sizeof b.numbers[i], &vs[i]);
 		if (key == NULL)
 			continue;
-		b.msgs[b.n] = message_of(e, b.payloads[i] != NULL);
-		b.keys[b.n] = key;
+		b.msgs[b.n] = message_of(e, key, b.payloads[i] != NULL);
 		b.events[b.n] = e;
 		mine[b.n++] = &vs[i];
 	}
 	if (b.n > 0)
-		rmq_publish_many(&session, t, b.msgs, b.keys, b.n, b.rs);
-	for (i = 0; i < b.n; i++) {
-		each.routing_key = b.keys[i];
-		verdict_of(b.events[i], &each, &b.rs[i], mine[i]);
-	}
+		rmq_publish_many(&session, t, b.msgs, b.n, b.rs);
+	for (i = 0; i < b.n; i++)
+		verdict_of(b.events[i], t, &b.msgs[i], &b.rs[i], mine[i]);
 	batch_free(&b, n);
 	free(mine);
 	return true;
 }
 
-static const struct DestSteps rabbitmq = {"rabbitmq", sizeof(struct RmqTarget), target_of, publish_one,
-										  publish_all};
+static const struct DestSteps rabbitmq = {"rabbitmq", sizeof(struct RmqTarget), target_of, NULL, publish_all};
 
 void *
 rmq_kind_open(struct Attempt *a)

@@ -11,10 +11,10 @@
 
 /*
  * rmq_kind_open makes the state of one rabbitmq event in the attempt a (dest_event_open); NULL
- * when out of memory. Delivered alone, it is published over this worker thread's kept connection
- * (rmq_kind_thread_end closes it); the events of a batch (claimed together, of one channel) are
- * published on it together: every message sent, then the broker's confirms read until each is
- * answered for or the channel's timeout passes, each event its own verdict (rmq_publish_many):
+ * when out of memory. The events of a batch (claimed together, of one channel; one alone is a
+ * batch of one) are published together over this worker thread's kept connection
+ * (rmq_kind_thread_end closes it): every message sent, then the broker's confirms read until each
+ * is answered for or the channel's timeout passes, each event its own verdict (rmq_publish_many):
  * acked ok, nacked retried, returned failed, unanswered retried.
  */
 void *rmq_kind_open(struct Attempt *a);

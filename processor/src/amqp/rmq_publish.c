@@ -1,11 +1,11 @@
 /*
- * rmq_publish.c - events published and confirmed (rmq_publish.h), one at a time or a batch at once.
- * The message: persistent (delivery_mode 2), message_id the event's id, headers channel, attempt,
- * queued_at, key, publication_id and event_type (each of the last three when set), content_type
- * application/json for a JSON payload. After basic.publish the
- * connection is read until the broker answers for the delivery tags: basic.ack, basic.nack (either
- * for many tags at once when multiple), or basic.return (then the ack) for a mandatory message no
- * queue took; a channel.close or connection.close says why it refused.
+ * rmq_publish.c - events published and confirmed (rmq_publish.h), a batch at once (one event alone
+ * is a batch of one). The message: persistent (delivery_mode 2), message_id the event's id,
+ * headers channel, attempt, queued_at, key, publication_id and event_type (each of the last three
+ * when set), content_type application/json for a JSON payload. After basic.publish the connection
+ * is read until the broker answers for the delivery tags: basic.ack, basic.nack (either for many
+ * tags at once when multiple), or basic.return (then the ack) for a mandatory message no queue
+ * took; a channel.close or connection.close says why it refused.
  */
 #include "rmq_publish.h"
 
@@ -18,11 +18,8 @@
 
 #include "clock.h"
 
-/* What waiting for the confirm of one delivery tag found. */
-struct Confirm {
-	bool returned; /* a basic.return came first: unroutable */
-	char why[256]; /* the return's or the close's reply */
-};
+/* What a message written whole without its answer in time is told (the guard's cut, the reads). */
+static const char NO_CONFIRM[] = "no confirm from the broker within the timeout";
 
 /* text_header sets entries[*n] to the text header key: value, and counts it. */
 static void
@@ -108,76 +105,6 @@ closed(struct RmqConn *c, const amqp_frame_t *f, long long deadline_ms, struct R
 }
 
 /*
- * await_confirm reads c until the broker answers for delivery tag ours, before the deadline.
- * QIO_OK with r->outcome QO_SENT, QO_RETRY (nacked) or QO_UNROUTABLE; otherwise the failure, its
- * reason in r->error.
- */
-static enum RmqIo
-await_confirm(struct RmqConn *c, uint64_t ours, long long deadline_ms, struct RmqResult *r)
-{
-	struct Confirm cf = {0};
-	amqp_frame_t f;
-	struct timeval tv;
-	int rc;
-
-	for (;;) {
-		if (!rmq_timeval(deadline_ms, &tv)) {
-			snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
-			return QIO_LOST;
-		}
-		rc = amqp_simple_wait_frame_noblock(c->st, &f, &tv);
-		if (rc == AMQP_STATUS_TIMEOUT) {
-			snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
-			return QIO_LOST;
-		}
-		if (rc != AMQP_STATUS_OK) {
-			snprintf(r->error, sizeof r->error, "the connection failed before the confirm: %s",
-					 amqp_error_string2(rc));
-			return QIO_LOST;
-		}
-		if (f.frame_type != AMQP_FRAME_METHOD)
-			continue; /* a returned message's header and body, heartbeats */
-		switch (f.payload.method.id) {
-		case AMQP_BASIC_ACK_METHOD: {
-			const amqp_basic_ack_t *ack = f.payload.method.decoded;
-
-			if (!for_us(ack->delivery_tag, ack->multiple, ours))
-				continue;
-			r->outcome = cf.returned ? QO_UNROUTABLE : QO_SENT;
-			if (cf.returned)
-				snprintf(r->error, sizeof r->error, "%s", cf.why);
-			return QIO_OK;
-		}
-		case AMQP_BASIC_NACK_METHOD: {
-			const amqp_basic_nack_t *nack = f.payload.method.decoded;
-
-			if (!for_us(nack->delivery_tag, nack->multiple, ours))
-				continue;
-			r->outcome = QO_RETRY;
-			snprintf(r->error, sizeof r->error, "the broker nacked the message (it could not take it)");
-			return QIO_OK;
-		}
-		case AMQP_BASIC_RETURN_METHOD: {
-			const amqp_basic_return_t *ret = f.payload.method.decoded;
-
-			cf.returned = true;
-			snprintf(cf.why, sizeof cf.why, "the broker returned the message as unroutable: %d %.*s",
-					 ret->reply_code, (int) ret->reply_text.len, (const char *) ret->reply_text.bytes);
-			continue;
-		}
-		case AMQP_CHANNEL_CLOSE_METHOD:
-		case AMQP_CONNECTION_CLOSE_METHOD:
-			return closed(c, &f, deadline_ms, r);
-		case AMQP_CONNECTION_BLOCKED_METHOD:
-			/* a resource alarm: the broker reads nothing more until it clears, or the deadline */
-			continue;
-		default:
-			continue;
-		}
-	}
-}
-
-/*
  * publish_error says in err why basic.publish failed (rc): when the write guard cut it (cut), that
  * the message did not go out within the timeout. A broker that stops reading its publishers (a
  * memory or disk alarm) is the usual cause; the message went out in part at most, so the broker
@@ -192,41 +119,6 @@ publish_error(int rc, bool cut, char *err, size_t errlen)
 				 "blocked by a memory or disk alarm?)");
 	else
 		snprintf(err, errlen, "cannot publish: %s", amqp_error_string2(rc));
-}
-
-/* publish_once sends m on c and waits for its confirm; the io as await_confirm's. */
-static enum RmqIo
-publish_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, long long deadline_ms,
-			 struct RmqResult *r)
-{
-	amqp_basic_properties_t p;
-	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
-	amqp_bytes_t body = {m->payload_len, (void *) m->payload};
-	enum RmqIo io;
-	bool cut;
-	int rc;
-
-	fill_properties(m, &p, entries);
-	if (t->addr.tls)
-		ERR_clear_error();
-	rmq_write_begin(c, deadline_ms);
-	rc = amqp_basic_publish(c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
-							amqp_cstring_bytes(t->routing_key), t->mandatory, 0, &p, body);
-	cut = rmq_write_end(c);
-	if (rc != AMQP_STATUS_OK) {
-		publish_error(rc, cut, r->error, sizeof r->error);
-		return QIO_UNSENT;
-	}
-	c->published++;
-	if (cut) {
-		snprintf(r->error, sizeof r->error, "no confirm from the broker within the timeout");
-		return QIO_LOST;
-	}
-	io = await_confirm(c, c->published, deadline_ms, r);
-	if (io == QIO_OK && r->outcome == QO_SENT)
-		r->tag = c->published;
-	amqp_maybe_release_buffers(c->st);
-	return io;
 }
 
 /*
@@ -260,42 +152,6 @@ outcome_of(enum RmqIo io, struct RmqResult *r)
 {
 	r->outcome = io == QIO_SETUP ? QO_CONFIG : QO_RETRY;
 	r->unknown = io == QIO_LOST;
-}
-
-void
-rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, struct RmqResult *r)
-{
-	enum RmqIo io;
-
-	memset(r, 0, sizeof *r);
-	s->deadline_ms = now_us() / 1000 + t->timeout_ms;
-	if (s->conn != NULL && (!rmq_conn_same(s->conn, &t->addr) || !still_open(s->conn)))
-		rmq_session_close(s);
-	for (;;) {
-		s->reused = s->conn != NULL;
-		if (s->conn == NULL) {
-			s->conn = rmq_conn_open(&t->addr, s->deadline_ms, &io, r->error, sizeof r->error);
-			if (s->conn == NULL) {
-				outcome_of(io, r);
-				return;
-			}
-		}
-		io = publish_once(s->conn, t, m, s->deadline_ms, r);
-		if (io == QIO_OK)
-			break;
-		rmq_session_close(s);
-		/*
-		 * A kept connection the broker or the network closed meanwhile: once, on a new one. The
-		 * message may have gone out on the old one (QIO_LOST): the consumer drops a second copy
-		 * by its message_id.
-		 */
-		if (!s->reused || (io != QIO_LOST && io != QIO_UNSENT) || now_us() / 1000 >= s->deadline_ms) {
-			outcome_of(io, r);
-			return;
-		}
-	}
-	if (r->outcome != QO_SENT)
-		rmq_session_close(s); /* a nack or a return: start the next event afresh */
 }
 
 /*
@@ -418,13 +274,10 @@ await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
 	int rc;
 
 	while (b->open > 0) {
-		if (!rmq_timeval(deadline_ms, &tv)) {
-			snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
-			return QIO_LOST;
-		}
-		rc = amqp_simple_wait_frame_noblock(b->c->st, &f, &tv);
+		rc = rmq_timeval(deadline_ms, &tv) ? amqp_simple_wait_frame_noblock(b->c->st, &f, &tv)
+										   : AMQP_STATUS_TIMEOUT;
 		if (rc == AMQP_STATUS_TIMEOUT) {
-			snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
+			snprintf(why->error, sizeof why->error, "%s", NO_CONFIRM);
 			return QIO_LOST;
 		}
 		if (rc != AMQP_STATUS_OK) {
@@ -441,12 +294,12 @@ await_all(struct Batch *b, long long deadline_ms, struct RmqResult *why)
 }
 
 /*
- * publish_all sends every message of b, each with its routing key, the writes ending by the
- * deadline; QIO_UNSENT when one could not go, QIO_LOST when the deadline came as the last went.
+ * publish_all sends every message of b, each by its routing key, the writes ending by the
+ * deadline; QIO_UNSENT when one could not go (why says why), QIO_LOST when the deadline came as
+ * the last went (each went out whole: batch_once tells them that no confirm came).
  */
 static enum RmqIo
-publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys, long long deadline_ms,
-			struct RmqResult *why)
+publish_all(struct Batch *b, const struct RmqTarget *t, long long deadline_ms, struct RmqResult *why)
 {
 	amqp_basic_properties_t p;
 	amqp_table_entry_t entries[RMQ_HEADERS_MAX];
@@ -462,7 +315,7 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 		if (t->addr.tls)
 			ERR_clear_error();
 		rc = amqp_basic_publish(b->c->st, RMQ_CHANNEL, amqp_cstring_bytes(t->exchange),
-								amqp_cstring_bytes(keys[b->sent]), t->mandatory, 0, &p, body);
+								amqp_cstring_bytes(m->routing_key), t->mandatory, 0, &p, body);
 		if (rc != AMQP_STATUS_OK)
 			break;
 		b->c->published++;
@@ -474,11 +327,7 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
 		publish_error(rc, cut, why->error, sizeof why->error);
 		return QIO_UNSENT;
 	}
-	if (cut) {
-		snprintf(why->error, sizeof why->error, "no confirm from the broker within the timeout");
-		return QIO_LOST;
-	}
-	return QIO_OK;
+	return cut ? QIO_LOST : QIO_OK;
 }
 
 /*
@@ -488,12 +337,12 @@ publish_all(struct Batch *b, const struct RmqTarget *t, const char *const *keys,
  * before it went out, and only their confirm is missing.
  */
 static enum RmqIo
-batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, const char *const *keys,
-		   int n, struct RmqResult *r, long long deadline_ms, int *answered)
+batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+		   struct RmqResult *r, long long deadline_ms, int *answered)
 {
 	struct Batch b = {c, m, r, n, c->published + 1, 0, 0, false, false, false, ""};
 	struct RmqResult why = {0};
-	enum RmqIo io = publish_all(&b, t, keys, deadline_ms, &why);
+	enum RmqIo io = publish_all(&b, t, deadline_ms, &why);
 	int i;
 
 	if (io == QIO_OK)
@@ -505,8 +354,7 @@ batch_once(struct RmqConn *c, const struct RmqTarget *t, const struct RmqMessage
 		outcome_of(io, &r[i]);
 		r[i].unknown = i < b.sent && io != QIO_SETUP;
 		r[i].pending = false;
-		snprintf(r[i].error, sizeof r[i].error, "%s",
-				 b.cut && i < b.sent ? "no confirm from the broker within the timeout" : why.error);
+		snprintf(r[i].error, sizeof r[i].error, "%s", b.cut && i < b.sent ? NO_CONFIRM : why.error);
 	}
 	return io;
 }
@@ -525,8 +373,8 @@ fail_all(struct RmqResult *r, int n, enum RmqIo io, const char *error)
 }
 
 void
-rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
-				 const char *const *keys, int n, struct RmqResult *r)
+rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+				 struct RmqResult *r)
 {
 	char err[sizeof r->error];
 	enum RmqIo io;
@@ -545,7 +393,7 @@ rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct R
 				return;
 			}
 		}
-		io = batch_once(s->conn, t, m, keys, n, r, s->deadline_ms, &answered);
+		io = batch_once(s->conn, t, m, n, r, s->deadline_ms, &answered);
 		if (io == QIO_OK)
 			return; /* every message answered for: the connection is clean for the next batch */
 		rmq_session_close(s);

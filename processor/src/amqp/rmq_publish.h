@@ -3,8 +3,8 @@
  * confirmed: the attempt ends when the broker has acked it (publisher confirms), nacked it,
  * returned it as unroutable (mandatory), refused it, or when the deadline passes: while the
  * messages are written too (the connection's guard cuts a write a blocked broker holds up), and
- * the connection is then dropped. A batch of events goes the same way, every message sent before
- * the confirms are read (rmq_publish_many).
+ * the connection is then dropped. The events go in batches, every message sent before the confirms
+ * are read (rmq_publish_many); one event alone is a batch of one.
  *
  * A worker keeps one RmqSession (its connection, reused while the next event goes to the same
  * broker as the same user). Never logs, never exits.
@@ -17,13 +17,12 @@
 
 #include "rmq_conn.h"
 
-/* A channel's destination, its secrets resolved, and the event's routing key. */
+/* A channel's destination, its secrets resolved. */
 struct RmqTarget {
 	struct RmqAddress addr;
-	const char *exchange;    /* "": the default exchange */
-	const char *routing_key; /* this event's */
-	bool mandatory;          /* an unroutable message comes back and fails */
-	long timeout_ms;         /* the whole attempt: connect, login, publish, confirm */
+	const char *exchange; /* "": the default exchange */
+	bool mandatory;       /* an unroutable message comes back and fails */
+	long timeout_ms;      /* the whole attempt: connect, login, publish, confirm */
 };
 
 /* One event as its message carries it. */
@@ -31,6 +30,7 @@ struct RmqTarget {
 #define RMQ_HEADERS_MAX 6
 
 struct RmqMessage {
+	const char *routing_key;    /* what the exchange routes it by */
 	const char *event_id;       /* message_id */
 	const char *channel;        /* header channel */
 	int attempt;                /* header attempt */
@@ -65,22 +65,19 @@ struct RmqSession {
 	long long deadline_ms; /* this attempt's end (now_us() / 1000 based) */
 };
 
-/* rmq_publish publishes m to t through s, reusing or replacing its connection, and waits for the confirm. */
-void rmq_publish(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
-				 struct RmqResult *r);
-
 /*
- * rmq_publish_many publishes m[0..n) to t (each with its own routing key, keys[i]) through s on one
- * connection, pipelined: every message sent, then the connection read until the broker has
- * answered for every delivery tag (an ack or a nack, one or many at once) or t's timeout, for the
- * whole batch, has passed. Each message gets its own result in r[0..n): acked QO_SENT, nacked
- * QO_RETRY, returned (mandatory, unroutable: matched by its message_id) QO_UNROUTABLE; one the
- * broker did not answer for before the connection was lost, closed or the deadline passed is
- * QO_RETRY, unknown (it may have been queued: its message_id lets the consumer drop a copy).
+ * rmq_publish_many publishes m[0..n) to t (each by its own routing key) through s on one
+ * connection (kept, or replaced when it is not t's or the broker closed it), pipelined: every
+ * message sent, then the connection read until the broker has answered for every delivery tag (an
+ * ack or a nack, one or many at once) or t's timeout, for the whole batch, has passed. Each message
+ * gets its own result in r[0..n): acked QO_SENT, nacked QO_RETRY, returned (mandatory, unroutable:
+ * matched by its message_id) QO_UNROUTABLE; one the broker did not answer for before the
+ * connection was lost, closed or the deadline passed is QO_RETRY, unknown (it may have been
+ * queued: its message_id lets the consumer drop a copy).
  * The message ids of a batch must differ.
  */
-void rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m,
-					  const char *const *keys, int n, struct RmqResult *r);
+void rmq_publish_many(struct RmqSession *s, const struct RmqTarget *t, const struct RmqMessage *m, int n,
+					  struct RmqResult *r);
 
 /* rmq_session_close closes s's connection, if any. */
 void rmq_session_close(struct RmqSession *s);
