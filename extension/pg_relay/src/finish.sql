@@ -220,7 +220,8 @@ RETURNS bigint[]
 LANGUAGE plpgsql VOLATILE AS $$
 /*
  * Internal: the one writer of what finishing attempts leaves behind, for any number of them. ls
- * are the log rows of the attempts on the queue rows qs (one each, matched by queue_id; _log_row);
+ * are the log rows of the attempts on the queue rows qs (one each, matched by queue_id; _log_row;
+ * qs may leave out the rows whose log row queues no next row, which it is read for only);
  * the caller has locked or deleted the queue rows. write_log: the log rows are written (with this
  * node's id). settle: for each log row that says so, the next row of its event is queued (retry and
  * timeout: the next attempt, run_at the log row's retry_at and last_error its error; snoozed: the
@@ -1130,25 +1131,35 @@ BEGIN
              WITH ORDINALITY AS r(id, result, error, sqlstate, started_at, finished_at, detail, ord)
     ), d AS (
         -- by = ANY: an index scan of the primary key, whatever the generic plan guesses of r
-        DELETE FROM pgrelay.queue x USING pgrelay.channels c
-        WHERE x.id = ANY (_finish_attempts.ids) AND c.channel = x.channel
-        RETURNING x AS q, x.id, x.attempt, c.max_attempts, c.retry_policy, c.backoff_base, c.backoff_max
+        DELETE FROM pgrelay.queue x
+        WHERE x.id = ANY (_finish_attempts.ids)
+        RETURNING x AS q, x.id, x.attempt, x.channel
     )
     -- In the order of ids (the rows sorted once, then aggregated in that order), so that the
     -- result needs no search of ids; settled: every outcome needs its log row only (ok, partial,
-    -- cancelled), nearly every batch, whose rows _finish_rows then does not look at again.
-    SELECT pg_catalog.array_agg(s.q), pg_catalog.array_agg(s.l), pg_catalog.max(s.v), pg_catalog.bool_and(s.settled)
+    -- cancelled), nearly every batch, whose rows _finish_rows then does not look at again: only
+    -- the queue rows of the others are aggregated (qs), for their retry rows. An ok attempt needs
+    -- nothing of its channel, and it is nearly every attempt: only another result reads the
+    -- channel, in a subquery run for that row only (a join would look up every row's); a row whose
+    -- channel is gone has no outcome (settled NULL) and is left out, which the count below refuses.
+    SELECT pg_catalog.array_agg(s.q) FILTER (WHERE NOT s.settled),
+           pg_catalog.array_agg(s.l) FILTER (WHERE s.settled IS NOT NULL), pg_catalog.max(s.v),
+           pg_catalog.bool_and(s.settled)
     INTO qs, ls, last, settled
     FROM (SELECT d.q, r.v, e.outcome IN ('ok', 'partial', 'cancelled') AS settled,
                  pgrelay._log_row(d.q, ((r.v >> 12) << 22) | (node::bigint << 12) | (r.v & 4095),
                                   e.outcome, r.error, r.sqlstate, r.detail, r.started_at, r.finished_at,
                                   CASE WHEN e.outcome IN ('retry', 'timeout')
-                                       THEN r.finished_at + pgrelay._backoff(d.attempt, d.backoff_base,
-                                                                             d.backoff_max) END) AS l
+                                       THEN r.finished_at + (SELECT pgrelay._backoff(d.attempt, c.backoff_base,
+                                                                                     c.backoff_max)
+                                                             FROM pgrelay.channels c
+                                                             WHERE c.channel = d.channel) END) AS l
           FROM d
           JOIN r ON r.id = d.id
-          CROSS JOIN LATERAL (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, d.max_attempts,
-                                                       d.retry_policy) AS outcome) e
+          CROSS JOIN LATERAL (SELECT CASE WHEN r.result = 'ok' THEN 'ok'
+                                          ELSE (SELECT pgrelay._outcome(r.result, r.sqlstate, d.attempt, c.max_attempts,
+                                                                        c.retry_policy)
+                                                FROM pgrelay.channels c WHERE c.channel = d.channel) END AS outcome) e
           ORDER BY r.ord) s;
     n := COALESCE(pg_catalog.cardinality(ls), 0);
     IF n <> COALESCE(pg_catalog.cardinality(ids), 0) THEN
