@@ -5,7 +5,9 @@ message's payload, key and headers (a publication's id and event type among them
 one key's events, a burst produced in batches (one message too large failing alone, brokers down
 then back), a retriable error then success, a permanent error, the set-up's errors (unknown topic,
 brokers that cannot be resolved), settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
-packages none."""
+packages none. Over TLS (the mock cluster in a network namespace of its own behind socat's TLS
+server, testlib.KafkaMock): delivered with the channel's CA, refused with another CA or another
+name, delivered with tls_verify false."""
 import json
 import os
 import shutil
@@ -252,3 +254,91 @@ def test_valgrind_kafka_run_is_clean(db, kafka, processors):
     assert "ERROR SUMMARY: 0 errors" in out.stdout
     assert [row[2] for row in log_rows(db, "vg")] == ["ok"] * 4
     assert len(kafka.messages("vg")) == 4
+
+
+TLS_MISSING = testlib.kafka_tls_missing()
+needs_tls = pytest.mark.skipif(TLS_MISSING is not None, reason=TLS_MISSING or "")
+
+
+@pytest.fixture
+def kafka_tls(certs):
+    """kafka_tls(cert_name): the mock cluster reached over TLS only, its brokers showing the
+    certificate cert_name of test/fixtures/certs.sh (testlib.KafkaMock)."""
+    started = []
+
+    def start(cert_name="server"):
+        k = testlib.KafkaMock(certs=certs, cert_name=cert_name)
+        started.append(k)
+        return k
+
+    yield start
+    for k in started:
+        k.stop()
+
+
+@pytest.fixture(scope="module")
+def other_ca(tmp_path_factory):
+    """Another throwaway CA: it signed none of the brokers' certificates."""
+    return testlib.make_certs(tmp_path_factory.mktemp("other-ca"))
+
+
+@needs_tls
+def test_events_over_tls_arrive_whole(db, kafka_tls, certs, processors):
+    """tls with the channel's ca_file: librdkafka checks the brokers' certificate against that CA
+    and its name (127.0.0.1) and produces over TLS, the only way the brokers can be reached; each
+    message arrives whole, its log row names its partition and offset."""
+    kafka = kafka_tls()
+    kafka.command("topic secure 2")
+    register(db, "secure", {"brokers": kafka.bootstrap, "topic": "secure", "tls": True,
+                            "ca_file": os.path.join(certs, "ca.pem")})
+    first = db.scalar("SELECT pgrelay.notify('secure', '{\"id\": 1}', key => 'customer-7')")
+    second = db.scalar("SELECT pgrelay.notify('secure', 'plain text')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    msgs = sorted(kafka.messages("secure"), key=lambda m: int(m["headers"]["event_id"]))
+    assert [(m["headers"]["event_id"], m["key"], m["payload"]) for m in msgs] == \
+        [(str(first), "customer-7", '{"id": 1}'), (str(second), None, "plain text")]
+    assert all(m["headers"]["channel"] == "secure" and m["headers"]["attempt"] == "1" for m in msgs)
+    rows = sorted(log_rows(db, "secure"))
+    assert [(row[0], row[2]) for row in rows] == [(first, "ok"), (second, "ok")]
+    assert [(row[4]["partition"], row[4]["offset"]) for row in rows] == [(m["partition"], m["offset"]) for m in msgs]
+
+
+@needs_tls
+@pytest.mark.parametrize("cert_name, ca", [("server", "other"), ("wrong", "ours")],
+                         ids=["signed-by-another-ca", "for-another-name"])
+def test_a_certificate_that_fails_the_check_is_the_set_ups_error(db, kafka_tls, certs, other_ca, processors,
+                                                                 cert_name, ca):
+    """The brokers' certificate not signed by ca_file's CA, or signed by it but for another name:
+    the handshake fails, the attempt is a retry with config_error=destination and the hint, and
+    nothing is delivered."""
+    kafka = kafka_tls(cert_name)
+    kafka.command("topic refused 1")
+    register(db, "refused", {"brokers": kafka.bootstrap, "topic": "refused", "tls": True, "timeout_ms": 1000,
+                             "ca_file": os.path.join(other_ca if ca == "other" else certs, "ca.pem")},
+             max_attempts=2)
+    eid = db.scalar("SELECT pgrelay.notify('refused', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert " error " in line and "config_error=destination" in line, line
+    assert "fix the channel's settings" in p.log()
+    [(event, attempt, outcome, error, _)] = log_rows(db, "refused")[:1]
+    assert (event, attempt, outcome) == (eid, 1, "retry") and "certificate" in error.lower(), error
+    assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'refused' LIMIT 1") \
+        == "configuration"
+    assert kafka.messages("refused") == []
+
+
+@needs_tls
+def test_tls_verify_false_delivers_without_the_check(db, kafka_tls, other_ca, processors):
+    """tls_verify false: a certificate of another CA and for another name is taken; still TLS."""
+    kafka = kafka_tls("wrong")
+    kafka.command("topic unchecked 1")
+    register(db, "unchecked", {"brokers": kafka.bootstrap, "topic": "unchecked", "tls": True, "tls_verify": False,
+                               "ca_file": os.path.join(other_ca, "ca.pem")})
+    eid = db.scalar("SELECT pgrelay.notify('unchecked', 'x')")
+    p = processors("-d", db.dsn, "--once")
+    assert p.wait_exit() == 0
+    assert [(m["headers"]["event_id"], m["payload"]) for m in kafka.messages("unchecked")] == [(str(eid), "x")]
+    assert [row[2] for row in log_rows(db, "unchecked")] == ["ok"]

@@ -1320,15 +1320,71 @@ class RedisServer:
 KAFKA_MOCK = os.path.join(ROOT, "processor", "build", "release", "tool_kafka_mock")
 
 
+def kafka_tls_missing():
+    """Why KafkaMock(certs=...) cannot run here, or None: it needs socat and a network namespace
+    of its own (unshare --net: root, as in CI)."""
+    missing = [tool for tool in ("socat", "unshare", "nsenter", "ip") if shutil.which(tool) is None]
+    if missing:
+        return "missing: %s" % ", ".join(missing)
+    out = subprocess.run(["unshare", "--net", "true"], capture_output=True, text=True)
+    if out.returncode != 0:
+        return "cannot make a network namespace here (unshare --net: %s)" % out.stderr.strip()
+    return None
+
+
 class KafkaMock:
     """librdkafka's mock cluster on loopback, in a process of its own (processor/test/kafka/
-    tool_kafka_mock.c), driven by commands on its stdin; read back with kcat, a real consumer."""
+    tool_kafka_mock.c), driven by commands on its stdin; read back with kcat, a real consumer.
 
-    def __init__(self, brokers=1):
-        self.proc = subprocess.Popen([KAFKA_MOCK, str(brokers)], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    With certs (test/fixtures/certs.sh's directory) its brokers are reached over TLS, with the
+    certificate cert_name. The mock cluster speaks only plaintext, and a client connects to the
+    address each broker advertises, so a TLS proxy on another port would be bypassed: the cluster
+    runs in a network namespace of its own instead, its brokers on 127.0.0.1:PORT there, and on
+    the same 127.0.0.1:PORT here a socat TLS server forwards each connection over a unix socket to
+    a socat inside the namespace, which connects to the broker. The advertised address is then
+    the TLS server's."""
+
+    def __init__(self, brokers=1, certs=None, cert_name="server"):
+        cmd = [KAFKA_MOCK, str(brokers)]
+        if certs:
+            # a new namespace's loopback is down until brought up
+            cmd = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'] + cmd
+        self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=subprocess.DEVNULL, text=True, bufsize=1)
-        word, self.bootstrap = self.proc.stdout.readline().split()
-        assert word == "bootstrap", word
+        line = self.proc.stdout.readline()
+        assert line.startswith("bootstrap "), "the mock cluster did not start: %r" % line
+        self.bootstrap = line.split()[1]
+        # unshare and sh exec: the process started is the cluster itself, in its namespace
+        self.inside = ["nsenter", "--net=/proc/%d/ns/net" % self.proc.pid] if certs else []
+        self.proxies, self.dir = [], None
+        if certs:
+            self.dir = tempfile.mkdtemp(prefix="kafka-tls-")
+            for n, address in enumerate(self.bootstrap.split(",")):
+                self._proxy(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n),
+                            "cert=%s/%s.pem,key=%s/%s.key" % (certs, cert_name, certs, cert_name))
+
+    def _proxy(self, port, sock, cert):
+        """The TLS server on 127.0.0.1:port here, forwarding to the broker on the same port in the
+        cluster's namespace through the unix socket sock (a path: reachable from both). The port
+        was free in that namespace; should it be taken here, socat exits and this says so."""
+        log = open(os.path.join(self.dir, "socat.log"), "a")
+        for cmd in (self.inside + ["socat", "UNIX-LISTEN:%s,fork" % sock, "TCP:127.0.0.1:%s" % port],
+                    ["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,%s" % (port, cert),
+                     "UNIX-CONNECT:%s" % sock]):
+            # a session of its own: stop() ends the forked children of a connection with it
+            self.proxies.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                                 start_new_session=True))
+        log.close()
+        wait_for(lambda: self._listening(socket.AF_UNIX, sock), "the forwarder of %s" % sock)
+        wait_for(lambda: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
+                 "the TLS server on port %s" % port)
+
+    def _listening(self, family, address):
+        for p in self.proxies:
+            if p.poll() is not None:
+                raise RuntimeError("socat exited (%d): see %s/socat.log" % (p.returncode, self.dir))
+        with socket.socket(family) as s:
+            return s.connect_ex(address) == 0
 
     def command(self, line):
         self.proc.stdin.write(line + "\n")
@@ -1338,9 +1394,11 @@ class KafkaMock:
 
     def messages(self, topic):
         """Every message of the topic, oldest first in each partition, as kcat -J gives them (the
-        headers as a dict)."""
-        out = subprocess.run(["kcat", "-C", "-b", self.bootstrap, "-t", topic, "-o", "beginning", "-e", "-q",
-                              "-J"], check=True, capture_output=True, text=True, timeout=60).stdout
+        headers as a dict); read from the brokers themselves (in their namespace), not through the
+        TLS server."""
+        out = subprocess.run(self.inside + ["kcat", "-C", "-b", self.bootstrap, "-t", topic, "-o", "beginning",
+                                            "-e", "-q", "-J"],
+                             check=True, capture_output=True, text=True, timeout=60).stdout
         msgs = [json.loads(l) for l in out.splitlines() if l.strip()]
         for m in msgs:
             h = m.get("headers") or []
@@ -1348,9 +1406,18 @@ class KafkaMock:
         return sorted(msgs, key=lambda m: (m["partition"], m["offset"]))
 
     def stop(self):
+        for p in self.proxies:
+            # the group outlives its leader while a child still serves a connection
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(p.pid, signal.SIGTERM)
+            p.wait(timeout=30)
         if self.proc.poll() is None:
             self.proc.stdin.close()
             self.proc.wait(timeout=30)
+        if self.dir:
+            shutil.rmtree(self.dir, ignore_errors=True)
+
+
 class RabbitServer:
     """A rabbitmq-server (Debian's) of its own in a temporary directory: its node name, its data,
     its logs, its epmd (started here, in the foreground, on a free port, so that it is stopped by
