@@ -10,6 +10,8 @@ CREATE ROLE regress_dest_monitor IN ROLE pgrelay_monitor;
 -- the kinds, and the action type of each
 SELECT pgrelay._destination_kinds();
 SELECT action_type, run_order FROM pgrelay.action_types WHERE action_type = ANY (pgrelay._destination_kinds());
+-- the page each kind's hints name
+SELECT kind, pgrelay._destination_doc(kind) FROM unnest(pgrelay._destination_kinds()) AS kind;
 
 -- a new redis channel: its settings completed with the defaults
 SET SESSION AUTHORIZATION regress_dest_admin;

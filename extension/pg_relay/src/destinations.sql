@@ -13,6 +13,16 @@ $$;
 COMMENT ON FUNCTION pgrelay._destination_kinds() IS
     'Internal: the action types whose channels keep their settings in pgrelay.destinations';
 
+-- pgrelay._destination_doc()
+CREATE OR REPLACE FUNCTION pgrelay._destination_doc(kind text) RETURNS text
+LANGUAGE sql IMMUTABLE SET search_path = pg_catalog, pg_temp AS $$
+    -- the page a user fixing a setting of kind reads: each kind's settings are on its own page
+    SELECT CASE kind WHEN 'kafka' THEN 'docs/kafka.md' WHEN 'rabbitmq' THEN 'docs/rabbitmq.md'
+                     ELSE 'docs/destinations.md' END
+$$;
+COMMENT ON FUNCTION pgrelay._destination_doc(text) IS
+    'Internal: the documentation page of the settings of a destination kind, named in hints';
+
 -- pgrelay._setting_error()
 CREATE OR REPLACE FUNCTION pgrelay._setting_error(channel text, kind text, key text, must text, given jsonb)
 RETURNS void
@@ -21,8 +31,7 @@ BEGIN
     RAISE EXCEPTION 'channel "%": % setting "%" must be %, not %', channel, kind, key, must,
                     left(pgrelay._show(given::text), 200)
         USING ERRCODE = 'invalid_parameter_value',
-              HINT = format('See the %s settings in docs/%s.', kind,
-                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
+              HINT = format('See the %s settings in %s.', kind, pgrelay._destination_doc(kind));
 END
 $$;
 COMMENT ON FUNCTION pgrelay._setting_error(text, text, text, text, jsonb) IS
@@ -44,8 +53,7 @@ BEGIN
         IF dflt IS NULL THEN
             RAISE EXCEPTION 'channel "%": % setting "%" is required', channel, kind, key
                 USING ERRCODE = 'null_value_not_allowed',
-                      HINT = format('See the %s settings in docs/%s.', kind,
-                            CASE kind WHEN 'kafka' THEN 'kafka.md' ELSE 'destinations.md' END);
+                      HINT = format('See the %s settings in %s.', kind, pgrelay._destination_doc(kind));
         END IF;
         RETURN dflt;
     END IF;
@@ -382,9 +390,10 @@ BEGIN
     ELSIF settings IS NULL THEN
         RAISE EXCEPTION 'channel "%": a % channel needs its settings', ch.channel, ch.action_type
             USING ERRCODE = 'null_value_not_allowed',
-                  HINT = format('pgrelay.register(%L, %L, settings => ''{"%s": ...}''); see docs/destinations.md.',
+                  HINT = format('pgrelay.register(%L, %L, settings => ''{"%s": ...}''); see %s.',
                                 ch.channel, ch.action_type,
-                                CASE ch.action_type WHEN 'kafka' THEN 'brokers' ELSE 'host' END);
+                                CASE ch.action_type WHEN 'kafka' THEN 'brokers' ELSE 'host' END,
+                                pgrelay._destination_doc(ch.action_type));
     END IF;
     -- the keys as given, a null's too, before the merge drops the nulls
     PERFORM pgrelay._destination_keys(ch.channel, ch.action_type, settings);

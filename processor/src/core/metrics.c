@@ -589,7 +589,7 @@ render_events(struct Buf *out, const struct Snapshot *s)
 		}
 	family(out, "pgrelay_config_errors_total", "counter",
 		   "Attempts that failed because of the set-up, which someone must change, by channel and kind "
-		   "(missing_handler, not_security_definer, missing_grant, in_handler, secret).");
+		   "(missing_handler, not_security_definer, missing_grant, in_handler, secret, destination).");
 	for (i = 0; i < s->nchannels; i++)
 		for (o = CE_NONE + 1; o < CE_COUNT; o++) {
 			label_open(out, "pgrelay_config_errors_total", "channel", s->channels[i].name);

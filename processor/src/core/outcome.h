@@ -58,7 +58,7 @@ enum ConfigError {
 	CE_NOT_SECURITY_DEFINER, /* the handler is no longer SECURITY DEFINER */
 	CE_MISSING_GRANT,        /* the Processor may not use the handler's schema or execute it */
 	CE_IN_HANDLER,           /* the handler met it, as its owner: a missing object or privilege */
-	CE_SECRET,               /* a secret of an email profile or a webhook could not be read */
+	CE_SECRET,               /* a secret of an email profile, webhook or destination could not be read */
 	CE_DESTINATION,          /* a destination refused the message for its settings or its set-up */
 	CE_COUNT
 };

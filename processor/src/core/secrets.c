@@ -246,7 +246,7 @@ resolve_env(const char *ref, const char *name, const struct SecretOwner *o, char
 	if (!bound(name, o)) {
 		snprintf(err, errlen,
 				 "secret %.*s is not bound to %s/%.*s (the Processor's secret-env setting lists which "
-				 "variables each profile and webhook channel may use)",
+				 "variables each profile and channel may use)",
 				 SHOWN(ref), OWNER(o));
 		return false;
 	}

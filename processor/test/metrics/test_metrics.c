@@ -24,6 +24,27 @@ has(const char *text, const char *line)
 	return false;
 }
 
+/* help_names_every_config_error says whether the HELP of pgrelay_config_errors_total lists every
+ * kind its samples may carry: a reader of the scrape learns the kinds from it. */
+static bool
+help_names_every_config_error(const char *text)
+{
+	const char *help = strstr(text, "# HELP pgrelay_config_errors_total ");
+	const char *end = help != NULL ? strchr(help, '\n') : NULL;
+	int e;
+
+	if (end == NULL)
+		return false;
+	for (e = CE_NONE + 1; e < CE_COUNT; e++) {
+		const char *name = config_error_name((enum ConfigError) e);
+		const char *p = strstr(help, name);
+
+		if (p == NULL || p > end)
+			return false;
+	}
+	return true;
+}
+
 static char *
 render(void)
 {
@@ -92,6 +113,7 @@ test_families_and_counters(void)
 	CHECK(has(t, "pgrelay_config_errors_total{channel=\"mail\",kind=\"secret\"} 1"));
 	CHECK(has(t, "pgrelay_config_errors_total{channel=\"mail\",kind=\"in_handler\"} 0"));
 	CHECK(strstr(t, "kind=\"\"") == NULL);
+	CHECK(help_names_every_config_error(t));
 	/* a skip is no attempt: two attempts in the histogram, cumulative, +Inf last */
 	CHECK(has(t, "pgrelay_attempt_duration_seconds_bucket{channel=\"orders\",le=\"0.001\"} 0"));
 	CHECK(has(t, "pgrelay_attempt_duration_seconds_bucket{channel=\"orders\",le=\"0.0025\"} 1"));

@@ -139,7 +139,7 @@ test_resolve(void)
 								 sizeof(err)));
 	CHECK(!webhook_endpoint_resolve(&e, NULL, "TOKEN=webhook/another", err, sizeof(err)));
 	CHECK_STR(err, "header Authorization: secret env:TOKEN is not bound to webhook/hook (the Processor's "
-				   "secret-env setting lists which variables each profile and webhook channel may use)");
+				   "secret-env setting lists which variables each profile and channel may use)");
 	webhook_endpoint_free(&e);
 }
 
