@@ -219,6 +219,44 @@ SELECT payload, outcome, error FROM pgrelay.log WHERE event_id IN (:c1, :c2) ORD
 SELECT payload, attempt, last_error FROM pgrelay.queue;
 DELETE FROM pgrelay.queue;
 
+-- _claim_rows(), the claim _claim_events and _destination_claim_many share: the rows that can run
+-- now, each with its place in ids (an id listed twice: its first place) and what either caller
+-- needs; skipped rows (no such id, not yet due) stay as they were; a replayed row is deleted and
+-- returned with the log row that recorded it, and takes no channel lock; a one-at-a-time
+-- channel's row that is returned holds its channel until the transaction ends
+SELECT pgrelay.notify('b_work', 'cr1', key => 'k1') AS cr1, pgrelay.notify('b_serial', 'cr2') AS cr2,
+       pgrelay.notify('b_work', 'cr3') AS cr3, pgrelay.notify('b_mail', '7') AS cr4,
+       pgrelay.notify('b_serial', 'cr5') AS cr5 \gset
+UPDATE pgrelay.queue SET run_at = now() + interval '1 hour' WHERE id = :cr3;
+UPDATE pgrelay.queue SET attempt = 2 WHERE id = :cr4;
+INSERT INTO pgrelay.log (queue_id, event_id, channel, action_type, payload, attempt, outcome, node_id, queued_at,
+                         started_at, finished_at)
+SELECT id, event_id, channel, action_type, payload, attempt, 'ok', 0, queued_at, now(), now()
+FROM pgrelay.queue WHERE id = :cr5;
+SELECT id AS cr5_log FROM pgrelay.log WHERE queue_id = :cr5 \gset
+BEGIN;
+SELECT ord, payload, replayed_log = :cr5_log AS replayed FROM pgrelay._claim_rows(ARRAY[:cr5]);
+SELECT count(*) AS channel_locks FROM pg_locks
+WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 1885827585;
+SELECT count(*) AS cr5_queued FROM pgrelay.queue WHERE id = :cr5;
+ROLLBACK;
+BEGIN;
+SELECT ord, queue_id = ANY (ARRAY[:cr1, :cr2, :cr4, :cr5]) AS claimed, event_id = queue_id AS first_attempt, channel,
+       action_type, payload, attempt, queued_at <= now() AS queued_at, key, publication_id, event_type, timeout,
+       handler, replayed_log = :cr5_log AS replayed
+FROM pgrelay._claim_rows(ARRAY[:cr4, :cr1, -5, :cr3, :cr5, :cr2, :cr1]) ORDER BY ord;
+SELECT count(*) AS channel_locks FROM pg_locks
+WHERE locktype = 'advisory' AND pid = pg_backend_pid() AND classid = 1885827585;
+SELECT payload, attempt, run_at > now() AS not_due FROM pgrelay.queue WHERE id IN (:cr1, :cr2, :cr3, :cr4, :cr5) ORDER BY id;
+ROLLBACK;
+DELETE FROM pgrelay.queue WHERE id IN (:cr1, :cr2, :cr3, :cr4, :cr5);
+DELETE FROM pgrelay.log WHERE queue_id = :cr5;
+-- internal: executable by no role (its callers run as its owner), with the claim's plan settings
+SELECT has_function_privilege('public', 'pgrelay._claim_rows(bigint[])', 'EXECUTE') AS public,
+       has_function_privilege('pgrelay_processor', 'pgrelay._claim_rows(bigint[])', 'EXECUTE') AS processor,
+       prosecdef, proconfig
+FROM pg_proc WHERE oid = 'pgrelay._claim_rows(bigint[])'::regprocedure;
+
 -- _batch_results() finishes the attempts that ended (_complete_events) and returns one row per id,
 -- in the order of ids: the attempt's, the one of an event finished apart (replayed, snoozed), or
 -- skipped

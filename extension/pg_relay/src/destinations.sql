@@ -428,85 +428,36 @@ RETURNS TABLE (payload text, attempt integer, event_id bigint, channel text, act
                queued_at timestamptz, settings jsonb, timeout_ms integer, replayed boolean,
                publication_id bigint, event_type text, queue_id bigint)
 LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
--- As _claim_events: generic plans (a custom plan takes longer to make than to run), no sequential
--- scans (the plan is kept for the session, and one made while the queue or the log was empty must
--- not read them whole once they are big), no jit.
+-- As _claim_rows: generic plans (a custom plan takes longer to make than to run), no sequential
+-- scans (the plan is kept for the session), no jit.
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 /*
  * The first step of the Processor's held transaction for destination events (a broker's kind
  * delivers a batch of them together, then _finish_held_many finishes them together; one event
- * alone: _destination_claim): claims the rows that can be claimed now, locked
- * until the caller's transaction ends, and returns them in the order of ids (an id listed twice:
- * its first place), each with its queue_id, what its message carries and its channel's settings
- * (secret references as given: the Processor resolves them) and timeout. An event that could not
- * be claimed (skipped) has no row and stays as it is.
- *
- * The checks are _claim_event's, for all the events in one statement whatever their number (the
- * settings read once per channel): dispatch paused, the row gone, locked by someone else or not
- * yet due, its channel inactive or paused, the dispatch rule no longer offering it to this node,
- * or its channel running one event at a time while another transaction holds that channel: the
- * event is skipped. replayed: the row's attempt was recorded already (pgrelay.log has the row of
- * its event_id and queue id: _claim_event) and the claim finished it (deleted it); nothing is
- * sent, and settings, key, publication_id and event_type are NULL. settings is NULL too for a
- * channel that has none. A claimed event of a channel that is not a destination is an error.
+ * alone: _destination_claim): claims the rows that can be claimed now (_claim_rows, the checks of
+ * _claim_event for all the events at once), locked until the caller's transaction ends, and
+ * returns them in the order of ids (an id listed twice: its first place), each with its queue_id,
+ * what its message carries and its channel's settings (secret references as given: the Processor
+ * resolves them) and timeout. An event that could not be claimed (skipped) has no row and stays
+ * as it is. replayed: the row's attempt was recorded already and the claim finished it (deleted
+ * it); nothing is sent, and settings, key, publication_id and event_type are NULL. settings is
+ * NULL too for a channel that has none. A claimed event of a channel that is not a destination is
+ * an error.
  */
 #variable_conflict use_column
-DECLARE
-    m text := COALESCE(NULLIF(pg_catalog.current_setting('pg_relay.mode', true), ''), 'single');
-    node integer := 0;
-    leader boolean := false;
-    ctx record;
 BEGIN
-    -- ids as a list from 1, for array_position() below (one dimension only)
-    IF pg_catalog.array_ndims(ids) > 1 OR pg_catalog.array_lower(ids, 1) <> 1 THEN
-        ids := ARRAY(SELECT pg_catalog.unnest(ids));
-    END IF;
-    IF (SELECT k.paused FROM pgrelay.control k) THEN
-        RETURN;
-    END IF;
-    IF m <> 'single' THEN
-        SELECT * INTO ctx FROM pgrelay._dispatch_context();
-        m := ctx.mode;
-        node := ctx.node;
-        leader := ctx.is_leader;
-    END IF;
     RETURN QUERY
-    WITH claimed AS MATERIALIZED (
-        SELECT i.ord, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt, q.queued_at, q.key,
-               q.publication_id, q.event_type, c.concurrency_mode,
-               (pg_catalog.date_part('epoch', c.timeout) * 1000)::integer AS timeout_ms,
-               (SELECT l.id FROM pgrelay.log l WHERE l.event_id = q.event_id AND l.queue_id = q.id LIMIT 1) AS log_id
-        FROM pgrelay.queue q
-        -- the row's place in ids: a lookup in the array (as _claim_events)
-        CROSS JOIN LATERAL (SELECT pg_catalog.array_position(ids, q.id) AS ord) i
-        JOIN pgrelay.channels c ON c.channel = q.channel
-        WHERE q.id = ANY (_destination_claim_many.ids) AND q.run_at <= pg_catalog.clock_timestamp()
-          AND c.active AND NOT c.paused
-          AND (m = 'single' OR pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, m, node, leader))
-        FOR UPDATE OF q SKIP LOCKED
-    ), replays AS (
-        -- finished by the claim: nothing of it is sent (its outcome stands as recorded)
-        DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)
-        RETURNING q.id
-    ), dest AS MATERIALIZED (
-        -- each channel's settings once, whatever the number of its events
-        SELECT d.channel, d.settings FROM pgrelay.destinations d
-        WHERE d.channel IN (SELECT x.channel FROM claimed x)
-    )
     SELECT x.payload, x.attempt, x.event_id, x.channel,
            CASE WHEN x.action_type = ANY (pgrelay._destination_kinds()) THEN x.action_type
                 ELSE pgrelay._not_a_destination(x.channel, x.action_type) END,
-           CASE WHEN rp.id IS NULL THEN x.key END, x.queued_at,
-           CASE WHEN rp.id IS NULL THEN d.settings END, x.timeout_ms, rp.id IS NOT NULL,
-           CASE WHEN rp.id IS NULL THEN x.publication_id END, CASE WHEN rp.id IS NULL THEN x.event_type END, x.id
-    FROM claimed x
-    LEFT JOIN replays rp ON rp.id = x.id
-    LEFT JOIN dest d ON d.channel = x.channel
-    -- one event of a channel-mode channel in flight across every session: as _claim_event (a
-    -- replayed row sends nothing and needs no lock)
-    WHERE rp.id IS NOT NULL
-       OR x.concurrency_mode = 'parallel'
-       OR pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(x.channel))
+           CASE WHEN x.replayed_log IS NULL THEN x.key END, x.queued_at,
+           CASE WHEN x.replayed_log IS NULL THEN d.settings END,
+           (pg_catalog.date_part('epoch', x.timeout) * 1000)::integer, x.replayed_log IS NOT NULL,
+           CASE WHEN x.replayed_log IS NULL THEN x.publication_id END,
+           CASE WHEN x.replayed_log IS NULL THEN x.event_type END, x.queue_id
+    FROM pgrelay._claim_rows(_destination_claim_many.ids) x
+    -- a plain join: every claimed row is returned (_claim_rows took its channel's lock already)
+    LEFT JOIN pgrelay.destinations d ON d.channel = x.channel
     ORDER BY x.ord;
 END
 $$;

@@ -983,23 +983,30 @@ $$;
 COMMENT ON FUNCTION pgrelay.process_one(bigint) IS
     'Runs one sql event end to end; returns skipped, replayed, ok, snoozed, retry, timeout or failed';
 
--- pgrelay._claim_events()
-CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
-RETURNS TABLE (ord integer, queue_id bigint, channel text, action_type text, payload text, timeout interval,
-               call text, refusal text, refusal_sqlstate text, replayed_log bigint, fn oid)
-LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- pgrelay._claim_rows()
+CREATE OR REPLACE FUNCTION pgrelay._claim_rows(ids bigint[])
+RETURNS TABLE (ord integer, queue_id bigint, event_id bigint, channel text, action_type text, payload text,
+               attempt integer, queued_at timestamptz, key text, publication_id bigint, event_type text,
+               timeout interval, handler text, replayed_log bigint)
+LANGUAGE plpgsql VOLATILE SET search_path = pg_catalog, pg_temp
 -- Generic plans: a custom plan of this statement takes longer to make (0.3-0.4 ms) than to run.
--- No sequential scans: the plan is kept for the session, and one made while the queue was empty
--- (or its statistics said so) must not read the whole queue once it holds a million rows. (jit off:
--- a sequential scan that remains, of the one-row control table, then costs more than jit_above_cost.)
+-- No sequential scans: the plan is kept for the session, and one made while the queue or the log
+-- was empty (or their statistics said so) must not read them whole once they hold a million rows.
+-- (jit off: a sequential scan that remains, of the one-row control table, then costs more than
+-- jit_above_cost.)
 SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
 /*
- * _claim_event() for the events of a batch (process_batch), in two statements whatever their
- * number: the rows that can be claimed now, locked until the caller's transaction ends, in the
- * order of ids (ord is the position in ids); the others are left out (skipped). Each handler is
- * looked up once per batch. A replayed row (its attempt is recorded already: _claim_event) is
- * finished here, in the same statement, and returned with replayed_log, the log row that
- * recorded it: the batch runs nothing of it.
+ * Internal: the claim of a batch, _claim_event()'s checks for all its events in one statement
+ * whatever their number; _claim_events (sql) and _destination_claim_many (the broker kinds) add
+ * what their kind needs. Returns the rows that can be claimed now, locked until the caller's
+ * transaction ends, each with its place in ids (ord: its first one for an id listed twice), in
+ * no order: the callers order by ord after their own joins (a sort here too cost 1.3k an event).
+ * An event that cannot be claimed (skipped: dispatch paused, the row gone, locked by someone else
+ * or not yet due, its channel inactive or paused, the dispatch rule no longer offering it to this
+ * node, its channel running one event at a time while another transaction holds that channel) has
+ * no row and stays as it is. A replayed row (its attempt is recorded in pgrelay.log already:
+ * _claim_event) is finished here, deleted in the same statement, and returned with replayed_log,
+ * the log row that recorded it: nothing of it runs. timeout and handler are its channel's.
  */
 #variable_conflict use_column
 DECLARE
@@ -1024,7 +1031,8 @@ BEGIN
     END IF;
     RETURN QUERY
     WITH claimed AS MATERIALIZED (
-        SELECT i.ord::integer AS ord, q.id, q.action_type, q.payload, q.channel,
+        SELECT i.ord::integer AS ord, q.id, q.event_id, q.channel, q.action_type, q.payload, q.attempt,
+               q.queued_at, q.key, q.publication_id, q.event_type, c.timeout, c.handler, c.concurrency_mode,
                (SELECT l.id FROM pgrelay.log l WHERE l.event_id = q.event_id AND l.queue_id = q.id LIMIT 1) AS log_id
         FROM pgrelay.queue q
         -- the row's place in ids, its first one if listed twice: a lookup in the array (a join
@@ -1032,39 +1040,77 @@ BEGIN
         -- an event at 50)
         CROSS JOIN LATERAL (SELECT pg_catalog.array_position(ids, q.id) AS ord) i
         JOIN pgrelay.channels c ON c.channel = q.channel
-        WHERE q.id = ANY (_claim_events.ids) AND q.run_at <= pg_catalog.clock_timestamp() AND c.active AND NOT c.paused
+        WHERE q.id = ANY (_claim_rows.ids) AND q.run_at <= pg_catalog.clock_timestamp() AND c.active AND NOT c.paused
           AND (m = 'single' OR pgrelay._dispatch_allowed(q.owner_node, q.node_restricted, m, node, leader))
         FOR UPDATE OF q SKIP LOCKED
-    ), handlers AS MATERIALIZED (
-        SELECT c.channel, c.timeout, c.handler, c.concurrency_mode, p.oid AS fn, p.prosecdef
-        FROM pgrelay.channels c
-        -- the handler by schema and name, as _claim_event finds it (one index probe)
-        LEFT JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h ON true
-        LEFT JOIN pg_catalog.pg_proc p
-               ON p.proname = h.ident[2]::pg_catalog.name AND p.proargtypes = '25'::pg_catalog.oidvector
-                  AND p.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid
-        WHERE c.channel IN (SELECT x.channel FROM claimed x)
     ), replayed AS (
+        -- finished by the claim: nothing of it runs (its outcome stands as recorded)
         DELETE FROM pgrelay.queue q WHERE q.id IN (SELECT x.id FROM claimed x WHERE x.log_id IS NOT NULL)
         RETURNING q.id
     )
-    SELECT x.ord, x.id, x.channel, x.action_type, x.payload, h.timeout,
-           CASE WHEN h.fn IS NOT NULL AND h.prosecdef THEN pg_catalog.left(h.handler, -6) END,
-           CASE WHEN h.handler IS NULL THEN NULL
-                WHEN h.fn IS NULL THEN pg_catalog.format('handler %s does not exist', h.handler)
-                WHEN NOT h.prosecdef THEN pg_catalog.format('handler %s is not SECURITY DEFINER', h.handler)
-           END,
-           CASE WHEN h.handler IS NULL THEN NULL WHEN h.fn IS NULL THEN '42883'
-                WHEN NOT h.prosecdef THEN '42501' END,
-           CASE WHEN rp.id IS NOT NULL THEN x.log_id END, h.fn
+    SELECT x.ord, x.id, x.event_id, x.channel, x.action_type, x.payload, x.attempt, x.queued_at, x.key,
+           x.publication_id, x.event_type, x.timeout, x.handler, CASE WHEN rp.id IS NOT NULL THEN x.log_id END
     FROM claimed x
-    JOIN handlers h ON h.channel = x.channel
     LEFT JOIN replayed rp ON rp.id = x.id
     -- one event of a channel-mode channel in flight across every session: as _claim_event (a
-    -- replayed row runs nothing and needs no lock)
+    -- replayed row runs nothing and needs no lock). The lock is tried here, last, so that it is
+    -- taken for the rows returned only.
     WHERE rp.id IS NOT NULL
-       OR h.concurrency_mode = 'parallel'
-       OR pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(x.channel))
+       OR x.concurrency_mode = 'parallel'
+       OR pg_catalog.pg_try_advisory_xact_lock(1885827585, pg_catalog.hashtext(x.channel));
+END
+$$;
+COMMENT ON FUNCTION pgrelay._claim_rows(bigint[]) IS
+    'Internal: claims the queue rows of a batch that can run now (the others are skipped), each with its place in the given ids; the claim of _claim_events and _destination_claim_many';
+
+-- pgrelay._claim_events()
+CREATE OR REPLACE FUNCTION pgrelay._claim_events(ids bigint[])
+RETURNS TABLE (ord integer, queue_id bigint, channel text, action_type text, payload text, timeout interval,
+               call text, refusal text, refusal_sqlstate text, replayed_log bigint, fn oid)
+LANGUAGE plpgsql VOLATILE SECURITY DEFINER SET search_path = pg_catalog, pg_temp
+-- As _claim_rows: generic plans (a custom plan takes longer to make than to run), no sequential
+-- scans (the plan is kept for the session), no jit.
+SET plan_cache_mode = force_generic_plan SET enable_seqscan = off SET jit = off AS $$
+/*
+ * _claim_event() for the events of a batch (process_batch), in one claim whatever their number:
+ * the rows that can be claimed now (_claim_rows), locked until the caller's transaction ends, in
+ * the order of ids (ord is the position in ids); the others are left out (skipped). Each handler
+ * is looked up once per batch. A replayed row (its attempt is recorded already: _claim_event) is
+ * finished by the claim and returned with replayed_log, the log row that recorded it: the batch
+ * runs nothing of it.
+ */
+#variable_conflict use_column
+BEGIN
+    RETURN QUERY
+    WITH claimed AS MATERIALIZED (
+        SELECT x.ord, x.queue_id, x.channel, x.action_type, x.payload, x.timeout, x.handler, x.replayed_log
+        FROM pgrelay._claim_rows(_claim_events.ids) x
+    ), handlers AS MATERIALIZED (
+        SELECT c.handler, p.oid AS fn, p.prosecdef
+        FROM (SELECT DISTINCT x.handler FROM claimed x WHERE x.handler IS NOT NULL) c
+        CROSS JOIN LATERAL (SELECT pg_catalog.parse_ident(pg_catalog.left(c.handler, -6)) AS ident) h
+        -- the handler by schema and name, as _claim_event finds it: one index probe each. (LIMIT
+        -- 1, of a unique key, keeps the subquery apart: joined, the planner, which expects many
+        -- handlers from a function, would hash every function of pg_proc that takes text.)
+        LEFT JOIN LATERAL (
+            SELECT f.oid, f.prosecdef FROM pg_catalog.pg_proc f
+            WHERE f.proname = h.ident[2]::pg_catalog.name AND f.proargtypes = '25'::pg_catalog.oidvector
+              AND f.pronamespace = pg_catalog.to_regnamespace(pg_catalog.quote_ident(h.ident[1]))::pg_catalog.oid
+            LIMIT 1
+        ) p ON true
+    )
+    SELECT x.ord, x.queue_id, x.channel, x.action_type, x.payload, x.timeout,
+           CASE WHEN h.fn IS NOT NULL AND h.prosecdef THEN pg_catalog.left(x.handler, -6) END,
+           CASE WHEN x.handler IS NULL THEN NULL
+                WHEN h.fn IS NULL THEN pg_catalog.format('handler %s does not exist', x.handler)
+                WHEN NOT h.prosecdef THEN pg_catalog.format('handler %s is not SECURITY DEFINER', x.handler)
+           END,
+           CASE WHEN x.handler IS NULL THEN NULL WHEN h.fn IS NULL THEN '42883'
+                WHEN NOT h.prosecdef THEN '42501' END,
+           x.replayed_log, h.fn
+    FROM claimed x
+    -- every claimed row is returned (_claim_rows took its channel's lock already)
+    LEFT JOIN handlers h ON h.handler = x.handler
     ORDER BY x.ord;
 END
 $$;
