@@ -2368,8 +2368,8 @@ class Bench:
             mem = int(f.readline().split()[1]) / 1024 / 1024
         return ("pg_relay benchmark: %s, %d CPU(s), %.0f GiB RAM, PostgreSQL %s, load average at start %.2f\n"
                 "cluster: %s; unix socket; Processor as a pgrelay_processor login role\n"
-                "figures: the median of %d runs (their range in brackets); ratios are against the reference of the"
-                " same run\n"
+                "figures: a repeated figure is the median of %d runs (their range in brackets), a database floor"
+                " the best of them, a broker's drain one run; ratios are against the reference of the same run\n"
                 % (os.uname().release, os.cpu_count(), mem, self.pg_version, self.load0, self.settings,
                    REPEATS))
 
