@@ -7,7 +7,10 @@ then back), a retriable error then success, a permanent error, the set-up's erro
 brokers that cannot be resolved), settings that change, and the release build under valgrind. Not a real Kafka broker: Debian
 packages none. Over TLS (the mock cluster in a network namespace of its own behind socat's TLS
 server, testlib.KafkaMock): delivered with the channel's CA, refused with another CA or another
-name, delivered with tls_verify false."""
+name, delivered with tls_verify false. SASL (the mock cluster has none: test/fixtures/kafkasasl.py
+in front of it answers SASL itself): PLAIN, SCRAM-SHA-256 and SCRAM-SHA-512, over TLS or not, with
+the password from --secret-env; a wrong password and a mechanism the brokers do not enable as
+configuration errors."""
 import json
 import os
 import shutil
@@ -342,3 +345,98 @@ def test_tls_verify_false_delivers_without_the_check(db, kafka_tls, other_ca, pr
     assert p.wait_exit() == 0
     assert [(m["headers"]["event_id"], m["payload"]) for m in kafka.messages("unchecked")] == [(str(eid), "x")]
     assert [row[2] for row in log_rows(db, "unchecked")] == ["ok"]
+
+
+SASL_USER, SASL_PASSWORD = "relay", "kafka-pw-7f3a"
+
+
+@pytest.fixture
+def kafka_sasl(certs):
+    """kafka_sasl(mechanism, tls): the mock cluster reached only through test/fixtures/kafkasasl.py,
+    which takes the user relay with SASL_PASSWORD by that mechanism alone (over TLS with
+    test/fixtures/certs.sh's server certificate when tls) before it passes anything on."""
+    started = []
+
+    def start(mechanism, tls):
+        k = testlib.KafkaMock(certs=certs if tls else None,
+                              sasl={"mechanisms": [mechanism], "user": SASL_USER, "password": SASL_PASSWORD})
+        started.append(k)
+        return k
+
+    yield start
+    for k in started:
+        k.stop()
+
+
+def register_sasl(db, kafka, certs, channel, mechanism, tls, **kw):
+    settings = {"brokers": kafka.bootstrap, "topic": channel, "sasl_mechanism": mechanism, "user": SASL_USER,
+                "password": "env:KAFKA_PW"}
+    if tls:
+        settings.update(tls=True, ca_file=os.path.join(certs, "ca.pem"))
+    register(db, channel, dict(settings, **kw.pop("settings", {})), **kw)
+
+
+SASL_CASES = [(m, tls) for m in ("PLAIN", "SCRAM-SHA-256", "SCRAM-SHA-512") for tls in (False, True)]
+SASL_IDS = ["%s%s" % (m.lower(), "-tls" if tls else "") for m, tls in SASL_CASES]
+
+
+@needs_tls
+@pytest.mark.parametrize("mechanism, tls", SASL_CASES, ids=SASL_IDS)
+def test_sasl_authenticates_with_the_password_from_the_environment(db, kafka_sasl, certs, processors, mechanism,
+                                                                   tls):
+    """sasl_mechanism with user and password env:KAFKA_PW (bound to the channel by --secret-env):
+    librdkafka authenticates by that mechanism, the only way to the brokers, and each message
+    arrives whole."""
+    kafka = kafka_sasl(mechanism, tls)
+    kafka.command("topic sasl 2")
+    register_sasl(db, kafka, certs, "sasl", mechanism, tls)
+    ids = [db.scalar("SELECT pgrelay.notify('sasl', %s, key => %s)", ('{"n": %d}' % n, "k%d" % n)) for n in range(3)]
+    p = processors("-d", db.dsn, "--once", "--secret-env=KAFKA_PW=channel/sasl", env={"KAFKA_PW": SASL_PASSWORD})
+    assert p.wait_exit() == 0
+    msgs = sorted(kafka.messages("sasl"), key=lambda m: int(m["headers"]["event_id"]))
+    assert [(int(m["headers"]["event_id"]), m["payload"]) for m in msgs] == \
+        [(eid, '{"n": %d}' % n) for n, eid in enumerate(ids)]
+    assert [row[2] for row in log_rows(db, "sasl")] == ["ok"] * 3
+    assert "authenticated %s with %s" % (SASL_USER, mechanism) in kafka.proxy_log()
+    assert SASL_PASSWORD not in p.log()
+
+
+@needs_tls
+@pytest.mark.parametrize("mechanism, tls", SASL_CASES, ids=SASL_IDS)
+def test_a_wrong_sasl_password_is_the_set_ups_error(db, kafka_sasl, certs, processors, mechanism, tls):
+    """The brokers refuse the password: the attempt is a retry with config_error=destination and
+    the hint, the error names the refused authentication, and nothing is delivered."""
+    kafka = kafka_sasl(mechanism, tls)
+    error = refused_attempt(db, kafka, certs, processors, mechanism, tls, "not-it")
+    assert "authentication failed" in error.lower(), error
+    assert "refused: %s: Authentication failed: invalid credentials" % mechanism in kafka.proxy_log()
+
+
+@needs_tls
+def test_a_sasl_mechanism_the_brokers_do_not_enable_is_the_set_ups_error(db, kafka_sasl, certs, processors):
+    """The brokers enable SCRAM-SHA-512 only and the channel says PLAIN: the handshake is refused
+    with the brokers' mechanisms, a retry with config_error=destination, nothing delivered."""
+    kafka = kafka_sasl("SCRAM-SHA-512", False)
+    error = refused_attempt(db, kafka, certs, processors, "PLAIN", False, SASL_PASSWORD)
+    assert "SCRAM-SHA-512" in error and "PLAIN" in error, error
+    assert "refused: mechanism PLAIN is not enabled" in kafka.proxy_log()
+
+
+def refused_attempt(db, kafka, certs, processors, mechanism, tls, password):
+    """One event of a channel whose SASL the brokers refuse: its first attempt is a retry with
+    config_error=destination, the hint and the configuration kind, and nothing is delivered; the
+    log row's error."""
+    kafka.command("topic denied 1")
+    register_sasl(db, kafka, certs, "denied", mechanism, tls, settings={"timeout_ms": 1000}, max_attempts=2)
+    eid = db.scalar("SELECT pgrelay.notify('denied', 'x')")
+    p = processors("-d", db.dsn, "--once", "--secret-env=KAFKA_PW=channel/denied", env={"KAFKA_PW": password})
+    assert p.wait_exit() == 0
+    line = p.lines("attempt_failed")[0]
+    assert " error " in line and "config_error=destination" in line, line
+    assert "fix the channel's settings" in p.log()
+    [(event, attempt, outcome, error, _)] = log_rows(db, "denied")[:1]
+    assert (event, attempt, outcome) == (eid, 1, "retry"), error
+    assert db.scalar("SELECT pgrelay.error_kind(sqlstate) FROM pgrelay.log WHERE channel = 'denied' LIMIT 1") \
+        == "configuration"
+    assert kafka.messages("denied") == []
+    return error

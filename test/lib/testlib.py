@@ -1342,11 +1342,16 @@ class KafkaMock:
     runs in a network namespace of its own instead, its brokers on 127.0.0.1:PORT there, and on
     the same 127.0.0.1:PORT here a socat TLS server forwards each connection over a unix socket to
     a socat inside the namespace, which connects to the broker. The advertised address is then
-    the TLS server's."""
+    the TLS server's.
 
-    def __init__(self, brokers=1, certs=None, cert_name="server"):
+    With sasl (a dict: mechanisms, user, password) the server on each 127.0.0.1:PORT is instead
+    test/fixtures/kafkasasl.py, which answers SASL itself (the mock cluster has none) before it
+    passes the connection on, over TLS too when certs is given."""
+
+    def __init__(self, brokers=1, certs=None, cert_name="server", sasl=None):
         cmd = [KAFKA_MOCK, str(brokers)]
-        if certs:
+        isolated = bool(certs or sasl)
+        if isolated:
             # a new namespace's loopback is down until brought up
             cmd = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'] + cmd
         self.proc = subprocess.Popen(cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -1355,36 +1360,55 @@ class KafkaMock:
         assert line.startswith("bootstrap "), "the mock cluster did not start: %r" % line
         self.bootstrap = line.split()[1]
         # unshare and sh exec: the process started is the cluster itself, in its namespace
-        self.inside = ["nsenter", "--net=/proc/%d/ns/net" % self.proc.pid] if certs else []
+        self.inside = ["nsenter", "--net=/proc/%d/ns/net" % self.proc.pid] if isolated else []
         self.proxies, self.dir = [], None
-        if certs:
-            self.dir = tempfile.mkdtemp(prefix="kafka-tls-")
-            for n, address in enumerate(self.bootstrap.split(",")):
-                self._proxy(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n),
-                            "cert=%s/%s.pem,key=%s/%s.key" % (certs, cert_name, certs, cert_name))
+        if isolated:
+            self._serve_outside(certs, cert_name, sasl)
 
-    def _proxy(self, port, sock, cert):
-        """The TLS server on 127.0.0.1:port here, forwarding to the broker on the same port in the
-        cluster's namespace through the unix socket sock (a path: reachable from both). The port
-        was free in that namespace; should it be taken here, socat exits and this says so."""
-        log = open(os.path.join(self.dir, "socat.log"), "a")
-        for cmd in (self.inside + ["socat", "UNIX-LISTEN:%s,fork" % sock, "TCP:127.0.0.1:%s" % port],
-                    ["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,%s" % (port, cert),
-                     "UNIX-CONNECT:%s" % sock]):
+    def _serve_outside(self, certs, cert_name, sasl):
+        """On each broker's 127.0.0.1:PORT here, a server reaching the broker on the same port in
+        the cluster's namespace: a socat inside listens on a unix socket (a path: reachable from
+        both) and connects to the broker, and here socat's TLS server, or with sasl kafkasasl.py,
+        forwards to that socket. Each port was free in that namespace; should one be taken here,
+        the server exits and _listening says so."""
+        self.dir = tempfile.mkdtemp(prefix="kafka-proxy-")
+        socks = [(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n))
+                 for n, address in enumerate(self.bootstrap.split(","))]
+        for port, sock in socks:
+            self._start(self.inside + ["socat", "UNIX-LISTEN:%s,fork" % sock, "TCP:127.0.0.1:%s" % port])
+            wait_for(lambda sock=sock: self._listening(socket.AF_UNIX, sock), "the forwarder of %s" % sock)
+        if sasl:
+            cmd = [PYTHON, os.path.join(FIXTURES, "kafkasasl.py"), "--user", sasl["user"],
+                   "--password", sasl["password"]] + ["--mechanism=%s" % m for m in sasl["mechanisms"]]
+            cmd += ["--broker=%s=%s" % (port, sock) for port, sock in socks]
+            if certs:
+                cmd += ["--cert", "%s/%s.pem" % (certs, cert_name), "--key", "%s/%s.key" % (certs, cert_name)]
+            self._start(cmd)
+        else:
+            for port, sock in socks:
+                self._start(["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,cert=%s/%s.pem,"
+                             "key=%s/%s.key" % (port, certs, cert_name, certs, cert_name), "UNIX-CONNECT:%s" % sock])
+        for port, _ in socks:
+            wait_for(lambda port=port: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
+                     "the server on port %s" % port)
+
+    def _start(self, cmd):
+        with open(os.path.join(self.dir, "proxy.log"), "a") as log:
             # a session of its own: stop() ends the forked children of a connection with it
             self.proxies.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                  start_new_session=True))
-        log.close()
-        wait_for(lambda: self._listening(socket.AF_UNIX, sock), "the forwarder of %s" % sock)
-        wait_for(lambda: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
-                 "the TLS server on port %s" % port)
 
     def _listening(self, family, address):
         for p in self.proxies:
             if p.poll() is not None:
-                raise RuntimeError("socat exited (%d): see %s/socat.log" % (p.returncode, self.dir))
+                raise RuntimeError("a forwarding server exited (%d): see %s/proxy.log" % (p.returncode, self.dir))
         with socket.socket(family) as s:
             return s.connect_ex(address) == 0
+
+    def proxy_log(self):
+        """What the servers here wrote (kafkasasl.py: one line per connection's outcome)."""
+        with open(os.path.join(self.dir, "proxy.log")) as f:
+            return f.read()
 
     def command(self, line):
         self.proc.stdin.write(line + "\n")
