@@ -28,6 +28,7 @@ struct Producer {
 	int config_err;         /* the last error of the set-up's kind (resolve, auth, TLS), 0: none */
 	char config_error[256]; /* its text */
 	char last_error[256];   /* the last error of any kind, for a message that timed out */
+	bool scram;             /* logs in with SCRAM: see scram_note */
 };
 
 /* One message's delivery report, as it came. */
@@ -270,6 +271,7 @@ producer_new(const struct KafkaTarget *t, char *fingerprint, struct KafkaResult 
 		goto fail;
 	}
 	pthread_mutex_init(&p->mu, NULL);
+	p->scram = t->sasl_mechanism != NULL && strncmp(t->sasl_mechanism, "SCRAM-", 6) == 0;
 	if (!configure(conf, t, r->error, sizeof r->error)) {
 		r->outcome = KO_CONFIG;
 		goto fail;
@@ -406,6 +408,24 @@ wait_all(struct Batch *b, long timeout_ms)
 		;
 }
 
+/*
+ * scram_note: what to add to a refused SCRAM login's error. librdkafka before 2.6.1 puts its own
+ * nonce twice in SCRAM's last message; Kafka 3 brokers let that by, Kafka 4 brokers check the
+ * nonce as RFC 5802 asks and refuse the login as if the password were wrong. Said with the error,
+ * since the password is then the first thing an operator would change, and the wrong one.
+ */
+static const char *
+scram_note(const struct Producer *p)
+{
+	bool refused = p->config_err == RD_KAFKA_RESP_ERR__AUTHENTICATION ||
+				   p->config_err == RD_KAFKA_RESP_ERR_SASL_AUTHENTICATION_FAILED;
+
+	if (!p->scram || !refused || rd_kafka_version() >= 0x020601ff)
+		return "";
+	return "; librdkafka before 2.6.1 cannot log in with SCRAM to Kafka 4 brokers: with those, use "
+		   "PLAIN over TLS or a newer librdkafka";
+}
+
 /* failed fills r for a message that did not go: outcome and error, the producer's own added. */
 static void
 failed(struct Producer *p, rd_kafka_resp_err_t err, struct KafkaResult *r)
@@ -415,7 +435,8 @@ failed(struct Producer *p, rd_kafka_resp_err_t err, struct KafkaResult *r)
 	if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT && p->config_err != 0) {
 		/* never acknowledged because the brokers could not be reached as configured */
 		r->outcome = KO_CONFIG;
-		snprintf(r->error, sizeof r->error, "%s: %s", rd_kafka_err2str(err), p->config_error);
+		snprintf(r->error, sizeof r->error, "%s: %s%s", rd_kafka_err2str(err), p->config_error,
+				 scram_note(p));
 	} else if (err == RD_KAFKA_RESP_ERR__MSG_TIMED_OUT && p->last_error[0] != '\0') {
 		snprintf(r->error, sizeof r->error, "%s (last error: %s)", rd_kafka_err2str(err), p->last_error);
 	} else {
