@@ -1332,6 +1332,10 @@ def kafka_tls_missing():
     return None
 
 
+class PortTaken(RuntimeError):
+    """A server in front of KafkaMock's brokers could not listen on its port: another socket has it."""
+
+
 class KafkaMock:
     """librdkafka's mock cluster on loopback, in a process of its own (processor/test/kafka/
     tool_kafka_mock.c), driven by commands on its stdin; read back with kcat, a real consumer.
@@ -1349,8 +1353,25 @@ class KafkaMock:
     passes the connection on, over TLS too when certs is given."""
 
     def __init__(self, brokers=1, certs=None, cert_name="server", sasl=None):
-        cmd = [KAFKA_MOCK, str(brokers)]
         isolated = bool(certs or sasl)
+        for tries_left in (2, 1, 0) if isolated else (0,):
+            self._start_cluster(brokers, isolated)
+            if not isolated:
+                return
+            try:
+                self._serve_outside(certs, cert_name, sasl)
+                return
+            except BaseException as e:
+                # no caller gets this object to stop: the cluster and the servers started so far,
+                # each in a session of its own, would outlive the test
+                self.stop()
+                # a port free in the cluster's namespace but taken here (by any socket of the
+                # machine's, in the same range of ports): a new cluster gets other ports
+                if not (isinstance(e, PortTaken) and tries_left):
+                    raise
+
+    def _start_cluster(self, brokers, isolated):
+        cmd = [KAFKA_MOCK, str(brokers)]
         if isolated:
             # a new namespace's loopback is down until brought up
             cmd = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'] + cmd
@@ -1362,15 +1383,13 @@ class KafkaMock:
         # unshare and sh exec: the process started is the cluster itself, in its namespace
         self.inside = ["nsenter", "--net=/proc/%d/ns/net" % self.proc.pid] if isolated else []
         self.proxies, self.dir = [], None
-        if isolated:
-            self._serve_outside(certs, cert_name, sasl)
 
     def _serve_outside(self, certs, cert_name, sasl):
         """On each broker's 127.0.0.1:PORT here, a server reaching the broker on the same port in
         the cluster's namespace: a socat inside listens on a unix socket (a path: reachable from
         both) and connects to the broker, and here socat's TLS server, or with sasl kafkasasl.py,
         forwards to that socket. Each port was free in that namespace; should one be taken here,
-        the server exits and _listening says so."""
+        the server exits, _listening says so, and __init__ starts a cluster again."""
         self.dir = tempfile.mkdtemp(prefix="kafka-proxy-")
         socks = [(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n))
                  for n, address in enumerate(self.bootstrap.split(","))]
@@ -1401,7 +1420,10 @@ class KafkaMock:
     def _listening(self, family, address):
         for p in self.proxies:
             if p.poll() is not None:
-                raise RuntimeError("a forwarding server exited (%d): see %s/proxy.log" % (p.returncode, self.dir))
+                # said here: stop() removes the directory of the log
+                log = self.proxy_log()
+                raise (PortTaken if "Address already in use" in log else RuntimeError)(
+                    "a forwarding server exited (%d): %s" % (p.returncode, log[-2000:]))
         with socket.socket(family) as s:
             return s.connect_ex(address) == 0
 
