@@ -402,6 +402,8 @@ def test_sasl_authenticates_with_the_password_from_the_environment(db, kafka_sas
     assert [row[2] for row in log_rows(db, "sasl")] == ["ok"] * 3
     assert "authenticated %s with %s" % (SASL_USER, mechanism) in kafka.proxy_log()
     assert SASL_PASSWORD not in p.log()
+    # neither command line, which any user of the machine can read, carries it
+    assert not [a for s in [p.proc] + kafka.proxies for a in s.args if SASL_PASSWORD in a]
 
 
 @needs_tls

@@ -1397,12 +1397,12 @@ class KafkaMock:
             self._start(self.inside + ["socat", "UNIX-LISTEN:%s,fork" % sock, "TCP:127.0.0.1:%s" % port])
             wait_for(lambda sock=sock: self._listening(socket.AF_UNIX, sock), "the forwarder of %s" % sock)
         if sasl:
-            cmd = [PYTHON, os.path.join(FIXTURES, "kafkasasl.py"), "--user", sasl["user"],
-                   "--password", sasl["password"]] + ["--mechanism=%s" % m for m in sasl["mechanisms"]]
+            cmd = [PYTHON, os.path.join(FIXTURES, "kafkasasl.py"), "--user", sasl["user"]]
+            cmd += ["--mechanism=%s" % m for m in sasl["mechanisms"]]
             cmd += ["--broker=%s=%s" % (port, sock) for port, sock in socks]
             if certs:
                 cmd += ["--cert", "%s/%s.pem" % (certs, cert_name), "--key", "%s/%s.key" % (certs, cert_name)]
-            self._start(cmd)
+            self._start(cmd, env=dict(os.environ, KAFKASASL_PASSWORD=sasl["password"]))
         else:
             for port, sock in socks:
                 self._start(["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,cert=%s/%s.pem,"
@@ -1411,11 +1411,11 @@ class KafkaMock:
             wait_for(lambda port=port: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
                      "the server on port %s" % port)
 
-    def _start(self, cmd):
+    def _start(self, cmd, env=None):
         with open(os.path.join(self.dir, "proxy.log"), "a") as log:
             # a session of its own: stop() ends the forked children of a connection with it
             self.proxies.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                                 start_new_session=True))
+                                                 env=env, start_new_session=True))
 
     def _listening(self, family, address):
         for p in self.proxies:
