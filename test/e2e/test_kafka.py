@@ -481,10 +481,12 @@ def test_a_mock_cluster_whose_servers_fail_to_start_leaves_nothing_running(certs
 
 
 @needs_tls
-def test_a_broker_port_taken_here_gets_a_new_cluster(certs, monkeypatch):
-    """The port a broker took in the cluster's namespace is held here by another socket: the TLS
-    server cannot listen on it, and KafkaMock starts a cluster again (other ports), the first one
-    gone; the second is served."""
+@pytest.mark.parametrize("listen", [False, True], ids=["bound", "listening"])
+def test_a_broker_port_taken_here_gets_a_new_cluster(certs, monkeypatch, listen):
+    """The port a broker took in the cluster's namespace is held here by another socket, bound or
+    listening (which would take a connection meant for the server): the TLS server cannot listen on
+    it, and KafkaMock starts a cluster again (other ports), the first one gone; the second is
+    served."""
     serve, clusters, held = testlib.KafkaMock._serve_outside, [], []
 
     def hold_the_first_port(self, certs, cert_name, sasl):
@@ -492,6 +494,8 @@ def test_a_broker_port_taken_here_gets_a_new_cluster(certs, monkeypatch):
         if len(clusters) == 1:
             held.append(socket.socket())
             held[0].bind(("127.0.0.1", int(self.bootstrap.rsplit(":", 1)[1])))
+            if listen:
+                held[0].listen()
         return serve(self, certs, cert_name, sasl)
 
     monkeypatch.setattr(testlib.KafkaMock, "_serve_outside", hold_the_first_port)

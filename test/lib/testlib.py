@@ -1389,7 +1389,7 @@ class KafkaMock:
         the cluster's namespace: a socat inside listens on a unix socket (a path: reachable from
         both) and connects to the broker, and here socat's TLS server, or with sasl kafkasasl.py,
         forwards to that socket. Each port was free in that namespace; should one be taken here,
-        the server exits, _listening says so, and __init__ starts a cluster again."""
+        the server exits, _alive says so, and __init__ starts a cluster again."""
         self.dir = tempfile.mkdtemp(prefix="kafka-proxy-")
         socks = [(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n))
                  for n, address in enumerate(self.bootstrap.split(","))]
@@ -1408,8 +1408,7 @@ class KafkaMock:
                 self._start(["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,cert=%s/%s.pem,"
                              "key=%s/%s.key" % (port, certs, cert_name, certs, cert_name), "UNIX-CONNECT:%s" % sock])
         for port, _ in socks:
-            wait_for(lambda port=port: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
-                     "the server on port %s" % port)
+            wait_for(lambda port=port: self._serving(int(port)), "the server on port %s" % port)
 
     def _start(self, cmd, env=None):
         with open(os.path.join(self.dir, "proxy.log"), "a") as log:
@@ -1417,15 +1416,27 @@ class KafkaMock:
             self.proxies.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                                  env=env, start_new_session=True))
 
-    def _listening(self, family, address):
+    def _alive(self):
         for p in self.proxies:
             if p.poll() is not None:
                 # said here: stop() removes the directory of the log
                 log = self.proxy_log()
                 raise (PortTaken if "Address already in use" in log else RuntimeError)(
                     "a forwarding server exited (%d): %s" % (p.returncode, log[-2000:]))
+
+    def _listening(self, family, address):
+        self._alive()
         with socket.socket(family) as s:
             return s.connect_ex(address) == 0
+
+    def _serving(self, port):
+        """Whether a server started here listens on 127.0.0.1:port. Not a connection tried: another
+        process's listener on the port would take it in the moment before ours, which cannot bind
+        the port, exits."""
+        self._alive()
+        out = subprocess.run(["ss", "-Hltnp", "src", "127.0.0.1:%d" % port], capture_output=True, text=True,
+                             check=True).stdout
+        return any("pid=%d," % p.pid in out for p in self.proxies)
 
     def proxy_log(self):
         """What the servers here wrote (kafkasasl.py: one line per connection's outcome)."""
