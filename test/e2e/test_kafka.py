@@ -15,7 +15,9 @@ import ctypes
 import json
 import os
 import shutil
+import socket
 import subprocess
+import tempfile
 
 import pytest
 
@@ -400,6 +402,8 @@ def test_sasl_authenticates_with_the_password_from_the_environment(db, kafka_sas
     assert [row[2] for row in log_rows(db, "sasl")] == ["ok"] * 3
     assert "authenticated %s with %s" % (SASL_USER, mechanism) in kafka.proxy_log()
     assert SASL_PASSWORD not in p.log()
+    # neither command line, which any user of the machine can read, carries it
+    assert not [a for s in [p.proc] + kafka.proxies for a in s.args if SASL_PASSWORD in a]
 
 
 @needs_tls
@@ -451,3 +455,59 @@ def refused_attempt(db, kafka, certs, processors, mechanism, tls, password):
         == "configuration"
     assert kafka.messages("denied") == []
     return error
+
+
+
+@needs_tls
+def test_a_mock_cluster_whose_servers_fail_to_start_leaves_nothing_running(certs, monkeypatch):
+    """A server in front of the brokers that cannot start: KafkaMock raises, and the cluster, the
+    servers already started and their directory are gone with it, since no fixture gets the object
+    to stop."""
+    seen = []
+
+    def fail_after_one(self, certs, cert_name, sasl):
+        seen.append(self)
+        self.dir = tempfile.mkdtemp(prefix="kafka-proxy-")
+        self._start(self.inside + ["socat", "UNIX-LISTEN:%s/b0.sock" % self.dir, "STDOUT"])
+        raise RuntimeError("a forwarding server exited")
+
+    monkeypatch.setattr(testlib.KafkaMock, "_serve_outside", fail_after_one)
+    with pytest.raises(RuntimeError, match="a forwarding server exited"):
+        testlib.KafkaMock(certs=certs)
+    [k] = seen
+    assert k.proc.poll() is not None
+    assert [p.poll() is not None for p in k.proxies] == [True]
+    assert not os.path.exists(k.dir)
+
+
+@needs_tls
+@pytest.mark.parametrize("listen", [False, True], ids=["bound", "listening"])
+def test_a_broker_port_taken_here_gets_a_new_cluster(certs, monkeypatch, listen):
+    """The port a broker took in the cluster's namespace is held here by another socket, bound or
+    listening (which would take a connection meant for the server): the TLS server cannot listen on
+    it, and KafkaMock starts a cluster again (other ports), the first one gone; the second is
+    served."""
+    serve, clusters, held = testlib.KafkaMock._serve_outside, [], []
+
+    def hold_the_first_port(self, certs, cert_name, sasl):
+        clusters.append((self.proc, self.bootstrap))
+        if len(clusters) == 1:
+            held.append(socket.socket())
+            held[0].bind(("127.0.0.1", int(self.bootstrap.rsplit(":", 1)[1])))
+            if listen:
+                held[0].listen()
+        return serve(self, certs, cert_name, sasl)
+
+    monkeypatch.setattr(testlib.KafkaMock, "_serve_outside", hold_the_first_port)
+    try:
+        k = testlib.KafkaMock(certs=certs)
+        try:
+            assert len(clusters) == 2 and clusters[0][0].poll() is not None
+            assert k.bootstrap == clusters[1][1] != clusters[0][1]
+            with socket.create_connection(("127.0.0.1", int(k.bootstrap.rsplit(":", 1)[1])), timeout=10):
+                pass
+        finally:
+            k.stop()
+    finally:
+        for s in held:
+            s.close()

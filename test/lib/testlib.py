@@ -1332,6 +1332,10 @@ def kafka_tls_missing():
     return None
 
 
+class PortTaken(RuntimeError):
+    """A server in front of KafkaMock's brokers could not listen on its port: another socket has it."""
+
+
 class KafkaMock:
     """librdkafka's mock cluster on loopback, in a process of its own (processor/test/kafka/
     tool_kafka_mock.c), driven by commands on its stdin; read back with kcat, a real consumer.
@@ -1349,8 +1353,25 @@ class KafkaMock:
     passes the connection on, over TLS too when certs is given."""
 
     def __init__(self, brokers=1, certs=None, cert_name="server", sasl=None):
-        cmd = [KAFKA_MOCK, str(brokers)]
         isolated = bool(certs or sasl)
+        for tries_left in (2, 1, 0) if isolated else (0,):
+            self._start_cluster(brokers, isolated)
+            if not isolated:
+                return
+            try:
+                self._serve_outside(certs, cert_name, sasl)
+                return
+            except BaseException as e:
+                # no caller gets this object to stop: the cluster and the servers started so far,
+                # each in a session of its own, would outlive the test
+                self.stop()
+                # a port free in the cluster's namespace but taken here (by any socket of the
+                # machine's, in the same range of ports): a new cluster gets other ports
+                if not (isinstance(e, PortTaken) and tries_left):
+                    raise
+
+    def _start_cluster(self, brokers, isolated):
+        cmd = [KAFKA_MOCK, str(brokers)]
         if isolated:
             # a new namespace's loopback is down until brought up
             cmd = ["unshare", "--net", "--", "sh", "-c", 'ip link set lo up && exec "$0" "$@"'] + cmd
@@ -1362,15 +1383,13 @@ class KafkaMock:
         # unshare and sh exec: the process started is the cluster itself, in its namespace
         self.inside = ["nsenter", "--net=/proc/%d/ns/net" % self.proc.pid] if isolated else []
         self.proxies, self.dir = [], None
-        if isolated:
-            self._serve_outside(certs, cert_name, sasl)
 
     def _serve_outside(self, certs, cert_name, sasl):
         """On each broker's 127.0.0.1:PORT here, a server reaching the broker on the same port in
         the cluster's namespace: a socat inside listens on a unix socket (a path: reachable from
         both) and connects to the broker, and here socat's TLS server, or with sasl kafkasasl.py,
         forwards to that socket. Each port was free in that namespace; should one be taken here,
-        the server exits and _listening says so."""
+        the server exits, _alive says so, and __init__ starts a cluster again."""
         self.dir = tempfile.mkdtemp(prefix="kafka-proxy-")
         socks = [(address.rsplit(":", 1)[1], os.path.join(self.dir, "b%d.sock" % n))
                  for n, address in enumerate(self.bootstrap.split(","))]
@@ -1378,32 +1397,46 @@ class KafkaMock:
             self._start(self.inside + ["socat", "UNIX-LISTEN:%s,fork" % sock, "TCP:127.0.0.1:%s" % port])
             wait_for(lambda sock=sock: self._listening(socket.AF_UNIX, sock), "the forwarder of %s" % sock)
         if sasl:
-            cmd = [PYTHON, os.path.join(FIXTURES, "kafkasasl.py"), "--user", sasl["user"],
-                   "--password", sasl["password"]] + ["--mechanism=%s" % m for m in sasl["mechanisms"]]
+            cmd = [PYTHON, os.path.join(FIXTURES, "kafkasasl.py"), "--user", sasl["user"]]
+            cmd += ["--mechanism=%s" % m for m in sasl["mechanisms"]]
             cmd += ["--broker=%s=%s" % (port, sock) for port, sock in socks]
             if certs:
                 cmd += ["--cert", "%s/%s.pem" % (certs, cert_name), "--key", "%s/%s.key" % (certs, cert_name)]
-            self._start(cmd)
+            self._start(cmd, env=dict(os.environ, KAFKASASL_PASSWORD=sasl["password"]))
         else:
             for port, sock in socks:
                 self._start(["socat", "OPENSSL-LISTEN:%s,bind=127.0.0.1,reuseaddr,fork,verify=0,cert=%s/%s.pem,"
                              "key=%s/%s.key" % (port, certs, cert_name, certs, cert_name), "UNIX-CONNECT:%s" % sock])
         for port, _ in socks:
-            wait_for(lambda port=port: self._listening(socket.AF_INET, ("127.0.0.1", int(port))),
-                     "the server on port %s" % port)
+            wait_for(lambda port=port: self._serving(int(port)), "the server on port %s" % port)
 
-    def _start(self, cmd):
+    def _start(self, cmd, env=None):
         with open(os.path.join(self.dir, "proxy.log"), "a") as log:
             # a session of its own: stop() ends the forked children of a connection with it
             self.proxies.append(subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=log, stderr=log,
-                                                 start_new_session=True))
+                                                 env=env, start_new_session=True))
 
-    def _listening(self, family, address):
+    def _alive(self):
         for p in self.proxies:
             if p.poll() is not None:
-                raise RuntimeError("a forwarding server exited (%d): see %s/proxy.log" % (p.returncode, self.dir))
+                # said here: stop() removes the directory of the log
+                log = self.proxy_log()
+                raise (PortTaken if "Address already in use" in log else RuntimeError)(
+                    "a forwarding server exited (%d): %s" % (p.returncode, log[-2000:]))
+
+    def _listening(self, family, address):
+        self._alive()
         with socket.socket(family) as s:
             return s.connect_ex(address) == 0
+
+    def _serving(self, port):
+        """Whether a server started here listens on 127.0.0.1:port. Not a connection tried: another
+        process's listener on the port would take it in the moment before ours, which cannot bind
+        the port, exits."""
+        self._alive()
+        out = subprocess.run(["ss", "-Hltnp", "src", "127.0.0.1:%d" % port], capture_output=True, text=True,
+                             check=True).stdout
+        return any("pid=%d," % p.pid in out for p in self.proxies)
 
     def proxy_log(self):
         """What the servers here wrote (kafkasasl.py: one line per connection's outcome)."""
